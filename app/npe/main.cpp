@@ -1,0 +1,58 @@
+// npe: train, evaluate and benchmark neural processes from the command line.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <c10/util/Exception.h>
+
+#include "arguments.h"
+#include "commands.h"
+#include "npe/errors.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: npe <command> [options]
+
+commands:
+  train  --model KIND --out PATH [--task gp1d] [--steps N] [--size small|paper]
+         [--device cpu|cuda|auto] [--seed S] [--batch-size 16] [--lr 5e-4]
+         [--val-every N] [--val-tasks N] [--threads N]
+         KIND: cnp, rcnp, tnp, pttnp, tetnp, tepttnp, convcnp
+  eval   (--checkpoint PATH | --model gp-oracle|gp-fitted) [--task gp1d] [--shift D]
+         [--tasks N] [--seed S] [--json] [--device cpu|cuda|auto]
+         [--fit-iterations N] [--threads N]
+
+--threads 0 (the default) uses all cores.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  std::string command_line = "npe";
+  for (const auto& a : args) command_line += " " + a;
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "train") return npe::cli::run_train(args, command_line);
+    if (command == "eval") return npe::cli::run_eval(args);
+    throw npe::cli::UsageError("unknown command '" + command + "'");
+  } catch (const npe::cli::UsageError& e) {
+    std::fprintf(stderr, "npe: %s\n\n%s", e.what(), kUsage);
+    return 2;
+  } catch (const npe::Error& e) {
+    std::fprintf(stderr, "npe: error: %s\n", e.what());
+    return 1;
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "npe: internal error from libtorch: %s\n", e.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "npe: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,64 @@
+#include "terminal_progress.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace npe::cli {
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto total = static_cast<int64_t>(std::llround(seconds));
+  char buffer[32];
+  if (total >= 3600) {
+    std::snprintf(buffer, sizeof buffer, "%lldh%02lldm", (long long)(total / 3600),
+                  (long long)(total % 3600 / 60));
+  } else if (total >= 60) {
+    std::snprintf(buffer, sizeof buffer, "%lldm%02llds", (long long)(total / 60),
+                  (long long)(total % 60));
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%llds", (long long)total);
+  }
+  return buffer;
+}
+
+TerminalProgress::TerminalProgress(std::string label, int64_t total)
+    : m_label(std::move(label)),
+      m_total(std::max<int64_t>(total, 1)),
+      m_interactive(isatty(STDERR_FILENO) != 0) {}
+
+void TerminalProgress::update(int64_t done, const std::string& details) {
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - m_start).count();
+  const double rate = elapsed > 0 ? done / elapsed : 0.0;
+  const double eta = rate > 0 ? (m_total - done) / rate : NAN;
+  const double fraction = std::min(1.0, double(done) / double(m_total));
+  char stats[160];
+  std::snprintf(stats, sizeof stats, "%lld/%lld  %.2f/s  elapsed %s  ETA %s", (long long)done,
+                (long long)m_total, rate, format_duration(elapsed).c_str(),
+                format_duration(eta).c_str());
+  if (m_interactive) {
+    // Redraw at most 10 times a second: terminals are slow.
+    if (done < m_total && now - m_last_draw < std::chrono::milliseconds(100)) return;
+    m_last_draw = now;
+    constexpr int kWidth = 24;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::string bar(filled, '#');
+    bar.resize(kWidth, '.');
+    std::fprintf(stderr, "\r\033[K%s [%s] %s  %s", m_label.c_str(), bar.c_str(), stats,
+                 details.c_str());
+    std::fflush(stderr);
+    return;
+  }
+  const int decile = static_cast<int>(fraction * 10);
+  if (decile == m_last_decile) return;
+  m_last_decile = decile;
+  std::fprintf(stderr, "%s %3d%%  %s  %s\n", m_label.c_str(), decile * 10, stats, details.c_str());
+}
+
+void TerminalProgress::finish() {
+  if (m_interactive) std::fprintf(stderr, "\n");
+}
+
+}  // namespace npe::cli

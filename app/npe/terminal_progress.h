@@ -1,0 +1,32 @@
+#pragma once
+// Progress bar for long-running commands: redrawn in place on a terminal, a line every 10% of
+// the work otherwise (logs stay short).
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace npe::cli {
+
+class TerminalProgress {
+ public:
+  /// `label` prefixes every line; output goes to stderr.
+  TerminalProgress(std::string label, int64_t total);
+  /// Reports `done` units; `details` is appended (e.g. "loss 0.53").
+  void update(int64_t done, const std::string& details = {});
+  /// Ends the bar with a newline (on a terminal).
+  void finish();
+
+ private:
+  std::string m_label;
+  int64_t m_total;
+  bool m_interactive;
+  int m_last_decile = -1;
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point m_last_draw{};
+};
+
+/// "1h02m", "3m05s", "12s".
+std::string format_duration(double seconds);
+
+}  // namespace npe::cli

@@ -1,0 +1,10 @@
+# One INTERFACE target carries the language standard and warnings for every project target,
+# so nothing is set globally through CMAKE_CXX_FLAGS.
+add_library(npe_options INTERFACE)
+target_compile_features(npe_options INTERFACE cxx_std_17)
+target_compile_options(npe_options INTERFACE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
+set(CMAKE_CXX_EXTENSIONS OFF)
+
+# Where shipped pretrained models are looked up at run time (after the source tree).
+set(NPE_INSTALL_MODELS_DIR "${CMAKE_INSTALL_FULL_DATADIR}/np-explorer/models")

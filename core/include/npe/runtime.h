@@ -1,0 +1,28 @@
+#pragma once
+// Process-wide run-time settings: threads, allocator behaviour, device choice.
+
+#include <string>
+
+#include <torch/types.h>
+
+namespace npe {
+
+/// Sets libtorch's intra-op thread count; threads <= 0 means all cores. Debian's libtorch
+/// starts with one thread, so every program calls this. Returns the count in effect.
+int configure_threads(int threads);
+
+/// Stops glibc from returning large temporaries to the kernel after every call (mmap/munmap
+/// churn measured to double the TE-TNP step time). No effect on other C libraries.
+void configure_allocator();
+
+/// "cpu", "cuda" or "auto" (CUDA when available). Throws ConfigError for "cuda" without a GPU
+/// or an unknown name.
+torch::Device parse_device(const std::string& name);
+
+/// Human-readable description, e.g. "CPU (2 threads)" or "CUDA:0".
+std::string describe_device(torch::Device device);
+
+/// libtorch version string, e.g. "1.13.1".
+std::string libtorch_version();
+
+}  // namespace npe

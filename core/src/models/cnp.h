@@ -1,0 +1,23 @@
+#pragma once
+
+#include "npe/model.h"
+#include "npe/modules.h"
+
+namespace npe {
+
+/// Conditional neural process (Garnelo et al. 2018): r = mean_c MLP(x_c, y_c) with five hidden
+/// layers of width D_z; the decoder head maps [r, x_t] to a Gaussian. Not translation
+/// equivariant (x enters directly). With Nc = 0, r = 0.
+class CnpImpl final : public NeuralProcessImpl {
+ public:
+  explicit CnpImpl(const ModelConfig& config);
+
+ protected:
+  Prediction forward_impl(const Task& task) override;
+
+ private:
+  Mlp m_encoder{nullptr};
+  GaussianHead m_head{nullptr};
+};
+
+}  // namespace npe

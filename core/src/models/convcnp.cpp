@@ -1,0 +1,199 @@
+#include "models/convcnp.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "npe/errors.h"
+
+namespace npe {
+namespace F = torch::nn::functional;
+
+UNet1dImpl::UNet1dImpl(int64_t in_channels, int64_t channels, int64_t kernel_size, int64_t depth) {
+  auto conv = [&](int64_t in, int64_t out) {
+    return torch::nn::Conv1d(
+        torch::nn::Conv1dOptions(in, out, kernel_size).padding(kernel_size / 2));
+  };
+  m_in = register_module("in", conv(in_channels, channels));
+  for (int64_t i = 0; i < depth; ++i) {
+    m_down.push_back(register_module("down" + std::to_string(i), conv(channels, channels)));
+    m_up.push_back(register_module("up" + std::to_string(i), conv(2 * channels, channels)));
+  }
+}
+
+torch::Tensor UNet1dImpl::forward(torch::Tensor x) {
+  x = torch::relu(m_in->forward(x));
+  std::vector<torch::Tensor> skips;
+  for (auto& down : m_down) {
+    skips.push_back(x);
+    x = F::avg_pool1d(torch::relu(down->forward(x)), F::AvgPool1dFuncOptions(2));
+  }
+  for (int64_t i = static_cast<int64_t>(m_up.size()) - 1; i >= 0; --i) {
+    const auto& skip = skips[i];
+    x = F::interpolate(x, F::InterpolateFuncOptions()
+                              .size(std::vector<int64_t>{skip.size(-1)})
+                              .mode(torch::kLinear)
+                              .align_corners(false));
+    x = torch::relu(m_up[i]->forward(torch::cat({x, skip}, 1)));
+  }
+  return x;
+}
+
+ConvCnpImpl::ConvCnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  if (c.dim_x != 1) {
+    throw ConfigError("the off-grid ConvCNP is 1-D (D_x = 1); use convcnp2d for gridded 2-D data");
+  }
+  if (!(c.points_per_unit > 0.0)) throw ConfigError("ConvCNP points_per_unit must be positive");
+  if (c.kernel_size < 1 || c.kernel_size % 2 == 0)
+    throw ConfigError("ConvCNP kernel_size must be odd");
+  const double spacing = 1.0 / c.points_per_unit;
+  m_log_encoder_lengthscale =
+      register_parameter("log_encoder_lengthscale", torch::full({1}, std::log(2.0 * spacing)));
+  m_log_decoder_lengthscale =
+      register_parameter("log_decoder_lengthscale", torch::full({1}, std::log(2.0 * spacing)));
+  m_unet =
+      register_module("unet", UNet1d(1 + c.dim_y, c.conv_channels, c.kernel_size, c.unet_depth));
+  m_head = register_module("head", GaussianHead(c.conv_channels, c.conv_channels, c.dim_y,
+                                                c.heteroscedastic, c.min_stddev));
+}
+
+double ConvCnpImpl::exact_shift_granularity() const {
+  return std::pow(2.0, config().unet_depth) / config().points_per_unit;
+}
+
+Prediction ConvCnpImpl::forward_impl(const Task& task) {
+  const auto& c = config();
+  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  const double spacing = 1.0 / c.points_per_unit;
+  const int64_t granularity = int64_t{1} << c.unet_depth;
+  // Receptive-field margin (in grid cells) so that the CNN sees the same neighbourhood
+  // wherever the data lie.
+  const int64_t margin = (c.kernel_size / 2) * (int64_t{2} << c.unet_depth);
+  auto all_x = torch::cat({task.xc, task.xt}, 1);
+  if (all_x.size(1) == 0) {
+    auto empty = torch::zeros({b, 0, c.dim_y}, task.xt.options());
+    return {empty, empty.clone()};
+  }
+  const double lo = all_x.min().item<double>() / spacing;
+  const double hi = all_x.max().item<double>() / spacing;
+  // Count in floating point first: an absurd spread must give an error, not an overflow.
+  const double needed = std::ceil(hi) - std::floor(lo) + 2.0 * margin + 2.0 * granularity;
+  if (!(needed <= static_cast<double>(c.max_grid_points))) {
+    throw ResourceLimitError("ConvCNP: the inputs span " + std::to_string((hi - lo) * spacing) +
+                             " units, which needs about " + std::to_string(needed) +
+                             " grid points at " + std::to_string(c.points_per_unit) +
+                             " points per unit; the limit is " + std::to_string(c.max_grid_points) +
+                             " (max_grid_points)");
+  }
+  auto floor_to = [&](int64_t v) {
+    return (v >= 0 ? v / granularity : -((-v + granularity - 1) / granularity)) * granularity;
+  };
+  const int64_t first = floor_to(static_cast<int64_t>(std::floor(lo)) - margin);
+  int64_t count = static_cast<int64_t>(std::ceil(hi)) + margin - first + 1;
+  count = (count + granularity - 1) / granularity * granularity;
+  auto opts = task.xt.options();
+  // Grid points are integers times the spacing, computed in float64, so a shift by whole
+  // granularity steps reproduces exactly the same relative layout.
+  auto grid = ((torch::arange(count, opts.dtype(torch::kFloat64)) + double(first)) * spacing)
+                  .to(opts.dtype());
+
+  auto enc_ls = m_log_encoder_lengthscale.exp();
+  torch::Tensor channels;
+  if (nc == 0) {
+    channels = torch::zeros({b, 1 + c.dim_y, count}, opts);
+  } else {
+    auto d = grid.view({1, count, 1}) - task.xc.select(-1, 0).unsqueeze(1);  // [B,G,Nc]
+    auto w = torch::exp(-0.5 * (d / enc_ls).square());
+    auto density = w.sum(-1, true);                              // [B,G,1]
+    auto data = w.matmul(task.yc) / (density + 1e-8);            // [B,G,Dy]
+    channels = torch::cat({density, data}, -1).transpose(1, 2);  // [B,1+Dy,G]
+  }
+  auto features = m_unet->forward(channels);  // [B,C,G]
+  auto dec_ls = m_log_decoder_lengthscale.exp();
+  auto d = task.xt.select(-1, 0).unsqueeze(-1) - grid.view({1, 1, count});  // [B,Nt,G]
+  auto w = torch::exp(-0.5 * (d / dec_ls).square());
+  auto at_targets = w.matmul(features.transpose(1, 2));  // [B,Nt,C]
+  (void)nt;
+  return m_head->forward(at_targets);
+}
+
+ConvCnp2dImpl::ConvCnp2dImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  if (c.dim_x != 2) throw ConfigError("the on-grid ConvCNP needs D_x = 2 (grid-cell coordinates)");
+  if (c.cnn_layers < 1) throw ConfigError("ConvCNP 2-D needs at least one convolution layer");
+  if (c.kernel_size < 1 || c.kernel_size % 2 == 0)
+    throw ConfigError("ConvCNP kernel_size must be odd");
+  int64_t in = 1 + c.dim_y;
+  for (int64_t l = 0; l < c.cnn_layers; ++l) {
+    m_convs.push_back(register_module(
+        "conv" + std::to_string(l),
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(in, c.conv_channels, c.kernel_size)
+                              .padding(c.kernel_size / 2))));
+    in = c.conv_channels;
+  }
+  m_head = register_module("head", GaussianHead(c.conv_channels, c.conv_channels, c.dim_y,
+                                                c.heteroscedastic, c.min_stddev));
+}
+
+Prediction ConvCnp2dImpl::predict_grid(const torch::Tensor& values, const torch::Tensor& mask) {
+  const auto dy = config().dim_y;
+  if (values.dim() != 4 || values.size(-1) != dy || mask.dim() != 3 ||
+      mask.sizes() != values.sizes().slice(0, 3)) {
+    std::ostringstream msg;
+    msg << "ConvCNP 2-D expects values [B,H,W," << dy << "] and mask [B,H,W]; got values "
+        << values.sizes() << ", mask " << mask.sizes();
+    throw InvalidInputError(msg.str());
+  }
+  auto m = (mask != 0).to(values.scalar_type()).unsqueeze(1);  // [B,1,H,W]
+  auto masked = values.permute({0, 3, 1, 2}) * m;              // [B,Dy,H,W]
+  if (!torch::isfinite(masked).all().item<bool>()) {
+    throw InvalidInputError("ConvCNP 2-D: context values contain NaN or infinite values");
+  }
+  auto x = torch::cat({m, masked}, 1);
+  for (auto& conv : m_convs) x = torch::relu(conv->forward(x));
+  return m_head->forward(x.permute({0, 2, 3, 1}));
+}
+
+Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
+  const auto& c = config();
+  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  auto xc = task.xc.round().to(torch::kLong);
+  auto xt = task.xt.round().to(torch::kLong);
+  auto all = torch::cat({xc, xt}, 1);
+  if (all.size(1) == 0 || nt == 0) {
+    auto empty = torch::zeros({b, nt, c.dim_y}, task.xt.options());
+    return {empty, empty.clone()};
+  }
+  const int64_t margin = c.cnn_layers * (c.kernel_size / 2);
+  auto lo = all.amin(std::vector<int64_t>{0, 1}) - margin;  // [2]
+  auto hi = all.amax(std::vector<int64_t>{0, 1}) + margin;
+  const int64_t rows = (hi[0] - lo[0]).item<int64_t>() + 1;
+  const int64_t cols = (hi[1] - lo[1]).item<int64_t>() + 1;
+  if (static_cast<double>(rows) * static_cast<double>(cols) >
+      static_cast<double>(c.max_grid_points)) {
+    throw ResourceLimitError("ConvCNP 2-D: inputs span a " + std::to_string(rows) + " x " +
+                             std::to_string(cols) + " grid, over the limit of " +
+                             std::to_string(c.max_grid_points) + " cells");
+  }
+  auto opts = task.xt.options();
+  auto values = torch::zeros({b, rows * cols, c.dim_y}, opts);
+  auto counts = torch::zeros({b, rows * cols, 1}, opts);
+  if (nc > 0) {
+    auto rel = xc - lo;
+    auto flat = (rel.select(-1, 0) * cols + rel.select(-1, 1));  // [B,Nc]
+    // Several context points in one cell are averaged.
+    values.scatter_add_(1, flat.unsqueeze(-1).expand({b, nc, c.dim_y}), task.yc);
+    counts.scatter_add_(1, flat.unsqueeze(-1), torch::ones({b, nc, 1}, opts));
+  }
+  auto mask = (counts.squeeze(-1) > 0).view({b, rows, cols});
+  values = (values / counts.clamp_min(1.0)).view({b, rows, cols, c.dim_y});
+  auto grid = predict_grid(values, mask);
+  auto rel_t = xt - lo;
+  auto flat_t =
+      (rel_t.select(-1, 0) * cols + rel_t.select(-1, 1)).unsqueeze(-1).expand({b, nt, c.dim_y});
+  auto gather = [&](const torch::Tensor& t) {
+    return t.reshape({b, rows * cols, c.dim_y}).gather(1, flat_t);
+  };
+  return {gather(grid.mean), gather(grid.stddev)};
+}
+
+}  // namespace npe

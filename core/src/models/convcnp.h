@@ -1,0 +1,69 @@
+#pragma once
+
+#include <torch/nn/modules/conv.h>
+
+#include "npe/model.h"
+#include "npe/modules.h"
+
+namespace npe {
+
+/// U-Net on a 1-D grid (paper F.1): an input convolution, `depth` down-sampling stages
+/// (convolution, then average pooling by 2) and `depth` up-sampling stages (linear
+/// up-sampling by 2, concatenation with the skip connection, convolution 2C -> C): 2 depth + 1
+/// convolutions of kernel size k, stride 1. Input length must be a multiple of 2^depth.
+class UNet1dImpl : public torch::nn::Module {
+ public:
+  UNet1dImpl(int64_t in_channels, int64_t channels, int64_t kernel_size, int64_t depth);
+  torch::Tensor forward(torch::Tensor x);  // [B, Cin, N] -> [B, C, N]
+
+ private:
+  torch::nn::Conv1d m_in{nullptr};
+  std::vector<torch::nn::Conv1d> m_down, m_up;
+};
+TORCH_MODULE(UNet1d);
+
+/// Off-grid 1-D ConvCNP. SetConv encoder onto a uniform grid (density channel plus data channels
+/// normalised by density, RBF weights with a learnable lengthscale), U-Net, SetConv decoder to
+/// the targets, Gaussian head. The grid is laid out relative to the data on multiples of
+/// (2^depth / points_per_unit), covering all inputs plus a receptive-field margin, so shifting
+/// the data by a multiple of 2^depth grid spacings shifts the representation exactly (the
+/// pooling stages make smaller shifts only approximately equivariant).
+class ConvCnpImpl final : public NeuralProcessImpl {
+ public:
+  explicit ConvCnpImpl(const ModelConfig& config);
+
+  /// Grid spacing times 2^depth: the shift granularity under which predictions are exactly
+  /// equivariant.
+  double exact_shift_granularity() const;
+
+ protected:
+  Prediction forward_impl(const Task& task) override;
+
+ private:
+  torch::Tensor m_log_encoder_lengthscale, m_log_decoder_lengthscale;
+  UNet1d m_unet{nullptr};
+  GaussianHead m_head{nullptr};
+};
+
+/// On-grid 2-D ConvCNP (paper F.2) for images and gridded maps. Input: a grid of values with a
+/// context mask; a CNN of `cnn_layers` convolutions (C channels, kernel k, same padding); a
+/// per-cell Gaussian head. Through the common NeuralProcess interface, inputs are grid-cell
+/// coordinates (D_x = 2, rounded to integers): the context is rasterised onto a grid that
+/// covers context and targets plus the CNN's receptive field, and predictions are read at the
+/// targets' cells.
+class ConvCnp2dImpl final : public NeuralProcessImpl {
+ public:
+  explicit ConvCnp2dImpl(const ModelConfig& config);
+
+  /// values [B,H,W,Dy], mask [B,H,W] (nonzero = context cell) -> mean, stddev [B,H,W,Dy].
+  Prediction predict_grid(const torch::Tensor& values, const torch::Tensor& mask);
+
+ protected:
+  Prediction forward_impl(const Task& task) override;
+
+ private:
+  std::vector<torch::nn::Conv2d> m_convs;
+  GaussianHead m_head{nullptr};
+};
+
+}  // namespace npe

@@ -1,0 +1,96 @@
+#include "models/pttnp.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+namespace npe {
+
+PtTnpImpl::PtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  const auto dz = c.dim_model;
+  m_embed = register_module("embed", Mlp(c.dim_x + c.dim_y + 1, std::vector<int64_t>{dz}, dz));
+  m_pseudo_tokens = register_parameter("pseudo_tokens", torch::randn({c.num_pseudo_tokens, dz}));
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const auto s = std::to_string(l);
+    auto block = [&] { return AttentionBlock(dz, c.num_heads, c.head_dim); };
+    m_pseudo_from_context.push_back(register_module("pseudo_from_context" + s, block()));
+    m_context_from_pseudo.push_back(register_module("context_from_pseudo" + s, block()));
+    m_target_from_pseudo.push_back(register_module("target_from_pseudo" + s, block()));
+  }
+  m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
+}
+
+Prediction PtTnpImpl::forward_impl(const Task& task) {
+  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  auto opts = task.xt.options();
+  auto zc = m_embed->forward(torch::cat({task.xc, task.yc, torch::ones({b, nc, 1}, opts)}, -1));
+  auto zt =
+      m_embed->forward(torch::cat({task.xt, torch::zeros({b, nt, task.dim_y() + 1}, opts)}, -1));
+  auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
+  for (size_t l = 0; l < m_pseudo_from_context.size(); ++l) {
+    u = m_pseudo_from_context[l]->forward(u, zc);
+    zc = m_context_from_pseudo[l]->forward(zc, u);
+    zt = m_target_from_pseudo[l]->forward(zt, u);
+  }
+  return m_head->forward(zt);
+}
+
+TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  const auto dz = c.dim_model;
+  m_embed = register_module("embed", Mlp(c.dim_y + 1, std::vector<int64_t>{dz}, dz));
+  m_pseudo_tokens = register_parameter("pseudo_tokens", torch::randn({c.num_pseudo_tokens, dz}));
+  m_pseudo_offsets =
+      register_parameter("pseudo_offsets", 0.1 * torch::randn({c.num_pseudo_tokens, c.dim_x}));
+  m_psi_query = register_module("psi_query", torch::nn::Linear(dz, dz));
+  m_psi_key = register_module("psi_key", torch::nn::Linear(dz, dz));
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const auto s = std::to_string(l);
+    auto block = [&] {
+      return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_x, c.pairwise_width,
+                              c.update_locations);
+    };
+    m_pseudo_from_context.push_back(register_module("pseudo_from_context" + s, block()));
+    m_context_from_pseudo.push_back(register_module("context_from_pseudo" + s, block()));
+    m_target_from_pseudo.push_back(register_module("target_from_pseudo" + s, block()));
+  }
+  m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
+}
+
+Prediction TePtTnpImpl::forward_impl(const Task& task) {
+  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  const auto dy = task.dim_y();
+  const auto dz = config().dim_model;
+  auto opts = task.xt.options();
+  auto zc = m_embed->forward(torch::cat({task.yc, torch::zeros({b, nc, 1}, opts)}, -1));
+  auto target_token = torch::cat({torch::zeros({dy}, opts), torch::ones({1}, opts)});
+  auto zt = m_embed->forward(target_token).expand({b, nt, dz});
+  auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
+  // Pseudo-locations (paper eq. 11): a convex combination of context locations plus a learned
+  // offset, so they translate exactly with the data.
+  torch::Tensor v;
+  if (nc > 0) {
+    auto logits = m_psi_query->forward(u).matmul(m_psi_key->forward(zc).transpose(1, 2)) /
+                  std::sqrt(static_cast<double>(dz));
+    v = m_pseudo_offsets.unsqueeze(0) + torch::softmax(logits, -1).matmul(task.xc);
+  } else if (nt > 0) {
+    v = m_pseudo_offsets.unsqueeze(0) + task.xt.mean(1, true);
+  } else {
+    v = m_pseudo_offsets.unsqueeze(0).expand({b, -1, -1});
+  }
+  auto xc = task.xc;
+  auto xt = task.xt;
+  for (size_t l = 0; l < m_pseudo_from_context.size(); ++l) {
+    auto pseudo = m_pseudo_from_context[l]->forward(u, v, zc, xc);
+    u = pseudo.z;
+    v = pseudo.x;
+    auto context = m_context_from_pseudo[l]->forward(zc, xc, u, v);
+    zc = context.z;
+    xc = context.x;
+    auto target = m_target_from_pseudo[l]->forward(zt, xt, u, v);
+    zt = target.z;
+    xt = target.x;
+  }
+  return m_head->forward(zt);
+}
+
+}  // namespace npe

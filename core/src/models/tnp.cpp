@@ -1,0 +1,69 @@
+#include "models/tnp.h"
+
+#include <torch/torch.h>
+
+namespace npe {
+
+TnpImpl::TnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  const auto dz = c.dim_model;
+  m_embed = register_module("embed", Mlp(c.dim_x + c.dim_y + 1, std::vector<int64_t>{dz}, dz));
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    m_self.push_back(
+        register_module("self" + std::to_string(l), AttentionBlock(dz, c.num_heads, c.head_dim)));
+    m_cross.push_back(
+        register_module("cross" + std::to_string(l), AttentionBlock(dz, c.num_heads, c.head_dim)));
+  }
+  m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
+}
+
+Prediction TnpImpl::forward_impl(const Task& task) {
+  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  auto opts = task.xt.options();
+  auto zc = m_embed->forward(torch::cat({task.xc, task.yc, torch::ones({b, nc, 1}, opts)}, -1));
+  auto zt =
+      m_embed->forward(torch::cat({task.xt, torch::zeros({b, nt, task.dim_y() + 1}, opts)}, -1));
+  for (size_t l = 0; l < m_self.size(); ++l) {
+    zc = m_self[l]->forward(zc, zc);
+    const bool last = l + 1 == m_self.size();
+    zt = m_cross[l]->forward(zt, zc, last && m_record_attention ? &m_last_attention : nullptr);
+  }
+  return m_head->forward(zt);
+}
+
+TeTnpImpl::TeTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  const auto dz = c.dim_model;
+  m_embed = register_module("embed", Mlp(c.dim_y + 1, std::vector<int64_t>{dz}, dz));
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    auto block = [&] {
+      return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_x, c.pairwise_width,
+                              c.update_locations);
+    };
+    m_self.push_back(register_module("self" + std::to_string(l), block()));
+    m_cross.push_back(register_module("cross" + std::to_string(l), block()));
+  }
+  m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
+}
+
+Prediction TeTnpImpl::forward_impl(const Task& task) {
+  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  const auto dy = task.dim_y();
+  auto opts = task.xt.options();
+  auto zc = m_embed->forward(torch::cat({task.yc, torch::zeros({b, nc, 1}, opts)}, -1));
+  auto target_token = torch::cat({torch::zeros({dy}, opts), torch::ones({1}, opts)});
+  auto zt = m_embed->forward(target_token).expand({b, nt, config().dim_model});
+  auto xc = task.xc;
+  auto xt = task.xt;
+  for (size_t l = 0; l < m_self.size(); ++l) {
+    auto self = m_self[l]->forward(zc, xc, zc, xc);
+    zc = self.z;
+    xc = self.x;
+    const bool record = m_record_attention && l + 1 == m_self.size();
+    auto cross = m_cross[l]->forward(zt, xt, zc, xc, record);
+    zt = cross.z;
+    xt = cross.x;
+    if (record) m_last_attention = cross.weights;
+  }
+  return m_head->forward(zt);
+}
+
+}  // namespace npe

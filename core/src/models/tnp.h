@@ -1,0 +1,40 @@
+#pragma once
+
+#include "npe/model.h"
+#include "npe/modules.h"
+
+namespace npe {
+
+/// Transformer neural process (paper F.1). Context tokens MLP([x, y, 1]), target tokens the
+/// same MLP on [x, 0, 0]; per layer self-attention among context tokens and cross-attention
+/// from targets to context (targets never attend to each other); Gaussian head on the target
+/// tokens. Not translation equivariant.
+class TnpImpl final : public NeuralProcessImpl {
+ public:
+  explicit TnpImpl(const ModelConfig& config);
+
+ protected:
+  Prediction forward_impl(const Task& task) override;
+
+ private:
+  Mlp m_embed{nullptr};
+  std::vector<AttentionBlock> m_self, m_cross;
+  GaussianHead m_head{nullptr};
+};
+
+/// Translation-equivariant TNP (paper Section 3). Tokens depend on outputs only: context
+/// MLP([y, 0]), targets MLP([0, 1]); every attention is TE attention with location updates.
+class TeTnpImpl final : public NeuralProcessImpl {
+ public:
+  explicit TeTnpImpl(const ModelConfig& config);
+
+ protected:
+  Prediction forward_impl(const Task& task) override;
+
+ private:
+  Mlp m_embed{nullptr};
+  std::vector<TeAttentionBlock> m_self, m_cross;
+  GaussianHead m_head{nullptr};
+};
+
+}  // namespace npe
