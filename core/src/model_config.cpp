@@ -9,7 +9,8 @@ namespace npe {
 // cannot be saved without being loaded.
 #define NPE_MODEL_CONFIG_FIELDS(X)                                                                 \
   X(kind)                                                                                          \
-  X(dim_x) X(dim_y) X(dim_model) X(num_layers) X(num_heads) X(head_dim) X(pairwise_width)          \
+  X(dim_x)                                                                                         \
+  X(dim_y) X(dim_model) X(num_layers) X(num_heads) X(head_dim) X(pairwise_width)                   \
       X(update_locations) X(num_pseudo_tokens) X(heteroscedastic) X(min_stddev) X(points_per_unit) \
           X(conv_channels) X(kernel_size) X(unet_depth) X(cnn_layers) X(max_grid_points)
 

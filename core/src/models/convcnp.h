@@ -2,6 +2,7 @@
 
 #include <torch/nn/modules/conv.h>
 
+#include "npe/grid_predictor.h"
 #include "npe/model.h"
 #include "npe/modules.h"
 
@@ -51,12 +52,11 @@ class ConvCnpImpl final : public NeuralProcessImpl {
 /// coordinates (D_x = 2, rounded to integers): the context is rasterised onto a grid that
 /// covers context and targets plus the CNN's receptive field, and predictions are read at the
 /// targets' cells.
-class ConvCnp2dImpl final : public NeuralProcessImpl {
+class ConvCnp2dImpl final : public NeuralProcessImpl, public GridPredictor {
  public:
   explicit ConvCnp2dImpl(const ModelConfig& config);
 
-  /// values [B,H,W,Dy], mask [B,H,W] (nonzero = context cell) -> mean, stddev [B,H,W,Dy].
-  Prediction predict_grid(const torch::Tensor& values, const torch::Tensor& mask);
+  Prediction predict_grid(const torch::Tensor& values, const torch::Tensor& mask) override;
 
  protected:
   Prediction forward_impl(const Task& task) override;

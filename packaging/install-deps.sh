@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages NP Explorer needs to build, test and run.
+# Uses sudo when not run as root. Safe to run repeatedly.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libtorch-dev
+  # Without OpenBLAS, Debian's libtorch falls back to reference BLAS (~15x slower matmuls).
+  libopenblas0-openmp
+  nlohmann-json3-dev
+  libgtest-dev
+  qt6-base-dev libqt6opengl6-dev qt6-svg-dev libqcustomplot-dev
+  # GUI tests and screenshots run under a virtual X server.
+  xvfb xauth libgl1-mesa-dri
+)
+
+if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,121 @@
+// End-to-end tests of the npe command-line tool.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+  std::string stdout_only;
+};
+
+RunResult run_npe(const std::string& arguments) {
+  RunResult result;
+  const auto out_file = fs::temp_directory_path() / ("npe-cli-out-" + std::to_string(::getpid()));
+  const std::string command = std::string(NPE_EXECUTABLE) + " " + arguments + " 2>&1 >" +
+                              out_file.string() + " --threads 1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 512> buffer{};
+  while (pipe && std::fgets(buffer.data(), buffer.size(), pipe)) result.output += buffer.data();
+  const int status = pipe ? ::pclose(pipe) : -1;
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(out_file);
+  result.stdout_only.assign(std::istreambuf_iterator<char>(in), {});
+  result.output += result.stdout_only;
+  fs::remove(out_file);
+  return result;
+}
+
+class NpeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("npe-cli-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+TEST_F(NpeCli, NoArgumentsPrintsUsageAndFails) {
+  auto r = run_npe("");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("usage: npe"), std::string::npos);
+}
+
+TEST_F(NpeCli, UnknownModelIsAClearError) {
+  auto r = run_npe("train --model tnpp --steps 1 --out " + (dir / "x.pt").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("unknown model 'tnpp'"), std::string::npos) << r.output;
+}
+
+TEST_F(NpeCli, TypoInAnOptionIsRejected) {
+  auto r = run_npe("eval --model gp-oracle --tasks 16 --shfit 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("unrecognised argument '--shfit'"), std::string::npos) << r.output;
+}
+
+TEST_F(NpeCli, NonNumericValueIsRejected) {
+  auto r = run_npe("eval --model gp-oracle --tasks many");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--tasks expects an integer"), std::string::npos) << r.output;
+}
+
+TEST_F(NpeCli, OracleEvaluationPrintsJson) {
+  auto r = run_npe("eval --model gp-oracle --task gp1d --shift 1 --tasks 32 --seed 4 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto json = nlohmann::json::parse(r.stdout_only);
+  EXPECT_EQ(json.at("model"), "gp-oracle");
+  EXPECT_EQ(json.at("tasks"), 32);
+  EXPECT_DOUBLE_EQ(json.at("shift").get<double>(), 1.0);
+  EXPECT_GT(json.at("ll_mean").get<double>(), -1.0);
+  EXPECT_GT(json.at("ll_stderr").get<double>(), 0.0);
+}
+
+TEST_F(NpeCli, TrainThenEvaluateACheckpoint) {
+  const auto path = (dir / "cnp.pt").string();
+  auto train = run_npe("train --model cnp --steps 20 --val-tasks 16 --seed 2 --out " + path);
+  ASSERT_EQ(train.status, 0) << train.output;
+  EXPECT_TRUE(fs::exists(path));
+  auto sidecar = nlohmann::json::parse(std::ifstream(path + ".json"));
+  EXPECT_EQ(sidecar.at("steps"), 20);
+  EXPECT_EQ(sidecar.at("model").at("kind"), "cnp");
+  EXPECT_NE(sidecar.at("command").get<std::string>().find("train --model cnp"), std::string::npos);
+  auto eval = run_npe("eval --checkpoint " + path + " --tasks 16 --json");
+  ASSERT_EQ(eval.status, 0) << eval.output;
+  auto json = nlohmann::json::parse(eval.stdout_only);
+  EXPECT_EQ(json.at("model"), "cnp");
+  EXPECT_TRUE(json.at("ll_mean").is_number());
+}
+
+TEST_F(NpeCli, CorruptCheckpointFailsCleanly) {
+  const auto path = dir / "bad.pt";
+  std::ofstream(path) << "garbage";
+  auto r = run_npe("eval --checkpoint " + path.string() + " --tasks 4");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("corrupt"), std::string::npos) << r.output;
+}
+
+TEST_F(NpeCli, CudaWithoutAGpuIsAClearError) {
+  auto r = run_npe("eval --model gp-oracle --tasks 4 --device cuda");
+  // On a machine with a GPU this succeeds; without one it must say why it cannot.
+  if (r.status != 0) {
+    EXPECT_NE(r.output.find("no CUDA device"), std::string::npos) << r.output;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,144 @@
+// Checkpoints: exact round trips, atomic writes, and clear errors for bad files.
+
+#include <filesystem>
+#include <fstream>
+
+#include "npe/checkpoint.h"
+#include "npe/errors.h"
+#include "npe/model_registry.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::random_task;
+using testing::tiny_config;
+
+class Checkpoints : public testing::SeededTest {
+ protected:
+  void SetUp() override {
+    SeededTest::SetUp();
+    dir = fs::temp_directory_path() /
+          ("npe-checkpoint-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  fs::path save(const std::string& kind, int64_t dim_x = 1) {
+    auto model = make_model(tiny_config(kind, dim_x));
+    CheckpointMetadata metadata;
+    metadata.model = model->config();
+    metadata.steps = 12;
+    metadata.validation_ll = -0.5;
+    auto path = dir / (kind + ".pt");
+    save_checkpoint(path, *model, metadata);
+    return path;
+  }
+
+  static void overwrite(const fs::path& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  }
+  static std::string read(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+
+  fs::path dir;
+};
+
+TEST_F(Checkpoints, RoundTripReproducesPredictionsExactly) {
+  for (const auto& info : model_infos()) {
+    const int64_t dim_x = info.kind == "convcnp2d" ? 2 : 1;
+    torch::manual_seed(21);
+    auto model = make_model(tiny_config(info.kind, dim_x));
+    model->eval();
+    CheckpointMetadata metadata;
+    metadata.model = model->config();
+    metadata.steps = 3;
+    auto path = dir / (info.kind + ".pt");
+    save_checkpoint(path, *model, metadata);
+    auto loaded = load_checkpoint(path);
+    EXPECT_EQ(loaded.metadata.steps, 3);
+    EXPECT_EQ(loaded.metadata.model.to_json(), model->config().to_json());
+    auto task = random_task(2, 6, 5, dim_x);
+    if (dim_x == 2) {
+      task.xc = task.xc.mul(4).round();
+      task.xt = task.xt.mul(4).round();
+    }
+    torch::NoGradGuard no_grad;
+    auto a = model->predict(task);
+    auto b = loaded.model->predict(task);
+    EXPECT_TRUE(torch::equal(a.mean, b.mean)) << info.kind;
+    EXPECT_TRUE(torch::equal(a.stddev, b.stddev)) << info.kind;
+  }
+}
+
+TEST_F(Checkpoints, SavingLeavesNoTemporaryFiles) {
+  auto path = save("tnp");
+  save("tnp");  // overwrite in place
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    ++files;
+    EXPECT_EQ(entry.path().filename(), "tnp.pt");
+  }
+  EXPECT_EQ(files, 1);
+  EXPECT_NO_THROW(load_checkpoint(path));
+}
+
+TEST_F(Checkpoints, MissingFileIsAClearError) {
+  NPE_EXPECT_THROW_WITH(load_checkpoint(dir / "nope.pt"), CheckpointError, "does not exist");
+}
+
+TEST_F(Checkpoints, TruncatedFileIsAClearError) {
+  auto path = save("cnp");
+  auto bytes = read(path);
+  overwrite(path, bytes.substr(0, bytes.size() / 2));
+  NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "corrupt");
+}
+
+TEST_F(Checkpoints, GarbageFileIsAClearError) {
+  auto path = dir / "garbage.pt";
+  overwrite(path, "this is not a checkpoint at all");
+  NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "corrupt or truncated");
+}
+
+TEST_F(Checkpoints, CorruptedWeightsAreDetected) {
+  auto path = save("tnp");
+  auto bytes = read(path);
+  // Flip bytes in the middle of the file, where the tensor data live.
+  for (size_t i = bytes.size() / 2; i < bytes.size() / 2 + 16; ++i) bytes[i] ^= 0x5a;
+  overwrite(path, bytes);
+  NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "corrupt");
+}
+
+TEST_F(Checkpoints, MismatchedMetadataIsAClearError) {
+  auto model = make_model(tiny_config("tnp"));
+  CheckpointMetadata metadata;
+  metadata.model = tiny_config("tnp");
+  metadata.model.dim_model = 32;  // says one size, holds weights of another
+  auto path = dir / "mismatch.pt";
+  save_checkpoint(path, *model, metadata);
+  NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "but the model needs");
+}
+
+TEST_F(Checkpoints, FutureFormatVersionIsRejected) {
+  auto model = make_model(tiny_config("cnp"));
+  CheckpointMetadata metadata;
+  metadata.model = model->config();
+  metadata.format_version = CheckpointMetadata::kFormatVersion + 1;
+  auto path = dir / "future.pt";
+  save_checkpoint(path, *model, metadata);
+  NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "unsupported checkpoint format");
+}
+
+TEST_F(Checkpoints, MetadataCanBeReadAlone) {
+  auto path = save("rcnp");
+  auto metadata = read_checkpoint_metadata(path);
+  EXPECT_EQ(metadata.model.kind, "rcnp");
+  EXPECT_DOUBLE_EQ(metadata.validation_ll, -0.5);
+}
+
+}  // namespace
+}  // namespace npe

@@ -1,0 +1,200 @@
+// Kernels, the GP task generator and the two GP baselines.
+
+#include <cmath>
+
+#include "npe/evaluation.h"
+#include "npe/gp.h"
+#include "npe/gp_task_generator.h"
+#include "npe/kernels.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+using testing::max_abs_diff;
+
+TEST(Kernels, EqualVarianceAtZeroDistanceAndAreSymmetric) {
+  auto x = torch::randn({7, 2}, torch::kFloat64);
+  for (auto kind : all_kernel_kinds()) {
+    KernelSpec spec{kind, 0.7, 1.0, 1.0};
+    auto k = kernel_matrix(spec, x, x);
+    EXPECT_LT(max_abs_diff(k.diagonal(), torch::ones({7}, torch::kFloat64)), 1e-9)
+        << kernel_name(kind);
+    EXPECT_LT(max_abs_diff(k, k.transpose(0, 1)), 1e-12) << kernel_name(kind);
+    EXPECT_TRUE((k <= 1.0 + 1e-12).all().item<bool>()) << kernel_name(kind);
+  }
+}
+
+TEST(Kernels, PeriodicKernelRepeatsWithItsPeriod) {
+  auto x = torch::tensor({{0.0}}, torch::kFloat64);
+  auto shifted = torch::tensor({{2.0}}, torch::kFloat64);
+  KernelSpec spec{KernelKind::Periodic, 0.5, 1.0, 1.0};
+  EXPECT_NEAR(kernel_matrix(spec, x, shifted).item<double>(), 1.0, 1e-9);
+}
+
+TEST(Kernels, UnknownNameIsAClearError) {
+  NPE_EXPECT_THROW_WITH(kernel_kind_from_name("rbf2"), ConfigError, "unknown kernel 'rbf2'");
+}
+
+TEST(GpPosterior, MatchesClosedFormForOnePoint) {
+  // One observation y = 1 at x = 0, SE kernel (lengthscale 1, variance 1), noise 0.5;
+  // prediction at x = 1: mean = k / (1 + s^2), var = 1 - k^2 / (1 + s^2) + s^2, k = e^{-1/2}.
+  KernelSpec spec{KernelKind::SquaredExponential, 1.0, 1.0, 1.0};
+  auto p = gp_posterior_predictive(spec, 0.5, torch::tensor({{0.0}}, torch::kFloat64),
+                                   torch::tensor({{1.0}}, torch::kFloat64),
+                                   torch::tensor({{1.0}}, torch::kFloat64));
+  const double k = std::exp(-0.5);
+  EXPECT_NEAR(p.mean.item<double>(), k / 1.25, 1e-7);
+  EXPECT_NEAR(p.stddev.item<double>(), std::sqrt(1.0 - k * k / 1.25 + 0.25), 1e-7);
+}
+
+TEST(GpPosterior, EmptyContextGivesThePrior) {
+  KernelSpec spec{KernelKind::Matern52, 1.0, 2.0, 1.0};
+  auto p = gp_posterior_predictive(spec, 0.1, torch::zeros({0, 1}), torch::zeros({0, 1}),
+                                   torch::rand({5, 1}));
+  EXPECT_LT(p.mean.abs().max().item<double>(), 1e-12);
+  EXPECT_LT(max_abs_diff(p.stddev, torch::full({5, 1}, std::sqrt(2.01))), 1e-6);
+}
+
+TEST(GpPosterior, DuplicateInputsAreStable) {
+  KernelSpec spec{KernelKind::SquaredExponential, 1.0, 1.0, 1.0};
+  auto xc = torch::zeros({10, 1});
+  auto yc = torch::ones({10, 1});
+  auto p = gp_posterior_predictive(spec, 1e-6, xc, yc, torch::zeros({1, 1}));
+  EXPECT_TRUE(torch::isfinite(p.mean).all().item<bool>());
+  EXPECT_NEAR(p.mean.item<double>(), 1.0, 1e-3);
+}
+
+TEST(GpTaskGenerator, IsDeterministicGivenASeed) {
+  GpTaskGenerator generator;
+  auto a = generator.sample(4, 42);
+  auto b = generator.sample(4, 42);
+  auto c = generator.sample(4, 43);
+  EXPECT_TRUE(torch::equal(a.task.yt, b.task.yt));
+  EXPECT_FALSE(a.task.xt.sizes() == c.task.xt.sizes() && torch::equal(a.task.xt, c.task.xt));
+}
+
+TEST(GpTaskGenerator, ShiftedTasksAreTheSameDrawsTranslated) {
+  GpTaskGenerator generator;
+  auto base = generator.sample(8, 7, 0.0);
+  auto shifted = generator.sample(8, 7, 2.5);
+  EXPECT_TRUE(torch::equal(base.task.yc, shifted.task.yc));
+  EXPECT_TRUE(torch::equal(base.task.yt, shifted.task.yt));
+  EXPECT_LT(max_abs_diff(shifted.task.xc - 2.5, base.task.xc), 1e-6);
+  EXPECT_LT(max_abs_diff(shifted.task.xt - 2.5, base.task.xt), 1e-6);
+}
+
+TEST(GpTaskGenerator, FollowsThePaperRanges) {
+  GpTaskGenerator generator;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    auto batch = generator.sample(16, seed);
+    const auto nc = batch.task.num_context();
+    EXPECT_GE(nc, 1);
+    EXPECT_LE(nc, 64);
+    EXPECT_EQ(batch.task.num_targets(), 128);
+    EXPECT_GE(batch.task.xc.min().item<double>(), -2.0);
+    EXPECT_LE(batch.task.xc.max().item<double>(), 2.0);
+    EXPECT_GE(batch.task.xt.min().item<double>(), -3.0);
+    EXPECT_LE(batch.task.xt.max().item<double>(), 3.0);
+    for (const auto& k : batch.kernels) {
+      EXPECT_GE(k.lengthscale, 0.25);
+      EXPECT_LE(k.lengthscale, 4.0);
+    }
+  }
+}
+
+// If the samples have covariance K + noise^2 I, whitening them with that matrix's Cholesky
+// factor leaves independent standard normals: mean 0, variance 1, no lag-one correlation.
+TEST(GpTaskGenerator, EmpiricalCovarianceMatchesTheKernel) {
+  for (auto kind : all_kernel_kinds()) {
+    GpTaskConfig config;
+    config.kernels = {kind};
+    config.min_num_context = config.max_num_context = 4;
+    config.num_targets = 8;
+    GpTaskGenerator generator(config);
+    std::vector<torch::Tensor> whitened;
+    for (uint64_t seed = 0; seed < 40; ++seed) {
+      auto batch = generator.sample(16, seed);
+      for (int64_t b = 0; b < 16; ++b) {
+        auto x = torch::cat({batch.task.xc[b], batch.task.xt[b]}).to(torch::kFloat64);
+        auto y = torch::cat({batch.task.yc[b], batch.task.yt[b]}).to(torch::kFloat64);
+        auto k = kernel_matrix(batch.kernels[b], x, x) +
+                 (0.04 + 1e-6) * torch::eye(x.size(0), torch::kFloat64);
+        auto chol = torch::linalg_cholesky(k);
+        whitened.push_back(torch::linalg_solve_triangular(chol, y, false).squeeze(-1));
+      }
+    }
+    auto w = torch::stack(whitened);  // [640, 12]
+    EXPECT_NEAR(w.mean().item<double>(), 0.0, 0.05) << kernel_name(kind);
+    EXPECT_NEAR(w.var().item<double>(), 1.0, 0.1) << kernel_name(kind);
+    auto lag = (w.narrow(1, 0, 11) * w.narrow(1, 1, 11)).mean().item<double>();
+    EXPECT_NEAR(lag, 0.0, 0.07) << kernel_name(kind);
+  }
+}
+
+TEST(GpTaskGenerator, RejectsInvalidConfigurations) {
+  GpTaskConfig config;
+  config.min_lengthscale = -1;
+  NPE_EXPECT_THROW_WITH(GpTaskGenerator{config}, ConfigError, "lengthscale");
+}
+
+TEST(GpBaselines, OracleBeatsFittedGpOnAFixedTestSet) {
+  GpTaskGenerator generator;
+  EvalOptions options;
+  options.num_tasks = 64;
+  options.seed = 5;
+  auto oracle = evaluate(gp_oracle_predictor(), generator, options);
+  FittedGpOptions fit;
+  fit.iterations = 100;
+  auto fitted = evaluate(gp_fitted_predictor(fit), generator, options);
+  EXPECT_GT(oracle.ll_mean, fitted.ll_mean);
+  EXPECT_TRUE(std::isfinite(fitted.ll_mean));
+  // Sanity: the oracle is far better than a standard normal guess (about -1.42).
+  EXPECT_GT(oracle.ll_mean, -1.0);
+}
+
+TEST(GpBaselines, FittingRaisesTheMarginalLikelihood) {
+  GpTaskGenerator generator;
+  auto batch = generator.sample(4, 11);
+  FittedGpOptions none;
+  none.iterations = 0;
+  FittedGpOptions some;
+  some.iterations = 150;
+  auto before = fit_gp(batch.task, none);
+  auto after = fit_gp(batch.task, some);
+  for (int64_t b = 0; b < 4; ++b) {
+    auto lml = [&](const FittedGp& f) {
+      auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+      return gp_log_marginal_likelihood(f.kernels[b].kind,
+                                        batch.task.xc[b].unsqueeze(0).to(torch::kFloat64),
+                                        batch.task.yc[b].unsqueeze(0).to(torch::kFloat64),
+                                        torch::tensor(f.kernels[b].lengthscale, opts),
+                                        torch::tensor(f.kernels[b].variance, opts),
+                                        torch::tensor(f.noise_std[b] * f.noise_std[b], opts))
+          .item<double>();
+    };
+    EXPECT_GE(lml(after), lml(before) - 1e-6) << "task " << b;
+  }
+}
+
+TEST(GpBaselines, WorkWithoutContext) {
+  GpTaskConfig config;
+  config.min_num_context = config.max_num_context = 0;
+  GpTaskGenerator generator(config);
+  auto batch = generator.sample(3, 1);
+  auto oracle = gp_oracle_predict(batch.task, batch.kernels, batch.noise_std);
+  auto fitted = gp_fitted_predict(batch.task, {});
+  EXPECT_TRUE(torch::isfinite(oracle.stddev).all().item<bool>());
+  EXPECT_TRUE(torch::isfinite(fitted.mean).all().item<bool>());
+}
+
+TEST(GpBaselines, OracleNeedsOneKernelPerTask) {
+  GpTaskGenerator generator;
+  auto batch = generator.sample(3, 1);
+  batch.kernels.pop_back();
+  NPE_EXPECT_THROW_WITH(gp_oracle_predict(batch.task, batch.kernels, 0.2), InvalidInputError,
+                        "one kernel per task");
+}
+
+}  // namespace
+}  // namespace npe

@@ -1,0 +1,150 @@
+// Behaviour every neural-process model must have: shapes, positive stddev, empty context,
+// permutation invariance, and a short training run that lowers the loss.
+
+#include "npe/evaluation.h"
+#include "npe/gp_task_generator.h"
+#include "npe/model_registry.h"
+#include "npe/training.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+using testing::max_abs_diff;
+using testing::random_task;
+using testing::tiny_config;
+
+// The 1-D models, as named on the command line.
+const std::vector<std::string> kOneDimensionalKinds = {"cnp",   "rcnp",    "tnp",    "pttnp",
+                                                       "tetnp", "tepttnp", "convcnp"};
+
+class EveryModel : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { torch::manual_seed(99); }
+  std::shared_ptr<NeuralProcessImpl> build(int64_t dim_y = 1) {
+    auto model = make_model(tiny_config(GetParam(), 1, dim_y));
+    model->eval();
+    return model;
+  }
+};
+
+TEST_P(EveryModel, PredictsOneGaussianPerTarget) {
+  auto model = build(2);
+  torch::NoGradGuard no_grad;
+  auto p = model->predict(random_task(3, 5, 7, 1, 2));
+  EXPECT_EQ(p.mean.sizes(), (std::vector<int64_t>{3, 7, 2}));
+  EXPECT_EQ(p.stddev.sizes(), (std::vector<int64_t>{3, 7, 2}));
+  EXPECT_TRUE((p.stddev > 0).all().item<bool>());
+  EXPECT_TRUE(torch::isfinite(p.mean).all().item<bool>());
+}
+
+TEST_P(EveryModel, WorksWithoutContext) {
+  auto model = build();
+  torch::NoGradGuard no_grad;
+  auto p = model->predict(random_task(2, 0, 9));
+  EXPECT_EQ(p.mean.size(1), 9);
+  EXPECT_TRUE(torch::isfinite(p.mean).all().item<bool>());
+  EXPECT_TRUE(torch::isfinite(p.stddev).all().item<bool>());
+  EXPECT_TRUE((p.stddev > 0).all().item<bool>());
+}
+
+TEST_P(EveryModel, IsInvariantToContextOrder) {
+  auto model = build();
+  torch::NoGradGuard no_grad;
+  auto task = random_task(2, 11, 6);
+  auto order = torch::randperm(11);
+  Task permuted{task.xc.index_select(1, order), task.yc.index_select(1, order), task.xt, {}};
+  auto a = model->predict(task);
+  auto b = model->predict(permuted);
+  EXPECT_LT(max_abs_diff(a.mean, b.mean), 1e-5);
+  EXPECT_LT(max_abs_diff(a.stddev, b.stddev), 1e-5);
+}
+
+TEST_P(EveryModel, ShortTrainingRunLowersTheLoss) {
+  auto model = build();
+  GpTaskGenerator generator;
+  EvalOptions held_out;
+  held_out.num_tasks = 64;
+  held_out.seed = 3;
+  auto before = evaluate(model_predictor(*model, torch::kCPU), generator, held_out);
+  TrainOptions options;
+  options.steps = 60;
+  options.learning_rate = 2e-3;
+  options.validation_tasks = 0;
+  auto result = train_model(*model, generator, options);
+  auto after = evaluate(model_predictor(*model, torch::kCPU), generator, held_out);
+  EXPECT_EQ(result.steps, 60);
+  EXPECT_GT(after.ll_mean, before.ll_mean + 0.02)
+      << "log-likelihood before " << before.ll_mean << ", after " << after.ll_mean;
+}
+
+TEST_P(EveryModel, TrainingReportsProgressAndCanBeCancelled) {
+  auto model = build();
+  GpTaskGenerator generator;
+  TrainOptions options;
+  options.steps = 50;
+  options.validation_tasks = 0;
+  int64_t calls = 0;
+  auto result = train_model(*model, generator, options, [&](const TrainProgress& p) {
+    ++calls;
+    EXPECT_TRUE(std::isfinite(p.loss));
+    return p.step < 3;
+  });
+  EXPECT_TRUE(result.cancelled);
+  EXPECT_EQ(result.steps, 3);
+  EXPECT_EQ(calls, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, EveryModel, ::testing::ValuesIn(kOneDimensionalKinds),
+                         [](const auto& info) { return info.param; });
+
+TEST(ModelRegistry, UnknownKindListsTheKnownOnes) {
+  NPE_EXPECT_THROW_WITH(make_model(tiny_config("tnpx")), ConfigError, "known: cnp, rcnp");
+}
+
+TEST(ModelRegistry, EveryKindHasInfo) {
+  for (const auto& info : model_infos()) {
+    EXPECT_FALSE(info.display_name.empty());
+    EXPECT_FALSE(info.description.empty());
+  }
+  EXPECT_TRUE(model_info("tetnp").translation_equivariant);
+  EXPECT_FALSE(model_info("tnp").translation_equivariant);
+}
+
+TEST(ModelRegistry, SizesAreConfiguration) {
+  auto paper = default_model_config("tetnp", "paper");
+  EXPECT_EQ(paper.dim_model, 128);
+  EXPECT_EQ(paper.num_layers, 5);
+  EXPECT_EQ(paper.num_heads, 8);
+  EXPECT_EQ(paper.head_dim, 16);
+  auto small = default_model_config("tetnp", "small");
+  EXPECT_LT(small.pairwise_width, paper.pairwise_width);
+  NPE_EXPECT_THROW_WITH(default_model_config("tetnp", "huge"), ConfigError, "unknown size");
+}
+
+TEST(ModelConfig, JsonRoundTripKeepsEveryField) {
+  auto c = tiny_config("tepttnp", 3, 2);
+  c.update_locations = false;
+  c.min_stddev = 0.01;
+  auto back = ModelConfig::from_json(c.to_json());
+  EXPECT_EQ(back.to_json(), c.to_json());
+}
+
+TEST(Attention, TargetAttentionIsReportedForAttentionModels) {
+  torch::manual_seed(1);
+  auto task = random_task(1, 5, 3);
+  for (const std::string kind : {"tnp", "tetnp"}) {
+    auto model = make_model(tiny_config(kind));
+    torch::NoGradGuard no_grad;
+    auto weights = model->target_attention(task);
+    ASSERT_TRUE(weights.defined()) << kind;
+    EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{1, 3, 5})) << kind;
+    // Softmax weights of each head sum to 1; summed over heads they sum to the head count.
+    EXPECT_LT(max_abs_diff(weights.sum(-1), torch::full({1, 3}, 2.0)), 1e-5) << kind;
+  }
+  auto cnp = make_model(tiny_config("cnp"));
+  EXPECT_FALSE(cnp->target_attention(task).defined());
+}
+
+}  // namespace
+}  // namespace npe

@@ -1,0 +1,57 @@
+// Validation of task tensors and translation helpers.
+
+#include "npe/errors.h"
+#include "npe/model_registry.h"
+#include "npe/prediction.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+using testing::random_task;
+
+TEST(Task, ValidTaskPasses) {
+  EXPECT_NO_THROW(validate_task(random_task(2, 3, 4, 2, 3), true));
+}
+
+TEST(Task, WrongRankIsReportedWithShapes) {
+  auto task = random_task(2, 3, 4);
+  task.xc = task.xc.squeeze(-1);
+  NPE_EXPECT_THROW_WITH(validate_task(task), InvalidInputError, "[2, 3]");
+}
+
+TEST(Task, MismatchedContextCountsAreRejected) {
+  auto task = random_task(2, 3, 4);
+  task.yc = torch::randn({2, 5, 1});
+  NPE_EXPECT_THROW_WITH(validate_task(task), InvalidInputError, "different numbers of context");
+}
+
+TEST(Task, NaNIsRejected) {
+  auto task = random_task(1, 3, 4);
+  task.yc[0][1][0] = NAN;
+  NPE_EXPECT_THROW_WITH(validate_task(task), InvalidInputError, "NaN");
+}
+
+TEST(Task, ModelRejectsWrongInputDimension) {
+  auto model = make_model(testing::tiny_config("tnp", 1, 1));
+  NPE_EXPECT_THROW_WITH(model->predict(random_task(1, 3, 4, 2, 1)), InvalidInputError,
+                        "built for D_x = 1");
+}
+
+TEST(Task, TranslationByVectorMovesEveryInput) {
+  auto task = random_task(2, 3, 4, 2, 1);
+  auto tau = torch::tensor({1.0f, -2.0f});
+  auto moved = task.translated(tau);
+  EXPECT_TRUE(torch::allclose(moved.xc - tau, task.xc));
+  EXPECT_TRUE(torch::allclose(moved.xt - tau, task.xt));
+  EXPECT_TRUE(torch::equal(moved.yc, task.yc));
+}
+
+TEST(Prediction, LogLikelihoodOfStandardNormalAtZero) {
+  Prediction p{torch::zeros({1, 2, 1}), torch::ones({1, 2, 1})};
+  auto ll = log_likelihood_per_task(p, torch::zeros({1, 2, 1}));
+  EXPECT_NEAR(ll.item<double>(), -0.5 * std::log(2 * M_PI), 1e-6);
+}
+
+}  // namespace
+}  // namespace npe

@@ -1,0 +1,65 @@
+#pragma once
+// Helpers shared by the test suites: deterministic seeding and tiny model configurations.
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "npe/errors.h"
+#include "npe/model_config.h"
+#include "npe/task.h"
+
+namespace npe::testing {
+
+/// Seeds libtorch before every test so weights and random inputs are reproducible.
+class SeededTest : public ::testing::Test {
+ protected:
+  void SetUp() override { torch::manual_seed(1234); }
+};
+
+/// A configuration small enough that every test runs in well under a second on two cores.
+inline ModelConfig tiny_config(const std::string& kind, int64_t dim_x = 1, int64_t dim_y = 1) {
+  ModelConfig c;
+  c.kind = kind;
+  c.dim_x = dim_x;
+  c.dim_y = dim_y;
+  c.dim_model = 16;
+  c.num_layers = 2;
+  c.num_heads = 2;
+  c.head_dim = 8;
+  c.pairwise_width = 16;
+  c.num_pseudo_tokens = 4;
+  c.conv_channels = 8;
+  c.kernel_size = 5;
+  c.unet_depth = 2;
+  c.points_per_unit = 16.0;
+  c.cnn_layers = 2;
+  return c;
+}
+
+/// Random task with inputs in [-2, 2].
+inline Task random_task(int64_t batch, int64_t nc, int64_t nt, int64_t dim_x = 1,
+                        int64_t dim_y = 1) {
+  return {torch::rand({batch, nc, dim_x}) * 4 - 2, torch::randn({batch, nc, dim_y}),
+          torch::rand({batch, nt, dim_x}) * 4 - 2, torch::randn({batch, nt, dim_y})};
+}
+
+/// Largest absolute difference between two tensors.
+inline double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+/// Expects `statement` to throw `Exception` whose message contains `fragment`.
+#define NPE_EXPECT_THROW_WITH(statement, Exception, fragment)                       \
+  do {                                                                              \
+    try {                                                                           \
+      statement;                                                                    \
+      ADD_FAILURE() << "expected " #Exception " containing '" << (fragment) << "'"; \
+    } catch (const Exception& e) {                                                  \
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)            \
+          << "message was: " << e.what();                                           \
+    }                                                                               \
+  } while (0)
+
+}  // namespace npe::testing
