@@ -1,0 +1,68 @@
+// np-explorer: the NP Explorer GUI.
+
+#include <cstdio>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+
+#include "function_explorer.h"
+#include "main_window.h"
+#include "npe/runtime.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("np-explorer");
+  QApplication::setApplicationName("np-explorer");
+  QApplication::setApplicationVersion(NPE_VERSION);
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Interactive explorer of neural processes");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  QCommandLineOption session({"s", "session"}, "Open a session file.", "FILE");
+  QCommandLineOption screenshot(
+      "screenshot", "Render the window (with predictions) to an image and exit.", "OUT.png");
+  QCommandLineOption threads("threads", "Intra-op threads for the models (0 = all cores).", "N",
+                             "0");
+  parser.addOptions({session, screenshot, threads});
+  parser.addPositionalArgument("files", "Sessions (.json) or checkpoints (.pt) to open.");
+  parser.process(app);
+
+  bool threads_ok = false;
+  const int thread_count = parser.value(threads).toInt(&threads_ok);
+  if (!threads_ok || thread_count < 0) {
+    std::fprintf(stderr, "np-explorer: --threads expects a non-negative integer\n");
+    return 2;
+  }
+  npe::configure_allocator();
+  npe::configure_threads(thread_count);
+
+  npe::app::MainWindow window;
+  bool opened = true;
+  if (parser.isSet(session)) opened = window.openFile(parser.value(session));
+  for (const auto& file : parser.positionalArguments()) opened = window.openFile(file) && opened;
+
+  if (!parser.isSet(screenshot)) {
+    window.show();
+    return app.exec();
+  }
+
+  // Screenshot mode: wait for the settled (refined) predictions, then grab the real window.
+  const QString out = parser.value(screenshot);
+  window.resize(1400, 860);
+  window.show();
+  int status = opened ? 0 : 1;
+  auto save = [&](bool complete) {
+    const bool saved = window.grab().save(out);
+    if (!saved) std::fprintf(stderr, "np-explorer: cannot write %s\n", qPrintable(out));
+    if (!complete) std::fprintf(stderr, "np-explorer: predictions did not finish in time\n");
+    app.exit(saved && complete ? status : 1);
+  };
+  QObject::connect(window.functionExplorer(), &npe::widgets::FunctionExplorer::predictionsUpdated,
+                   &app, [&](bool refined) {
+                     if (refined) QTimer::singleShot(200, &app, [&] { save(true); });
+                   });
+  QTimer::singleShot(120000, &app, [&] { save(false); });
+  return app.exec();
+}

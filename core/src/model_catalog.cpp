@@ -1,0 +1,63 @@
+#include "npe/model_catalog.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "npe/errors.h"
+#include "npe/model_registry.h"
+
+namespace npe {
+namespace fs = std::filesystem;
+
+std::vector<fs::path> model_search_dirs() {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("NPE_MODELS_DIR"); env && *env) candidates.emplace_back(env);
+#ifdef NPE_SOURCE_MODELS_DIR
+  candidates.emplace_back(NPE_SOURCE_MODELS_DIR);
+#endif
+#ifdef NPE_INSTALL_MODELS_DIR
+  candidates.emplace_back(NPE_INSTALL_MODELS_DIR);
+#endif
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path() / ".." / "share" / "np-explorer" / "models");
+  std::vector<fs::path> dirs;
+  for (const auto& dir : candidates) {
+    if (fs::is_directory(dir, ec)) dirs.push_back(fs::weakly_canonical(dir, ec));
+  }
+  return dirs;
+}
+
+std::vector<ShippedModel> find_shipped_models(const std::string& task,
+                                              std::vector<std::string>* problems) {
+  std::error_code ec;
+  for (const auto& dir : model_search_dirs()) {
+    const auto folder = dir / task;
+    if (!fs::is_directory(folder, ec)) continue;
+    std::vector<ShippedModel> found;
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+      if (entry.path().extension() != ".pt") continue;
+      try {
+        found.push_back({entry.path(), read_checkpoint_metadata(entry.path())});
+      } catch (const Error& e) {
+        if (problems) problems->push_back(e.what());
+      }
+    }
+    if (found.empty()) continue;
+    auto rank = [](const ShippedModel& m) {
+      const auto& infos = model_infos();
+      for (size_t i = 0; i < infos.size(); ++i) {
+        if (infos[i].kind == m.metadata.model.kind) return i;
+      }
+      return infos.size();
+    };
+    std::stable_sort(found.begin(), found.end(),
+                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+    return found;
+  }
+  return {};
+}
+
+}  // namespace npe

@@ -1,0 +1,280 @@
+// GUI tests of the 1-D explorer: simulated mouse edits, undo/redo, the Δ shift, predictions
+// for every enabled model, sessions, export and request coalescing.
+
+#include <cmath>
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include "function_explorer.h"
+#include "function_plot.h"
+#include "npe/checkpoint.h"
+#include "npe/errors.h"
+#include "npe/model_registry.h"
+#include "point_set.h"
+#include "prediction_service.h"
+
+using npe::widgets::FunctionExplorer;
+
+namespace {
+
+// A small untrained TE-TNP checkpoint, so the tests do not depend on shipped weights.
+QString write_checkpoint(const QTemporaryDir& dir, const std::string& kind) {
+  npe::ModelConfig config = npe::default_model_config(kind, "small");
+  config.dim_model = 16;
+  config.num_layers = 1;
+  config.pairwise_width = 8;
+  auto model = npe::make_model(config);
+  npe::CheckpointMetadata metadata;
+  metadata.model = config;
+  const auto path = dir.filePath(QString::fromStdString(kind) + ".pt");
+  npe::save_checkpoint(path.toStdString(), *model, metadata);
+  return path;
+}
+
+void send_mouse(QWidget* widget, QEvent::Type type, QPointF pixel, Qt::MouseButton button,
+                Qt::MouseButtons buttons) {
+  QMouseEvent event(type, pixel, widget->mapToGlobal(pixel), button, buttons, Qt::NoModifier);
+  QApplication::sendEvent(widget, &event);
+}
+
+bool wait_for_refined_round(FunctionExplorer& explorer, int timeout_ms = 60000) {
+  QSignalSpy spy(&explorer, &FunctionExplorer::predictionsUpdated);
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < timeout_ms) {
+    if (!spy.wait(timeout_ms - timer.elapsed())) return false;
+    for (const auto& args : spy) {
+      if (args.at(0).toBool()) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+class FunctionExplorerTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void init() {
+    m_explorer = std::make_unique<FunctionExplorer>();
+    m_explorer->resize(1200, 800);
+    m_explorer->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_explorer.get()));
+    m_explorer->undoStack()->push(
+        new npe::widgets::ReplacePointsCommand(m_explorer->points(), {}, "clear"));
+    m_explorer->undoStack()->clear();
+    m_explorer->fitView();
+    m_explorer->plot()->replot();
+  }
+  void cleanup() { m_explorer.reset(); }
+
+  void clickAddsMovesAndRemovesPointsWithUndo() {
+    auto* plot = m_explorer->plot();
+    auto* points = m_explorer->points();
+    const QPointF target(0.5, 1.0);
+    QTest::mouseClick(plot, Qt::LeftButton, {}, plot->toPixel(target).toPoint());
+    QCOMPARE(points->size(), 1);
+    QVERIFY(std::abs(points->points()[0].x() - 0.5) < 0.05);
+    QVERIFY(std::abs(points->points()[0].y() - 1.0) < 0.05);
+
+    // Drag it to (-1, -0.5).
+    const QPointF start = plot->toPixel(points->points()[0]);
+    const QPointF end = plot->toPixel({-1.0, -0.5});
+    send_mouse(plot, QEvent::MouseButtonPress, start, Qt::LeftButton, Qt::LeftButton);
+    for (int i = 1; i <= 5; ++i) {
+      send_mouse(plot, QEvent::MouseMove, start + (end - start) * i / 5.0, Qt::NoButton,
+                 Qt::LeftButton);
+    }
+    send_mouse(plot, QEvent::MouseButtonRelease, end, Qt::LeftButton, Qt::NoButton);
+    QCOMPARE(points->size(), 1);
+    QVERIFY(std::abs(points->points()[0].x() + 1.0) < 0.05);
+    QVERIFY(std::abs(points->points()[0].y() + 0.5) < 0.05);
+
+    // Right click removes it.
+    QTest::mouseClick(plot, Qt::RightButton, {}, end.toPoint());
+    QCOMPARE(points->size(), 0);
+
+    // Undo: the removal, then the whole drag in one step, then the addition.
+    auto* undo = m_explorer->undoStack();
+    undo->undo();
+    QCOMPARE(points->size(), 1);
+    QVERIFY(std::abs(points->points()[0].x() + 1.0) < 0.05);
+    undo->undo();
+    QVERIFY(std::abs(points->points()[0].x() - 0.5) < 0.05);
+    undo->undo();
+    QCOMPARE(points->size(), 0);
+    undo->redo();
+    undo->redo();
+    QCOMPARE(points->size(), 1);
+    QVERIFY(std::abs(points->points()[0].x() + 1.0) < 0.05);
+  }
+
+  void deleteKeyRemovesThePointUnderTheMouse() {
+    auto* plot = m_explorer->plot();
+    QTest::mouseClick(plot, Qt::LeftButton, {}, plot->toPixel({1.0, 0.0}).toPoint());
+    QCOMPARE(m_explorer->points()->size(), 1);
+    send_mouse(plot, QEvent::MouseMove, plot->toPixel(m_explorer->points()->points()[0]),
+               Qt::NoButton, Qt::NoButton);
+    QTest::keyClick(plot, Qt::Key_Delete);
+    QCOMPARE(m_explorer->points()->size(), 0);
+  }
+
+  void shiftTranslatesTheContext() {
+    m_explorer->sampleContext(5);
+    const auto base = m_explorer->points()->points();
+    m_explorer->setShift(1.5);
+    QCOMPARE(m_explorer->shift(), 1.5);
+    QCOMPARE(m_explorer->points()->points(), base);  // stored unshifted
+    auto* plot = m_explorer->plot();
+    plot->replot();
+    for (const auto& p : base) {
+      QVERIFY(plot->pointAt(plot->toPixel({p.x() + 1.5, p.y()})) >= 0);
+    }
+    // A click at a display position stores the point unshifted.
+    QTest::mouseClick(plot, Qt::LeftButton, {}, plot->toPixel({2.5, 2.0}).toPoint());
+    QVERIFY(std::abs(m_explorer->points()->points().back().x() - 1.0) < 0.05);
+    // Absurd values are clamped to the control's range, never applied.
+    m_explorer->setShift(1e9);
+    QCOMPARE(m_explorer->shift(), 10.0);
+    m_explorer->setShift(std::nan(""));
+    QCOMPARE(m_explorer->shift(), 10.0);
+  }
+
+  void predictionsArriveForEveryEnabledModel() {
+    QTemporaryDir dir;
+    const auto path = write_checkpoint(dir, "tetnp");
+    m_explorer->openCheckpoint(path);
+    m_explorer->setModelEnabled("gp-fitted", true);
+    m_explorer->sampleContext(8);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    auto* plot = m_explorer->plot();
+    QVERIFY(plot->hasCurve("gp-oracle"));
+    QVERIFY(plot->hasCurve("gp-fitted"));
+    QVERIFY(plot->hasCurve(QFileInfo(path).absoluteFilePath()));
+    // Disabling a model removes its curve.
+    m_explorer->setModelEnabled("gp-fitted", false);
+    QVERIFY(!plot->hasCurve("gp-fitted"));
+  }
+
+  void sessionRoundTripRestoresTheState() {
+    QTemporaryDir dir;
+    m_explorer->sampleContext(7);
+    m_explorer->setShift(0.75);
+    m_explorer->setModelEnabled("gp-fitted", true);
+    const auto saved = m_explorer->session();
+    const auto file = dir.filePath("session.json");
+    m_explorer->saveSession(file);
+
+    m_explorer->setShift(-2);
+    m_explorer->sampleContext(3);
+    m_explorer->setModelEnabled("gp-fitted", false);
+    m_explorer->loadSession(file);
+    const auto restored = m_explorer->session();
+    QCOMPARE(restored.context, saved.context);
+    QCOMPARE(restored.shift, 0.75);
+    QCOMPARE(restored.enabled_models, saved.enabled_models);
+    QCOMPARE(restored.truth.seed, saved.truth.seed);
+    QCOMPARE(restored.view_x_low, saved.view_x_low);
+  }
+
+  void badSessionFileKeepsTheCurrentState() {
+    QTemporaryDir dir;
+    m_explorer->sampleContext(4);
+    m_explorer->setShift(0.5);
+    const auto before = m_explorer->session();
+    auto try_load = [&](const QByteArray& contents) {
+      const auto file = dir.filePath("bad.json");
+      QFile out(file);
+      QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      out.write(contents);
+      out.close();
+      QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->loadSession(file));
+      const auto after = m_explorer->session();
+      QCOMPARE(after.context, before.context);
+      QCOMPARE(after.shift, before.shift);
+    };
+    try_load("{ not json");
+    try_load(R"({"format":"something-else","version":1})");
+    try_load(R"({"format":"np-explorer-session","version":1,"context":[[0,"x"]]})");
+    try_load(R"({"format":"np-explorer-session","version":1,"shift":1e300})");
+    try_load(
+        R"({"format":"np-explorer-session","version":1,"models":{"checkpoints":["/no/such.pt"]}})");
+    QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->loadSession(dir.filePath("missing.json")));
+  }
+
+  void exportWritesPngPdfAndSvg() {
+    QTemporaryDir dir;
+    for (const char* name : {"plot.png", "plot.pdf", "plot.svg"}) {
+      const auto file = dir.filePath(name);
+      m_explorer->exportPlot(file);
+      QVERIFY2(QFileInfo(file).size() > 1000, name);
+    }
+    QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->exportPlot(dir.filePath("plot.bmpx")));
+  }
+
+  void equivarianceMetricSeparatesTeFromPlainModels() {
+    QTemporaryDir dir;
+    npe::widgets::PredictionRequest request;
+    request.refine = true;
+    request.shift = 5.0;
+    request.xc = {4.0, 5.0, 6.0};
+    request.yc = {0.5, -0.2, 0.1};
+    for (int i = 0; i < 50; ++i) request.xt.push_back(3.0 + 0.08 * i);
+    request.truth_kernel = npe::KernelSpec{};
+    request.held_out_x = {5.2, 5.4};
+    request.held_out_y = {0.0, 0.1};
+    request.models = {npe::widgets::gp_oracle_entry(),
+                      npe::widgets::load_model_entry(write_checkpoint(dir, "tetnp"), Qt::red),
+                      npe::widgets::load_model_entry(write_checkpoint(dir, "tnp"), Qt::blue)};
+    auto result = npe::widgets::compute_predictions(request);
+    QCOMPARE(result.models.size(), size_t(3));
+    for (const auto& m : result.models) {
+      QVERIFY2(m.error.isEmpty(), qPrintable(m.error));
+      QCOMPARE(m.mean.size(), size_t(50));
+      QVERIFY(std::isfinite(m.held_out_ll));
+    }
+    QVERIFY(result.models[0].equivariance_error < 1e-6);
+    QVERIFY(result.models[1].equivariance_error < 1e-4);
+    QVERIFY(result.models[2].equivariance_error > 1e-3);
+  }
+
+  void oracleWithoutGroundTruthReportsAnErrorInsteadOfFailing() {
+    npe::widgets::PredictionRequest request;
+    request.xc = {0.0};
+    request.yc = {1.0};
+    request.xt = {0.5};
+    request.models = {npe::widgets::gp_oracle_entry(), npe::widgets::gp_fitted_entry()};
+    auto result = npe::widgets::compute_predictions(request);
+    QVERIFY(result.models[0].error.contains("ground-truth"));
+    QVERIFY(result.models[1].error.isEmpty());
+  }
+
+  void requestsAreCoalesced() {
+    npe::widgets::PredictionService service;
+    std::vector<uint64_t> served;
+    connect(&service, &npe::widgets::PredictionService::predictionsReady,
+            [&](const npe::widgets::PredictionResult& r) { served.push_back(r.serial); });
+    for (uint64_t serial = 1; serial <= 40; ++serial) {
+      npe::widgets::PredictionRequest request;
+      request.serial = serial;
+      request.xc = {0.0};
+      request.yc = {0.0};
+      for (int i = 0; i < 256; ++i) request.xt.push_back(i / 64.0);
+      request.models = {npe::widgets::gp_fitted_entry()};
+      service.request(std::move(request));
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(!served.empty() && served.back() == 40, 30000);
+    QVERIFY(served.size() < 40);
+    QVERIFY(std::is_sorted(served.begin(), served.end()));
+  }
+
+ private:
+  std::unique_ptr<FunctionExplorer> m_explorer;
+};
+
+QTEST_MAIN(FunctionExplorerTest)
+#include "function_explorer_test.moc"

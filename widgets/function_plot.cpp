@@ -1,0 +1,254 @@
+#include "function_plot.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npe::widgets {
+namespace {
+constexpr double kHitRadiusPixels = 10.0;
+}
+
+FunctionPlot::FunctionPlot(QWidget* parent) : QCustomPlot(parent) {
+  setInteractions(QCP::iRangeZoom);
+  axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
+  setFocusPolicy(Qt::StrongFocus);
+  setMouseTracking(true);
+  xAxis->setLabel("x");
+  yAxis->setLabel("y");
+  xAxis->setRange(-4, 4);
+  yAxis->setRange(-3, 3);
+  legend->setVisible(true);
+  legend->setFont(QFont(font().family(), 8));
+  legend->setBrush(QColor(255, 255, 255, 210));
+  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+  m_training_band = new QCPItemRect(this);
+  m_training_band->setLayer("grid");
+  m_training_band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  m_training_band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  m_training_band->setPen(Qt::NoPen);
+  m_training_band->setBrush(QColor(255, 200, 60, 45));
+  m_training_label = new QCPItemText(this);
+  m_training_label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  m_training_label->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
+  m_training_label->setText(tr("training range"));
+  m_training_label->setColor(QColor(150, 110, 20));
+  setTrainingRange(-2, 2);
+
+  auto target_line = [this] {
+    auto* line = new QCPItemStraightLine(this);
+    line->setPen(QPen(QColor(120, 120, 120), 1, Qt::DotLine));
+    return line;
+  };
+  m_target_low = target_line();
+  m_target_high = target_line();
+  setTargetWindow(-3, 3);
+
+  m_truth = addGraph();
+  m_truth->setName(tr("true function"));
+  m_truth->setPen(QPen(QColor(60, 60, 60), 1.5, Qt::DashLine));
+
+  m_points = addGraph();
+  m_points->setName(tr("context"));
+  m_points->setLineStyle(QCPGraph::lsNone);
+  m_points->setScatterStyle(
+      QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 1.5), QColor(255, 255, 255), 9));
+}
+
+void FunctionPlot::setContextPoints(const std::vector<QPointF>& points) {
+  m_context = points;
+  QVector<double> x, y;
+  for (const auto& p : points) {
+    x.push_back(p.x());
+    y.push_back(p.y());
+  }
+  // Keep insertion order (the data are not a function of x), hence no sorting.
+  m_points->setData(x, y, true);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::setTruth(const QVector<double>& x, const QVector<double>& y) {
+  m_truth->setData(x, y, true);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::setTruthVisible(bool visible) {
+  m_truth->setVisible(visible);
+  if (visible) {
+    m_truth->addToLegend();
+  } else {
+    m_truth->removeFromLegend();
+  }
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::setModelCurve(const QString& id, const QString& name, const QColor& colour,
+                                 const QVector<double>& x, const QVector<double>& mean,
+                                 const QVector<double>& stddev) {
+  auto it = m_curves.find(id);
+  if (it == m_curves.end()) {
+    Curve curve{addGraph(), addGraph(), addGraph()};
+    QColor fill = colour;
+    fill.setAlpha(30);
+    curve.lower->setPen(Qt::NoPen);
+    curve.upper->setPen(Qt::NoPen);
+    curve.upper->setBrush(fill);
+    curve.upper->setChannelFillGraph(curve.lower);
+    curve.lower->removeFromLegend();
+    curve.upper->removeFromLegend();
+    curve.mean->setPen(QPen(colour, 2));
+    it = m_curves.emplace(id, curve).first;
+  }
+  QVector<double> lower(x.size()), upper(x.size());
+  for (int i = 0; i < x.size(); ++i) {
+    lower[i] = mean[i] - 2 * stddev[i];
+    upper[i] = mean[i] + 2 * stddev[i];
+  }
+  it->second.mean->setName(name);
+  it->second.lower->setData(x, lower, true);
+  it->second.upper->setData(x, upper, true);
+  it->second.mean->setData(x, mean, true);
+  // Points on top of every curve.
+  m_points->setLayer("main");
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::removeModelCurve(const QString& id) {
+  auto it = m_curves.find(id);
+  if (it == m_curves.end()) return;
+  removeGraph(it->second.lower);
+  removeGraph(it->second.upper);
+  removeGraph(it->second.mean);
+  m_curves.erase(it);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::setTrainingRange(double low, double high) {
+  m_training_band->topLeft->setCoords(low, 0);
+  m_training_band->bottomRight->setCoords(high, 1);
+  m_training_label->position->setCoords(0.5 * (low + high), 0.01);
+}
+
+void FunctionPlot::setTargetWindow(double low, double high) {
+  m_target_low->point1->setCoords(low, 0);
+  m_target_low->point2->setCoords(low, 1);
+  m_target_high->point1->setCoords(high, 0);
+  m_target_high->point2->setCoords(high, 1);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::setAttention(double x, double y, const std::vector<double>& weights) {
+  clearAttention();
+  const double largest = weights.empty() ? 1.0 : *std::max_element(weights.begin(), weights.end());
+  for (size_t i = 0; i < weights.size() && i < m_context.size(); ++i) {
+    const double relative = largest > 0 ? weights[i] / largest : 0.0;
+    if (relative < 0.02) continue;
+    auto* line = new QCPItemLine(this);
+    line->start->setCoords(x, y);
+    line->end->setCoords(m_context[i]);
+    line->setPen(
+        QPen(QColor(200, 30, 120, static_cast<int>(40 + 200 * relative)), 1.0 + 7.0 * relative));
+    m_attention_lines.push_back(line);
+  }
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::clearAttention() {
+  for (auto* line : m_attention_lines) removeItem(line);
+  m_attention_lines.clear();
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+QPointF FunctionPlot::toPixel(const QPointF& point) const {
+  return {xAxis->coordToPixel(point.x()), yAxis->coordToPixel(point.y())};
+}
+
+QPointF FunctionPlot::toCoords(const QPointF& pixel) const {
+  return {xAxis->pixelToCoord(pixel.x()), yAxis->pixelToCoord(pixel.y())};
+}
+
+int FunctionPlot::pointAt(const QPointF& pixel) const {
+  int best = -1;
+  double best_distance = kHitRadiusPixels;
+  for (size_t i = 0; i < m_context.size(); ++i) {
+    const auto d = toPixel(m_context[i]) - pixel;
+    const double distance = std::hypot(d.x(), d.y());
+    if (distance <= best_distance) {
+      best_distance = distance;
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+void FunctionPlot::mousePressEvent(QMouseEvent* event) {
+  setFocus();
+  const QPointF pixel = event->position();
+  if (!axisRect()->rect().contains(pixel.toPoint())) {
+    QCustomPlot::mousePressEvent(event);
+    return;
+  }
+  if (event->button() == Qt::LeftButton) {
+    m_drag_index = pointAt(pixel);
+    ++m_drag_id;
+    if (m_drag_index < 0) Q_EMIT addRequested(toCoords(pixel));
+  } else if (event->button() == Qt::RightButton) {
+    const int index = pointAt(pixel);
+    if (index >= 0) Q_EMIT removeRequested(index);
+  } else if (event->button() == Qt::MiddleButton) {
+    m_panning = true;
+    m_pan_start = pixel;
+    m_pan_x = xAxis->range();
+    m_pan_y = yAxis->range();
+  }
+  event->accept();
+}
+
+void FunctionPlot::mouseMoveEvent(QMouseEvent* event) {
+  const QPointF pixel = event->position();
+  if (m_drag_index >= 0 && (event->buttons() & Qt::LeftButton)) {
+    Q_EMIT moveRequested(m_drag_index, toCoords(pixel), m_drag_id);
+  } else if (m_panning) {
+    const double dx = xAxis->pixelToCoord(m_pan_start.x()) - xAxis->pixelToCoord(pixel.x());
+    const double dy = yAxis->pixelToCoord(m_pan_start.y()) - yAxis->pixelToCoord(pixel.y());
+    xAxis->setRange(m_pan_x.lower + dx, m_pan_x.upper + dx);
+    yAxis->setRange(m_pan_y.lower + dy, m_pan_y.upper + dy);
+    replot(QCustomPlot::rpQueuedReplot);
+    Q_EMIT viewChangedByUser();
+  } else {
+    m_hover_index = pointAt(pixel);
+    setCursor(m_hover_index >= 0 ? Qt::OpenHandCursor : Qt::CrossCursor);
+    if (axisRect()->rect().contains(pixel.toPoint()))
+      Q_EMIT hovered(xAxis->pixelToCoord(pixel.x()));
+  }
+  event->accept();
+}
+
+void FunctionPlot::mouseReleaseEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton) m_drag_index = -1;
+  if (event->button() == Qt::MiddleButton) m_panning = false;
+  event->accept();
+}
+
+void FunctionPlot::wheelEvent(QWheelEvent* event) {
+  QCustomPlot::wheelEvent(event);
+  Q_EMIT viewChangedByUser();
+}
+
+void FunctionPlot::keyPressEvent(QKeyEvent* event) {
+  if ((event->key() == Qt::Key_Delete || event->key() == Qt::Key_Backspace) && m_hover_index >= 0 &&
+      m_hover_index < static_cast<int>(m_context.size())) {
+    Q_EMIT removeRequested(m_hover_index);
+    m_hover_index = -1;
+    event->accept();
+    return;
+  }
+  QCustomPlot::keyPressEvent(event);
+}
+
+void FunctionPlot::leaveEvent(QEvent* event) {
+  m_hover_index = -1;
+  QCustomPlot::leaveEvent(event);
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,85 @@
+#pragma once
+// QCustomPlot view of the 1-D explorer: context points that can be added, dragged and removed
+// with the mouse, model means with ±2σ bands, the true function, and the training range.
+
+#include <map>
+#include <vector>
+
+#include <qcustomplot.h>
+
+namespace npe::widgets {
+
+class FunctionPlot final : public QCustomPlot {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(FunctionPlot)
+
+ public:
+  explicit FunctionPlot(QWidget* parent = nullptr);
+
+  /// Context points in display coordinates.
+  void setContextPoints(const std::vector<QPointF>& points);
+  void setTruth(const QVector<double>& x, const QVector<double>& y);
+  void setTruthVisible(bool visible);
+  /// Mean with a ±2σ band; replaces an existing curve with the same id.
+  void setModelCurve(const QString& id, const QString& name, const QColor& colour,
+                     const QVector<double>& x, const QVector<double>& mean,
+                     const QVector<double>& stddev);
+  void removeModelCurve(const QString& id);
+  /// The shaded band of the models' training context range, in absolute coordinates.
+  void setTrainingRange(double low, double high);
+  /// The target window (dotted lines), in display coordinates.
+  void setTargetWindow(double low, double high);
+  /// Lines from (x, y) to each context point, width and opacity proportional to weight.
+  void setAttention(double x, double y, const std::vector<double>& weights);
+  void clearAttention();
+
+  bool hasCurve(const QString& id) const { return m_curves.count(id) > 0; }
+  /// Index of the context point within a few pixels of `pixel`, or -1.
+  int pointAt(const QPointF& pixel) const;
+  /// Pixel position of a point given in display coordinates (for tests and tooltips).
+  QPointF toPixel(const QPointF& point) const;
+  QPointF toCoords(const QPointF& pixel) const;
+
+ Q_SIGNALS:
+  void addRequested(QPointF point);
+  /// A drag in progress; all moves of one drag share drag_id.
+  void moveRequested(int index, QPointF point, int drag_id);
+  void removeRequested(int index);
+  void hovered(double x);
+  /// The user zoomed or panned.
+  void viewChangedByUser();
+
+ protected:
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+
+ private:
+  struct Curve {
+    QCPGraph* lower;
+    QCPGraph* upper;
+    QCPGraph* mean;
+  };
+
+  QCPGraph* m_points = nullptr;
+  QCPGraph* m_truth = nullptr;
+  QCPItemRect* m_training_band = nullptr;
+  QCPItemText* m_training_label = nullptr;
+  QCPItemStraightLine* m_target_low = nullptr;
+  QCPItemStraightLine* m_target_high = nullptr;
+  std::map<QString, Curve> m_curves;
+  std::vector<QCPItemLine*> m_attention_lines;
+  std::vector<QPointF> m_context;
+
+  int m_drag_index = -1;
+  int m_drag_id = 0;
+  int m_hover_index = -1;
+  bool m_panning = false;
+  QPointF m_pan_start;
+  QCPRange m_pan_x, m_pan_y;
+};
+
+}  // namespace npe::widgets
