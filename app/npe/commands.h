@@ -9,6 +9,7 @@ namespace npe::cli {
 
 int run_train(std::vector<std::string> args, const std::string& command_line);
 int run_eval(std::vector<std::string> args);
+int run_bench(std::vector<std::string> args);
 
 /// Shared options: --threads N (default all cores). Applies them and returns the thread count.
 int apply_runtime_options(class Arguments& args);

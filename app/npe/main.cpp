@@ -22,8 +22,15 @@ commands:
   eval   (--checkpoint PATH | --model gp-oracle|gp-fitted) [--task gp1d] [--shift D]
          [--tasks N] [--seed S] [--json] [--device cpu|cuda|auto]
          [--fit-iterations N] [--threads N]
+  bench accuracy [--tasks 4096] [--shifts 0,0.2,0.4,0.6,0.8,1,2,3] [--seed S]
+         [--models LIST] [--models-dir DIR] [--fit-iterations 1000] [--fitted-tasks 256] [--json]
+  bench latency  [--repeats 50] [--warmup 5] [--context 64] [--targets 256]
+         [--device all|cpu|cuda] [--models LIST] [--models-dir DIR] [--json]
+  bench train    [--steps 20] [--warmup 3] [--size small|paper] [--models LIST]
+         [--device cpu|cuda] [--json]
 
---threads 0 (the default) uses all cores.
+Shipped models are found in models/gp1d (source tree or install prefix; $NPE_MODELS_DIR
+overrides). --threads 0 (the default) uses all cores.
 )";
 
 }  // namespace
@@ -41,6 +48,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return npe::cli::run_train(args, command_line);
     if (command == "eval") return npe::cli::run_eval(args);
+    if (command == "bench") return npe::cli::run_bench(args);
     throw npe::cli::UsageError("unknown command '" + command + "'");
   } catch (const npe::cli::UsageError& e) {
     std::fprintf(stderr, "npe: %s\n\n%s", e.what(), kUsage);

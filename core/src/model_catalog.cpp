@@ -30,32 +30,40 @@ std::vector<fs::path> model_search_dirs() {
   return dirs;
 }
 
+std::vector<ShippedModel> find_models_in(const fs::path& folder,
+                                         std::vector<std::string>* problems) {
+  std::error_code ec;
+  std::vector<ShippedModel> found;
+  if (!fs::is_directory(folder, ec)) return found;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    if (entry.path().extension() == ".pt") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    try {
+      found.push_back({file, read_checkpoint_metadata(file)});
+    } catch (const Error& e) {
+      if (problems) problems->push_back(e.what());
+    }
+  }
+  auto rank = [](const ShippedModel& m) {
+    const auto& infos = model_infos();
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (infos[i].kind == m.metadata.model.kind) return i;
+    }
+    return infos.size();
+  };
+  std::stable_sort(found.begin(), found.end(),
+                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  return found;
+}
+
 std::vector<ShippedModel> find_shipped_models(const std::string& task,
                                               std::vector<std::string>* problems) {
-  std::error_code ec;
   for (const auto& dir : model_search_dirs()) {
-    const auto folder = dir / task;
-    if (!fs::is_directory(folder, ec)) continue;
-    std::vector<ShippedModel> found;
-    for (const auto& entry : fs::directory_iterator(folder, ec)) {
-      if (entry.path().extension() != ".pt") continue;
-      try {
-        found.push_back({entry.path(), read_checkpoint_metadata(entry.path())});
-      } catch (const Error& e) {
-        if (problems) problems->push_back(e.what());
-      }
-    }
-    if (found.empty()) continue;
-    auto rank = [](const ShippedModel& m) {
-      const auto& infos = model_infos();
-      for (size_t i = 0; i < infos.size(); ++i) {
-        if (infos[i].kind == m.metadata.model.kind) return i;
-      }
-      return infos.size();
-    };
-    std::stable_sort(found.begin(), found.end(),
-                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
-    return found;
+    auto found = find_models_in(dir / task, problems);
+    if (!found.empty()) return found;
   }
   return {};
 }

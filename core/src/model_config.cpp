@@ -11,7 +11,8 @@ namespace npe {
   X(kind)                                                                                       \
   X(dim_x)                                                                                      \
   X(dim_y)                                                                                      \
-  X(dim_model) X(num_layers) X(num_heads) X(head_dim) X(pairwise_width) X(update_locations)     \
+  X(dim_model)                                                                                  \
+  X(num_layers) X(num_heads) X(head_dim) X(pairwise_width) X(update_locations)                  \
       X(num_pseudo_tokens) X(heteroscedastic) X(min_stddev) X(points_per_unit) X(conv_channels) \
           X(kernel_size) X(unet_depth) X(cnn_layers) X(max_grid_points)
 

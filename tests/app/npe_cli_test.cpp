@@ -110,6 +110,59 @@ TEST_F(NpeCli, CorruptCheckpointFailsCleanly) {
   EXPECT_NE(r.output.find("corrupt"), std::string::npos) << r.output;
 }
 
+TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
+  const auto models = dir / "models";
+  fs::create_directories(models);
+  auto train =
+      run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
+  ASSERT_EQ(train.status, 0) << train.output;
+  auto r = run_npe("bench accuracy --tasks 16 --shifts 0,1.5 --models gp-oracle,cnp --models-dir " +
+                   models.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto rows = nlohmann::json::parse(r.stdout_only);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) {
+    EXPECT_TRUE(row.at("model") == "gp-oracle" || row.at("model") == "cnp") << row;
+    EXPECT_EQ(row.at("tasks"), 16);
+    EXPECT_TRUE(row.at("ll_mean").is_number());
+    EXPECT_GT(row.at("ll_stderr").get<double>(), 0.0);
+  }
+  EXPECT_DOUBLE_EQ(rows[1].at("shift").get<double>(), 1.5);
+  // Paired tasks: the oracle is exactly translation invariant.
+  EXPECT_NEAR(rows[0].at("ll_mean").get<double>(), rows[1].at("ll_mean").get<double>(), 1e-4);
+}
+
+TEST_F(NpeCli, BenchLatencyAndTrainReportTimings) {
+  auto latency = run_npe(
+      "bench latency --models gp-oracle --repeats 3 --warmup 1 --device cpu "
+      "--models-dir " +
+      dir.string() + " --json");
+  ASSERT_EQ(latency.status, 0) << latency.output;
+  auto rows = nlohmann::json::parse(latency.stdout_only);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_GT(rows[0].at("median_ms").get<double>(), 0.0);
+  EXPECT_LE(rows[0].at("p10_ms").get<double>(), rows[0].at("p90_ms").get<double>());
+
+  auto train = run_npe("bench train --models cnp,tetnp --steps 2 --warmup 1 --json");
+  ASSERT_EQ(train.status, 0) << train.output;
+  auto trained = nlohmann::json::parse(train.stdout_only);
+  ASSERT_EQ(trained.size(), 2u);
+  for (const auto& row : trained) {
+    EXPECT_GT(row.at("steps_per_s").get<double>(), 0.0);
+    EXPECT_GT(row.at("flops_per_step").get<double>(), 0.0);
+    EXPECT_GT(row.at("peak_gflops").get<double>(), 0.0);
+  }
+  // The TE-TNP's pairwise MLPs make its step far more expensive than the CNP's.
+  EXPECT_GT(trained[1].at("flops_per_step").get<double>(),
+            5 * trained[0].at("flops_per_step").get<double>());
+}
+
+TEST_F(NpeCli, BenchNeedsAKnownSuite) {
+  auto r = run_npe("bench speed");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("unknown bench suite"), std::string::npos) << r.output;
+}
+
 TEST_F(NpeCli, CudaWithoutAGpuIsAClearError) {
   auto r = run_npe("eval --model gp-oracle --tasks 4 --device cuda");
   // On a machine with a GPU this succeeds; without one it must say why it cannot.

@@ -148,3 +148,38 @@ TEST(Attention, TargetAttentionIsReportedForAttentionModels) {
 
 }  // namespace
 }  // namespace npe
+
+#include "npe/flops.h"
+
+namespace npe {
+namespace {
+
+TEST(Flops, MatchAHandCountForATinyCnp) {
+  ModelConfig c = default_model_config("cnp", "small");
+  c.dim_model = 2;
+  // Encoder 2->2 (x5 hidden) ->2 on one point: 6 products of 2x2 = 48 FLOPs.
+  // Head [r, x] 3->2->2->2 on one target: 12 + 8 + 8 = 28 FLOPs.
+  EXPECT_DOUBLE_EQ(forward_flops(c, {1, 1, 1, 1.0}), 76.0);
+  EXPECT_DOUBLE_EQ(forward_flops(c, {3, 1, 1, 1.0}), 3 * 76.0);
+}
+
+TEST(Flops, GrowWithTheQuadraticTermsOfAttention) {
+  auto tnp = default_model_config("tnp", "paper");
+  // Without targets only self-attention remains, whose score terms are quadratic in Nc.
+  BatchShape context_only{1, 256, 0, 6.0}, double_context{1, 512, 0, 6.0};
+  EXPECT_GT(forward_flops(tnp, double_context), 2.0 * forward_flops(tnp, context_only));
+  BatchShape large{16, 64, 128, 6.0};
+  auto tetnp = default_model_config("tetnp", "paper");
+  EXPECT_GT(forward_flops(tetnp, large), 5.0 * forward_flops(tnp, large));
+  EXPECT_DOUBLE_EQ(training_step_flops(tnp, large), 3.0 * forward_flops(tnp, large));
+  for (const auto& info : model_infos()) {
+    EXPECT_GT(
+        forward_flops(default_model_config(info.kind, "small", info.kind == "convcnp2d" ? 2 : 1),
+                      large),
+        0.0)
+        << info.kind;
+  }
+}
+
+}  // namespace
+}  // namespace npe

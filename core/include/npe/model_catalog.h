@@ -19,6 +19,11 @@ struct ShippedModel {
   CheckpointMetadata metadata;
 };
 
+/// The checkpoints (*.pt) directly in `folder`, in the registry's display order. Unreadable
+/// files are skipped and described in `problems`.
+std::vector<ShippedModel> find_models_in(const std::filesystem::path& folder,
+                                         std::vector<std::string>* problems = nullptr);
+
 /// The checkpoints (*.pt) in <dir>/<task>/ of the first search folder that has any, in the
 /// registry's display order. Unreadable files are skipped and described in `problems`.
 std::vector<ShippedModel> find_shipped_models(const std::string& task,

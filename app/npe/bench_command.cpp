@@ -1,0 +1,373 @@
+// npe bench: the one place where accuracy and speed are measured.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "arguments.h"
+#include "commands.h"
+#include "npe/checkpoint.h"
+#include "npe/evaluation.h"
+#include "npe/flops.h"
+#include "npe/gp_task_generator.h"
+#include "npe/model_catalog.h"
+#include "npe/model_registry.h"
+#include "npe/runtime.h"
+#include "npe/seeds.h"
+#include "npe/training.h"
+#include "terminal_progress.h"
+
+namespace npe::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<double> parse_shifts(const std::string& text) {
+  std::vector<double> shifts;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) shifts.push_back(parse_double(item, "--shifts"));
+  if (shifts.empty()) throw UsageError("--shifts needs at least one value");
+  return shifts;
+}
+
+std::vector<std::string> parse_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+bool wanted(const std::vector<std::string>& filter, const std::string& name) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown";
+}
+
+// The shipped models, or those in --models-dir.
+std::vector<ShippedModel> bench_models(const std::optional<std::string>& dir) {
+  std::vector<std::string> problems;
+  auto models = dir ? find_models_in(*dir, &problems) : find_shipped_models("gp1d", &problems);
+  for (const auto& p : problems) std::fprintf(stderr, "npe bench: skipped: %s\n", p.c_str());
+  return models;
+}
+
+nlohmann::json machine_json(torch::Device device) {
+  return {{"cpu", cpu_model()},
+          {"threads", at::get_num_threads()},
+          {"device", describe_device(device)},
+          {"libtorch", libtorch_version()}};
+}
+
+int bench_accuracy(Arguments& args) {
+  const auto tasks = args.take_int("--tasks", 4096);
+  const auto shifts = parse_shifts(args.take_or("--shifts", "0,0.2,0.4,0.6,0.8,1,2,3"));
+  const auto seed = static_cast<uint64_t>(args.take_int("--seed", 0));
+  const auto filter = parse_list(args.take_or("--models", ""));
+  const auto models_dir = args.take("--models-dir");
+  const auto device = parse_device(args.take_or("--device", "cpu"));
+  FittedGpOptions fitted;
+  fitted.iterations = static_cast<int>(args.take_int("--fit-iterations", 1000));
+  const auto fitted_tasks = args.take_int("--fitted-tasks", 256);
+  const bool json = args.take_flag("--json");
+  apply_runtime_options(args);
+  args.finish();
+  if (tasks < 1 || fitted_tasks < 1) throw UsageError("--tasks and --fitted-tasks must be >= 1");
+
+  struct Entry {
+    std::string name;
+    BatchPredictor predictor;
+    int64_t tasks;
+    std::shared_ptr<NeuralProcessImpl> model;
+  };
+  std::vector<Entry> entries;
+  if (wanted(filter, "gp-oracle"))
+    entries.push_back({"gp-oracle", gp_oracle_predictor(), tasks, {}});
+  if (wanted(filter, "gp-fitted")) {
+    entries.push_back(
+        {"gp-fitted", gp_fitted_predictor(fitted), std::min(tasks, fitted_tasks), {}});
+  }
+  for (const auto& shipped : bench_models(models_dir)) {
+    const auto& kind = shipped.metadata.model.kind;
+    if (!wanted(filter, kind)) continue;
+    auto model = load_checkpoint(shipped.path, device).model;
+    entries.push_back({kind, model_predictor(*model, device), tasks, model});
+  }
+  if (entries.empty()) throw UsageError("no models selected (see --models, --models-dir)");
+
+  GpTaskGenerator generator;
+  nlohmann::json rows = nlohmann::json::array();
+  int64_t total = 0, done = 0;
+  for (const auto& e : entries) total += e.tasks * static_cast<int64_t>(shifts.size());
+  TerminalProgress bar("bench accuracy", total);
+  for (const auto& entry : entries) {
+    for (double shift : shifts) {
+      EvalOptions options;
+      options.num_tasks = entry.tasks;
+      options.seed = seed;
+      options.shift = shift;
+      options.device = device;
+      auto result = evaluate(entry.predictor, generator, options, [&](const Progress& p) {
+        bar.update(done + p.done, entry.name);
+        return true;
+      });
+      done += entry.tasks;
+      rows.push_back({{"model", entry.name},
+                      {"shift", shift},
+                      {"ll_mean", result.ll_mean},
+                      {"ll_stderr", result.ll_stderr},
+                      {"tasks", result.num_tasks}});
+    }
+  }
+  bar.finish();
+  if (json) {
+    std::printf("%s\n", rows.dump().c_str());
+    return 0;
+  }
+  std::printf("mean log-likelihood per target ± standard error (seed %llu)\n%-10s %6s",
+              (unsigned long long)seed, "model", "tasks");
+  for (double s : shifts) std::printf(" %16s", ("Δ=" + nlohmann::json(s).dump()).c_str());
+  std::printf("\n");
+  for (size_t e = 0; e < entries.size(); ++e) {
+    std::printf("%-10s %6lld", entries[e].name.c_str(), (long long)entries[e].tasks);
+    for (size_t s = 0; s < shifts.size(); ++s) {
+      const auto& row = rows[e * shifts.size() + s];
+      std::printf("   %7.3f ± %5.3f", row["ll_mean"].get<double>(), row["ll_stderr"].get<double>());
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
+struct Timing {
+  double median_ms, p10_ms, p90_ms;
+};
+
+Timing summarise(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[static_cast<size_t>(q * (ms.size() - 1) + 0.5)]; };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+int bench_latency(Arguments& args) {
+  const auto repeats = args.take_int("--repeats", 50);
+  const auto warmup = args.take_int("--warmup", 5);
+  const auto num_context = args.take_int("--context", 64);
+  const auto num_targets = args.take_int("--targets", 256);
+  const auto filter = parse_list(args.take_or("--models", ""));
+  const auto models_dir = args.take("--models-dir");
+  const auto device_name = args.take_or("--device", "all");
+  const auto fit_iterations = static_cast<int>(args.take_int("--fit-iterations", 60));
+  const bool json = args.take_flag("--json");
+  apply_runtime_options(args);
+  args.finish();
+  if (repeats < 1 || warmup < 0) throw UsageError("--repeats must be >= 1, --warmup >= 0");
+  std::vector<torch::Device> devices;
+  if (device_name == "all") {
+    devices.push_back(torch::kCPU);
+    if (torch::cuda::is_available()) devices.push_back(torch::kCUDA);
+  } else {
+    devices.push_back(parse_device(device_name));
+  }
+  GpTaskConfig config;
+  config.min_num_context = config.max_num_context = num_context;
+  config.num_targets = num_targets;
+  auto batch = GpTaskGenerator(config).sample(1, 1234);
+  auto shipped = bench_models(models_dir);
+
+  nlohmann::json rows = nlohmann::json::array();
+  for (auto device : devices) {
+    std::vector<std::pair<std::string, std::function<void()>>> runs;
+    auto task = batch.task.to(device);
+    auto sync = [device] {
+      if (device.is_cuda()) torch::cuda::synchronize();
+    };
+    if (wanted(filter, "gp-oracle") && device.is_cpu()) {
+      runs.push_back({"gp-oracle", [&] { gp_oracle_predict(batch.task, batch.kernels, 0.2); }});
+    }
+    if (wanted(filter, "gp-fitted") && device.is_cpu()) {
+      runs.push_back({"gp-fitted", [&, fit_iterations] {
+                        FittedGpOptions options;
+                        options.iterations = fit_iterations;
+                        gp_fitted_predict(batch.task, options);
+                      }});
+    }
+    std::vector<std::shared_ptr<NeuralProcessImpl>> keep;
+    for (const auto& s : shipped) {
+      if (!wanted(filter, s.metadata.model.kind)) continue;
+      auto model = load_checkpoint(s.path, device).model;
+      keep.push_back(model);
+      runs.push_back({s.metadata.model.kind, [model, task, sync] {
+                        torch::NoGradGuard no_grad;
+                        model->predict(task);
+                        sync();
+                      }});
+    }
+    TerminalProgress bar("bench latency " + describe_device(device),
+                         static_cast<int64_t>(runs.size()));
+    int64_t done = 0;
+    for (auto& [name, run] : runs) {
+      for (int64_t i = 0; i < warmup; ++i) run();
+      std::vector<double> ms;
+      for (int64_t i = 0; i < repeats; ++i) {
+        const auto start = Clock::now();
+        run();
+        ms.push_back(1e3 * seconds_since(start));
+      }
+      auto t = summarise(ms);
+      nlohmann::json row = {{"model", name},
+                            {"device", describe_device(device)},
+                            {"median_ms", t.median_ms},
+                            {"p10_ms", t.p10_ms},
+                            {"p90_ms", t.p90_ms},
+                            {"runs", repeats},
+                            {"context", num_context},
+                            {"targets", num_targets}};
+      if (name == "gp-fitted") row["fit_iterations"] = fit_iterations;
+      rows.push_back(row);
+      bar.update(++done, name);
+    }
+    bar.finish();
+  }
+  if (json) {
+    std::printf("%s\n", rows.dump().c_str());
+    return 0;
+  }
+  std::printf("one prediction, Nc = %lld, Nt = %lld, %lld runs after %lld warm-up\n",
+              (long long)num_context, (long long)num_targets, (long long)repeats,
+              (long long)warmup);
+  std::printf("%-10s %-18s %10s %10s %10s\n", "model", "device", "median ms", "p10 ms", "p90 ms");
+  for (const auto& r : rows) {
+    std::printf("%-10s %-18s %10.2f %10.2f %10.2f\n", r["model"].get<std::string>().c_str(),
+                r["device"].get<std::string>().c_str(), r["median_ms"].get<double>(),
+                r["p10_ms"].get<double>(), r["p90_ms"].get<double>());
+  }
+  return 0;
+}
+
+// Float32 matrix-multiply throughput of this machine, measured in the same run.
+double matmul_peak_gflops(torch::Device device, int64_t n) {
+  auto a = torch::randn({n, n}, torch::TensorOptions().device(device));
+  auto b = torch::randn({n, n}, torch::TensorOptions().device(device));
+  auto sync = [device] {
+    if (device.is_cuda()) torch::cuda::synchronize();
+  };
+  a.matmul(b);
+  sync();
+  double best = 0.0;
+  for (int i = 0; i < 5; ++i) {
+    const auto start = Clock::now();
+    auto c = a.matmul(b);
+    sync();
+    best = std::max(best, 2.0 * n * n * n / seconds_since(start) / 1e9);
+  }
+  return best;
+}
+
+int bench_train(Arguments& args) {
+  const auto steps = args.take_int("--steps", 20);
+  const auto warmup = args.take_int("--warmup", 3);
+  const auto size = args.take_or("--size", "small");
+  const auto kinds =
+      parse_list(args.take_or("--models", "cnp,rcnp,tnp,pttnp,tetnp,tepttnp,convcnp"));
+  const auto device = parse_device(args.take_or("--device", "cpu"));
+  const auto batch_size = args.take_int("--batch-size", 16);
+  const bool json = args.take_flag("--json");
+  apply_runtime_options(args);
+  args.finish();
+  if (steps < 1 || warmup < 0) throw UsageError("--steps must be >= 1, --warmup >= 0");
+
+  const double peak = matmul_peak_gflops(device, device.is_cuda() ? 8192 : 1024);
+  GpTaskGenerator generator;
+  nlohmann::json rows = nlohmann::json::array();
+  TerminalProgress bar("bench train", static_cast<int64_t>(kinds.size()));
+  int64_t done = 0;
+  for (const auto& kind : kinds) {
+    auto config = default_model_config(kind, size);
+    torch::manual_seed(0);
+    auto model = make_model(config);
+    TrainOptions options;
+    options.steps = warmup + steps;
+    options.batch_size = batch_size;
+    options.validation_tasks = 0;
+    options.device = device;
+    Clock::time_point timed_start;
+    train_model(*model, generator, options, [&](const TrainProgress& p) {
+      if (device.is_cuda()) torch::cuda::synchronize();
+      if (p.step == warmup) timed_start = Clock::now();
+      return true;
+    });
+    if (warmup == 0) timed_start = Clock::now();  // (no warm-up: timing includes set-up)
+    const double elapsed = seconds_since(timed_start);
+    // The same tasks as the timed steps (the training stream is deterministic).
+    double flops = 0.0;
+    for (int64_t step = warmup + 1; step <= warmup + steps; ++step) {
+      auto b = generator.sample(batch_size, derive_seed(options.seed, kTrainStream, step));
+      auto all = torch::cat({b.task.xc, b.task.xt}, 1);
+      BatchShape shape{batch_size, b.task.num_context(), b.task.num_targets(),
+                       (all.max() - all.min()).item<double>()};
+      flops += training_step_flops(config, shape);
+    }
+    const double steps_per_s = steps / elapsed;
+    const double gflops = flops / elapsed / 1e9;
+    rows.push_back({{"model", kind},
+                    {"size", size},
+                    {"steps_per_s", steps_per_s},
+                    {"flops_per_step", flops / steps},
+                    {"gflops", gflops},
+                    {"peak_gflops", peak},
+                    {"fraction_of_peak", gflops / peak},
+                    {"batch", batch_size},
+                    {"machine", machine_json(device)}});
+    bar.update(++done, kind);
+  }
+  bar.finish();
+  if (json) {
+    std::printf("%s\n", rows.dump().c_str());
+    return 0;
+  }
+  std::printf(
+      "training steps, batch %lld (Nc ~ U{1..64}, Nt = 128), %s size, %s; "
+      "measured matmul peak %.1f GFLOP/s\n",
+      (long long)batch_size, size.c_str(), describe_device(device).c_str(), peak);
+  std::printf("%-10s %10s %16s %10s %8s\n", "model", "steps/s", "GFLOP/step", "GFLOP/s", "% peak");
+  for (const auto& r : rows) {
+    std::printf("%-10s %10.2f %16.3f %10.2f %7.1f%%\n", r["model"].get<std::string>().c_str(),
+                r["steps_per_s"].get<double>(), r["flops_per_step"].get<double>() / 1e9,
+                r["gflops"].get<double>(), 100.0 * r["fraction_of_peak"].get<double>());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_bench(std::vector<std::string> raw) {
+  if (raw.empty()) throw UsageError("bench needs a suite: accuracy, latency or train");
+  const auto suite = raw.front();
+  Arguments args(std::vector<std::string>(raw.begin() + 1, raw.end()));
+  if (suite == "accuracy") return bench_accuracy(args);
+  if (suite == "latency") return bench_latency(args);
+  if (suite == "train") return bench_train(args);
+  throw UsageError("unknown bench suite '" + suite + "' (accuracy, latency, train)");
+}
+
+}  // namespace npe::cli
