@@ -6,6 +6,7 @@
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include "edit_latency_probe.h"
 #include "function_explorer.h"
 #include "main_window.h"
 #include "npe/runtime.h"
@@ -25,7 +26,11 @@ int main(int argc, char** argv) {
       "screenshot", "Render the window (with predictions) to an image and exit.", "OUT.png");
   QCommandLineOption threads("threads", "Intra-op threads for the models (0 = all cores).", "N",
                              "0");
-  parser.addOptions({session, screenshot, threads});
+  QCommandLineOption latency("measure-edit-latency",
+                             "Move a context point N times, print the median time from edit to "
+                             "redrawn plot, and exit.",
+                             "N");
+  parser.addOptions({session, screenshot, threads, latency});
   parser.addPositionalArgument("files", "Sessions (.json) or checkpoints (.pt) to open.");
   parser.process(app);
 
@@ -42,6 +47,18 @@ int main(int argc, char** argv) {
   bool opened = true;
   if (parser.isSet(session)) opened = window.openFile(parser.value(session));
   for (const auto& file : parser.positionalArguments()) opened = window.openFile(file) && opened;
+
+  if (parser.isSet(latency)) {
+    const int edits = parser.value(latency).toInt();
+    if (edits < 1) {
+      std::fprintf(stderr, "np-explorer: --measure-edit-latency expects a positive count\n");
+      return 2;
+    }
+    window.resize(1400, 860);
+    window.show();
+    npe::app::EditLatencyProbe probe(window.functionExplorer(), edits);
+    return app.exec();
+  }
 
   if (!parser.isSet(screenshot)) {
     window.show();
