@@ -53,7 +53,8 @@ QString format_number(double value, char format, int precision) {
 
 }  // namespace
 
-FunctionExplorer::FunctionExplorer(QWidget* parent) : QWidget(parent) {
+FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
+    : QWidget(parent), m_device(device) {
   m_points = new PointSet(this);
   m_undo = new QUndoStack(this);
   m_service = new PredictionService(this);
@@ -108,7 +109,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent) : QWidget(parent) {
   for (const auto& shipped : find_shipped_models("gp1d", &problems)) {
     try {
       auto entry = load_model_entry(QString::fromStdString(shipped.path.string()),
-                                    model_colour(static_cast<int>(m_models.size())));
+                                    model_colour(static_cast<int>(m_models.size())), m_device);
       entry.id = "shipped:" + QString::fromStdString(shipped.metadata.model.kind);
       const bool on = kDefaultKinds.contains(QString::fromStdString(shipped.metadata.model.kind));
       addModel(std::move(entry), on);
@@ -499,7 +500,7 @@ QString FunctionExplorer::describeModels() const {
   for (const auto& [name, ms] : m_last_ms)
     parts << QString("%1 %2 ms").arg(name).arg(ms, 0, 'f', 1);
   return tr("Models run on %1 · last prediction: %2")
-      .arg(QString::fromStdString(describe_device(torch::kCPU)), parts.join(", "));
+      .arg(QString::fromStdString(describe_device(m_device)), parts.join(", "));
 }
 
 void FunctionExplorer::onHovered(double x) {
@@ -540,7 +541,8 @@ void FunctionExplorer::openSweep() {
 
 void FunctionExplorer::openCheckpoint(const QString& path) {
   auto absolute = QFileInfo(path).absoluteFilePath();
-  addModel(load_model_entry(absolute, model_colour(static_cast<int>(m_models.size()))), true);
+  addModel(load_model_entry(absolute, model_colour(static_cast<int>(m_models.size())), m_device),
+           true);
   schedulePredictions(false);
 }
 

@@ -32,8 +32,9 @@ class FunctionExplorer final : public QWidget {
   Q_DISABLE_COPY_MOVE(FunctionExplorer)
 
  public:
-  /// Loads the shipped 1-D models found by npe::find_shipped_models("gp1d").
-  explicit FunctionExplorer(QWidget* parent = nullptr);
+  /// Loads the shipped 1-D models found by npe::find_shipped_models("gp1d"); neural models run
+  /// on `device` (the GP baselines always on the CPU).
+  explicit FunctionExplorer(QWidget* parent = nullptr, torch::Device device = torch::kCPU);
   ~FunctionExplorer() override;
 
   QUndoStack* undoStack() const { return m_undo; }
@@ -111,6 +112,7 @@ class FunctionExplorer final : public QWidget {
   GroundTruth m_truth;
   bool m_has_truth = true;
   std::vector<ModelEntry> m_models;
+  torch::Device m_device = torch::kCPU;
   double m_shift = 0.0;
   bool m_user_view = false;
   uint64_t m_serial = 0;

@@ -7,8 +7,9 @@
 
 namespace npe::widgets {
 
-ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour) {
-  auto loaded = load_checkpoint(checkpoint_path.toStdString(), torch::kCPU);
+ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour,
+                            torch::Device device) {
+  auto loaded = load_checkpoint(checkpoint_path.toStdString(), device);
   const auto& meta = loaded.metadata;
   const auto& info = model_info(meta.model.kind);
   ModelEntry entry;

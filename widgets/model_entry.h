@@ -6,6 +6,8 @@
 #include <QColor>
 #include <QString>
 
+#include <torch/types.h>
+
 #include "npe/model.h"
 
 namespace npe::widgets {
@@ -25,8 +27,9 @@ struct ModelEntry {
   QString checkpoint_path;
 };
 
-/// Entry for a checkpoint file. Throws npe::CheckpointError.
-ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour);
+/// Entry for a checkpoint file, with the model on `device`. Throws npe::CheckpointError.
+ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour,
+                            torch::Device device = torch::kCPU);
 /// Entries for the GP baselines.
 ModelEntry gp_oracle_entry();
 ModelEntry gp_fitted_entry();

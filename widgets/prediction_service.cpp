@@ -19,7 +19,7 @@ torch::Tensor column(const std::vector<double>& values) {
 }
 
 std::vector<double> to_vector(const torch::Tensor& t) {
-  auto flat = t.reshape({-1}).to(torch::kFloat64).contiguous();
+  auto flat = t.reshape({-1}).to(torch::kCPU, torch::kFloat64).contiguous();
   return {flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel()};
 }
 
@@ -30,11 +30,15 @@ using Conditioned = std::function<Prediction(const torch::Tensor& xq)>;
 Conditioned condition(const ModelEntry& entry, const PredictionRequest& request,
                       const torch::Tensor& xc, const torch::Tensor& yc) {
   switch (entry.kind) {
-    case ModelEntry::Kind::Neural:
-      return [&entry, xc, yc](const torch::Tensor& xq) {
+    case ModelEntry::Kind::Neural: {
+      // The model may live on a GPU; its inputs go there and its outputs come back.
+      const auto device = entry.model->parameters().front().device();
+      return [&entry, device, xc = xc.to(device), yc = yc.to(device)](const torch::Tensor& xq) {
         entry.model->eval();
-        return entry.model->predict({xc, yc, xq, {}});
+        auto p = entry.model->predict({xc, yc, xq.to(device), {}});
+        return Prediction{p.mean.cpu(), p.stddev.cpu()};
       };
+    }
     case ModelEntry::Kind::GpOracle: {
       if (!request.truth_kernel) {
         throw InvalidInputError("needs a ground-truth kernel (not available in free-hand mode)");
@@ -118,12 +122,13 @@ AttentionResult compute_attention(const AttentionRequest& request) {
   result.serial = request.serial;
   result.x = request.x;
   if (!request.model.model || request.xc.empty()) return result;
-  Task task{column(request.xc), column(request.yc), column({request.x}), {}};
+  const auto device = request.model.model->parameters().front().device();
+  Task task = Task{column(request.xc), column(request.yc), column({request.x}), {}}.to(device);
   auto weights = request.model.model->target_attention(task);
   if (!weights.defined()) return result;
-  auto w = weights[0][0];
+  auto w = weights[0][0].cpu();
   result.weights = to_vector(w / w.sum());
-  result.mean = request.model.model->predict(task).mean.item<double>();
+  result.mean = request.model.model->predict(task).mean.cpu().item<double>();
   return result;
 }
 

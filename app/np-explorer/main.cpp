@@ -30,7 +30,9 @@ int main(int argc, char** argv) {
                              "Move a context point N times, print the median time from edit to "
                              "redrawn plot, and exit.",
                              "N");
-  parser.addOptions({session, screenshot, threads, latency});
+  QCommandLineOption device("device", "Where neural models run: cpu, cuda or auto.", "DEVICE",
+                            "auto");
+  parser.addOptions({session, screenshot, threads, latency, device});
   parser.addPositionalArgument("files", "Sessions (.json) or checkpoints (.pt) to open.");
   parser.process(app);
 
@@ -43,7 +45,14 @@ int main(int argc, char** argv) {
   npe::configure_allocator();
   npe::configure_threads(thread_count);
 
-  npe::app::MainWindow window;
+  torch::Device model_device = torch::kCPU;
+  try {
+    model_device = npe::parse_device(parser.value(device).toStdString());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "np-explorer: %s\n", e.what());
+    return 2;
+  }
+  npe::app::MainWindow window(model_device);
   bool opened = true;
   if (parser.isSet(session)) opened = window.openFile(parser.value(session));
   for (const auto& file : parser.positionalArguments()) opened = window.openFile(file) && opened;

@@ -24,11 +24,11 @@ namespace {
 constexpr int kMaxRecentFiles = 8;
 }
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+MainWindow::MainWindow(torch::Device device, QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("NP Explorer"));
   setAcceptDrops(true);
   auto* tabs = new QTabWidget(this);
-  m_explorer = new widgets::FunctionExplorer(tabs);
+  m_explorer = new widgets::FunctionExplorer(tabs, device);
   tabs->addTab(m_explorer, tr("1-D functions"));
   setCentralWidget(tabs);
   m_status = new QLabel(this);

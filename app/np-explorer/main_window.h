@@ -1,6 +1,8 @@
 #pragma once
 // The np-explorer main window: assembles the explorer tabs, menus, files and status bar.
 
+#include <torch/types.h>
+
 #include <QMainWindow>
 #include <QString>
 
@@ -18,7 +20,8 @@ class MainWindow final : public QMainWindow {
   Q_DISABLE_COPY_MOVE(MainWindow)
 
  public:
-  explicit MainWindow(QWidget* parent = nullptr);
+  /// Neural models run on `device`.
+  explicit MainWindow(torch::Device device, QWidget* parent = nullptr);
 
   widgets::FunctionExplorer* functionExplorer() const { return m_explorer; }
   /// Opens a session (.json) or checkpoint (.pt); errors are shown in a dialog and leave the

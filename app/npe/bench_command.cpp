@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -177,6 +178,9 @@ int bench_latency(Arguments& args) {
   const auto models_dir = args.take("--models-dir");
   const auto device_name = args.take_or("--device", "all");
   const auto fit_iterations = static_cast<int>(args.take_int("--fit-iterations", 60));
+  // Timing does not depend on the weights: --size times fresh models of that size instead of
+  // the shipped ones (e.g. the paper sizes, which are not shipped).
+  const auto size = args.take("--size");
   const bool json = args.take_flag("--json");
   apply_runtime_options(args);
   args.finish();
@@ -192,7 +196,18 @@ int bench_latency(Arguments& args) {
   config.min_num_context = config.max_num_context = num_context;
   config.num_targets = num_targets;
   auto batch = GpTaskGenerator(config).sample(1, 1234);
-  auto shipped = bench_models(models_dir);
+  std::vector<ModelConfig> configs;
+  std::vector<std::filesystem::path> paths;
+  if (size) {
+    for (const auto& info : model_infos()) {
+      if (info.kind != "convcnp2d") configs.push_back(default_model_config(info.kind, *size));
+    }
+  } else {
+    for (const auto& s : bench_models(models_dir)) {
+      configs.push_back(s.metadata.model);
+      paths.push_back(s.path);
+    }
+  }
 
   nlohmann::json rows = nlohmann::json::array();
   for (auto device : devices) {
@@ -212,11 +227,19 @@ int bench_latency(Arguments& args) {
                       }});
     }
     std::vector<std::shared_ptr<NeuralProcessImpl>> keep;
-    for (const auto& s : shipped) {
-      if (!wanted(filter, s.metadata.model.kind)) continue;
-      auto model = load_checkpoint(s.path, device).model;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (!wanted(filter, configs[i].kind)) continue;
+      std::shared_ptr<NeuralProcessImpl> model;
+      if (size) {
+        torch::manual_seed(0);
+        model = make_model(configs[i]);
+        model->to(device);
+        model->eval();
+      } else {
+        model = load_checkpoint(paths[i], device).model;
+      }
       keep.push_back(model);
-      runs.push_back({s.metadata.model.kind, [model, task, sync] {
+      runs.push_back({configs[i].kind, [model, task, sync] {
                         torch::NoGradGuard no_grad;
                         model->predict(task);
                         sync();

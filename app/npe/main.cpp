@@ -25,7 +25,8 @@ commands:
   bench accuracy [--tasks 4096] [--shifts 0,0.2,0.4,0.6,0.8,1,2,3] [--seed S]
          [--models LIST] [--models-dir DIR] [--fit-iterations 1000] [--fitted-tasks 256] [--json]
   bench latency  [--repeats 50] [--warmup 5] [--context 64] [--targets 256]
-         [--device all|cpu|cuda] [--models LIST] [--models-dir DIR] [--json]
+         [--device all|cpu|cuda] [--models LIST] [--models-dir DIR | --size small|paper]
+         [--fit-iterations 60] [--json]
   bench train    [--steps 20] [--warmup 3] [--size small|paper] [--models LIST]
          [--device cpu|cuda] [--json]
 

@@ -69,9 +69,12 @@ int run_train(std::vector<std::string> raw, const std::string& command_line) {
                task_name.c_str(), describe_device(device).c_str(), (long long)options.steps);
 
   TerminalProgress bar("train " + *kind, options.steps);
+  // The bar shows a running mean of the loss: single batches are too noisy to read.
+  double smoothed_loss = std::nan("");
   auto result = train_model(*model, *source, options, [&](const TrainProgress& p) {
+    smoothed_loss = std::isfinite(smoothed_loss) ? 0.98 * smoothed_loss + 0.02 * p.loss : p.loss;
     char details[96];
-    std::snprintf(details, sizeof details, "loss %.4f  val ll %s", p.loss,
+    std::snprintf(details, sizeof details, "loss %.4f  val ll %s", smoothed_loss,
                   std::isfinite(p.validation_ll) ? std::to_string(p.validation_ll).c_str() : "-");
     bar.update(p.step, details);
     return true;

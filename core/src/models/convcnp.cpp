@@ -63,7 +63,7 @@ double ConvCnpImpl::exact_shift_granularity() const {
 
 Prediction ConvCnpImpl::forward_impl(const Task& task) {
   const auto& c = config();
-  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  const auto b = task.batch_size(), nc = task.num_context();
   const double spacing = 1.0 / c.points_per_unit;
   const int64_t granularity = int64_t{1} << c.unet_depth;
   // Receptive-field margin (in grid cells) so that the CNN sees the same neighbourhood
@@ -113,7 +113,6 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
   auto d = task.xt.select(-1, 0).unsqueeze(-1) - grid.view({1, 1, count});  // [B,Nt,G]
   auto w = torch::exp(-0.5 * (d / dec_ls).square());
   auto at_targets = w.matmul(features.transpose(1, 2));  // [B,Nt,C]
-  (void)nt;
   return m_head->forward(at_targets);
 }
 
