@@ -350,6 +350,14 @@ std::vector<QPointF> FunctionExplorer::displayPoints() const {
   return points;
 }
 
+void FunctionExplorer::appendDisplayContext(std::vector<double>& xc,
+                                            std::vector<double>& yc) const {
+  for (const auto& p : displayPoints()) {
+    xc.push_back(p.x());
+    yc.push_back(p.y());
+  }
+}
+
 void FunctionExplorer::redrawData() {
   m_plot->setContextPoints(displayPoints());
   m_plot->setTargetWindow(kTargetLow + m_shift, kTargetHigh + m_shift);
@@ -431,10 +439,7 @@ void FunctionExplorer::schedulePredictions(bool refine) {
   request.serial = ++m_serial;
   request.refine = refine;
   request.shift = m_shift;
-  for (const auto& p : displayPoints()) {
-    request.xc.push_back(p.x());
-    request.yc.push_back(p.y());
-  }
+  appendDisplayContext(request.xc, request.yc);
   const auto range = m_plot->xAxis->range();
   // At least 256 query points, more when the plot is wide (one per two pixels).
   const int n = std::clamp(m_plot->axisRect()->width() / 2, 256, 2000);
@@ -512,10 +517,7 @@ void FunctionExplorer::onHovered(double x) {
     request.serial = ++m_serial;
     request.x = x;
     request.model = m;
-    for (const auto& p : displayPoints()) {
-      request.xc.push_back(p.x());
-      request.yc.push_back(p.y());
-    }
+    appendDisplayContext(request.xc, request.yc);
     m_service->request_attention(std::move(request));
   }
 }

@@ -86,6 +86,7 @@ class FunctionExplorer final : public QWidget {
   void redrawData();
   void schedulePredictions(bool refine);
   std::vector<QPointF> displayPoints() const;
+  void appendDisplayContext(std::vector<double>& xc, std::vector<double>& yc) const;
   QString describeModels() const;
 
   PointSet* m_points = nullptr;

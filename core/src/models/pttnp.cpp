@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include "models/tokens.h"
+
 namespace npe {
 
 PtTnpImpl::PtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
@@ -21,11 +23,8 @@ PtTnpImpl::PtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 }
 
 Prediction PtTnpImpl::forward_impl(const Task& task) {
-  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
-  auto opts = task.xt.options();
-  auto zc = m_embed->forward(torch::cat({task.xc, task.yc, torch::ones({b, nc, 1}, opts)}, -1));
-  auto zt =
-      m_embed->forward(torch::cat({task.xt, torch::zeros({b, nt, task.dim_y() + 1}, opts)}, -1));
+  const auto b = task.batch_size();
+  auto [zc, zt] = input_output_tokens(m_embed, task);
   auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
   for (size_t l = 0; l < m_pseudo_from_context.size(); ++l) {
     u = m_pseudo_from_context[l]->forward(u, zc);
@@ -58,12 +57,8 @@ TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 
 Prediction TePtTnpImpl::forward_impl(const Task& task) {
   const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
-  const auto dy = task.dim_y();
   const auto dz = config().dim_model;
-  auto opts = task.xt.options();
-  auto zc = m_embed->forward(torch::cat({task.yc, torch::zeros({b, nc, 1}, opts)}, -1));
-  auto target_token = torch::cat({torch::zeros({dy}, opts), torch::ones({1}, opts)});
-  auto zt = m_embed->forward(target_token).expand({b, nt, dz});
+  auto [zc, zt] = output_only_tokens(m_embed, task, dz);
   auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
   // Pseudo-locations (paper eq. 11): a convex combination of context locations plus a learned
   // offset, so they translate exactly with the data.

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "models/tokens.h"
+
 namespace npe {
 
 TnpImpl::TnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
@@ -17,11 +19,7 @@ TnpImpl::TnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 }
 
 Prediction TnpImpl::forward_impl(const Task& task) {
-  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
-  auto opts = task.xt.options();
-  auto zc = m_embed->forward(torch::cat({task.xc, task.yc, torch::ones({b, nc, 1}, opts)}, -1));
-  auto zt =
-      m_embed->forward(torch::cat({task.xt, torch::zeros({b, nt, task.dim_y() + 1}, opts)}, -1));
+  auto [zc, zt] = input_output_tokens(m_embed, task);
   for (size_t l = 0; l < m_self.size(); ++l) {
     zc = m_self[l]->forward(zc, zc);
     const bool last = l + 1 == m_self.size();
@@ -45,12 +43,7 @@ TeTnpImpl::TeTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 }
 
 Prediction TeTnpImpl::forward_impl(const Task& task) {
-  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
-  const auto dy = task.dim_y();
-  auto opts = task.xt.options();
-  auto zc = m_embed->forward(torch::cat({task.yc, torch::zeros({b, nc, 1}, opts)}, -1));
-  auto target_token = torch::cat({torch::zeros({dy}, opts), torch::ones({1}, opts)});
-  auto zt = m_embed->forward(target_token).expand({b, nt, config().dim_model});
+  auto [zc, zt] = output_only_tokens(m_embed, task, config().dim_model);
   auto xc = task.xc;
   auto xt = task.xt;
   for (size_t l = 0; l < m_self.size(); ++l) {

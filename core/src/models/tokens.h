@@ -1,0 +1,34 @@
+#pragma once
+// Initial tokens shared by the transformer NPs.
+
+#include <torch/torch.h>
+
+#include "npe/modules.h"
+#include "npe/task.h"
+
+namespace npe {
+
+struct Tokens {
+  torch::Tensor context;  ///< [B,Nc,Dz]
+  torch::Tensor target;   ///< [B,Nt,Dz]
+};
+
+/// TNP tokens: context MLP([x, y, 1]), targets MLP([x, 0, 0]); embed maps Dx+Dy+1 -> Dz.
+inline Tokens input_output_tokens(Mlp& embed, const Task& task) {
+  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  auto opts = task.xt.options();
+  return {embed->forward(torch::cat({task.xc, task.yc, torch::ones({b, nc, 1}, opts)}, -1)),
+          embed->forward(torch::cat({task.xt, torch::zeros({b, nt, task.dim_y() + 1}, opts)}, -1))};
+}
+
+/// Translation-equivariant tokens, independent of x: context MLP([y, 0]), every target the
+/// same learned constant MLP([0, 1]); embed maps Dy+1 -> Dz.
+inline Tokens output_only_tokens(Mlp& embed, const Task& task, int64_t dim_model) {
+  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+  auto opts = task.xt.options();
+  auto target_token = torch::cat({torch::zeros({task.dim_y()}, opts), torch::ones({1}, opts)});
+  return {embed->forward(torch::cat({task.yc, torch::zeros({b, nc, 1}, opts)}, -1)),
+          embed->forward(target_token).expand({b, nt, dim_model})};
+}
+
+}  // namespace npe
