@@ -5,6 +5,7 @@
 
 #include "npe/checkpoint.h"
 #include "npe/errors.h"
+#include "npe/model_catalog.h"
 #include "npe/model_registry.h"
 #include "test_support.h"
 
@@ -138,6 +139,28 @@ TEST_F(Checkpoints, MetadataCanBeReadAlone) {
   auto metadata = read_checkpoint_metadata(path);
   EXPECT_EQ(metadata.model.kind, "rcnp");
   EXPECT_DOUBLE_EQ(metadata.validation_ll, -0.5);
+}
+
+TEST_F(Checkpoints, ShippedModelsAreFoundInRegistryOrderAndBadFilesReported) {
+  fs::create_directories(dir / "gp1d");
+  for (const std::string kind : {"tetnp", "cnp", "tnp"}) {
+    auto model = make_model(tiny_config(kind));
+    CheckpointMetadata metadata;
+    metadata.model = model->config();
+    save_checkpoint(dir / "gp1d" / (kind + ".pt"), *model, metadata);
+  }
+  overwrite(dir / "gp1d" / "broken.pt", "not a checkpoint");
+  ::setenv("NPE_MODELS_DIR", dir.c_str(), 1);
+  std::vector<std::string> problems;
+  auto found = find_shipped_models("gp1d", &problems);
+  ::unsetenv("NPE_MODELS_DIR");
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].metadata.model.kind, "cnp");
+  EXPECT_EQ(found[1].metadata.model.kind, "tnp");
+  EXPECT_EQ(found[2].metadata.model.kind, "tetnp");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("broken.pt"), std::string::npos);
+  EXPECT_TRUE(find_models_in(dir / "nothing-here").empty());
 }
 
 }  // namespace
