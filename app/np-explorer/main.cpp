@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QTimer>
 
 #include "edit_latency_probe.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName("np-explorer");
   QApplication::setApplicationName("np-explorer");
   QApplication::setApplicationVersion(NPE_VERSION);
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/np-explorer.svg")));
 
   QCommandLineParser parser;
   parser.setApplicationDescription("Interactive explorer of neural processes");
