@@ -1,5 +1,6 @@
 // np-explorer: the NP Explorer GUI.
 
+#include <cmath>
 #include <cstdio>
 
 #include <QApplication>
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
                              "N");
   QCommandLineOption device("device", "Where neural models run: cpu, cuda or auto.", "DEVICE",
                             "auto");
-  parser.addOptions({session, screenshot, threads, latency, device});
+  QCommandLineOption shift("shift", "Start with the context shifted by D (-10..10).", "D");
+  parser.addOptions({session, screenshot, threads, latency, device, shift});
   parser.addPositionalArgument("files", "Sessions (.json) or checkpoints (.pt) to open.");
   parser.process(app);
 
@@ -58,6 +60,15 @@ int main(int argc, char** argv) {
   bool opened = true;
   if (parser.isSet(session)) opened = window.openFile(parser.value(session));
   for (const auto& file : parser.positionalArguments()) opened = window.openFile(file) && opened;
+  if (parser.isSet(shift)) {
+    bool ok = false;
+    const double value = parser.value(shift).toDouble(&ok);
+    if (!ok || !(std::abs(value) <= 10.0)) {
+      std::fprintf(stderr, "np-explorer: --shift expects a number in [-10, 10]\n");
+      return 2;
+    }
+    window.functionExplorer()->setShift(value);
+  }
 
   if (parser.isSet(latency)) {
     const int edits = parser.value(latency).toInt();
