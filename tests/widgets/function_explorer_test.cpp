@@ -15,6 +15,7 @@
 #include "npe/model_registry.h"
 #include "point_set.h"
 #include "prediction_service.h"
+#include "sweep_dialog.h"
 
 using npe::widgets::FunctionExplorer;
 
@@ -251,6 +252,45 @@ class FunctionExplorerTest : public QObject {
     auto result = npe::widgets::compute_predictions(request);
     QVERIFY(result.models[0].error.contains("ground-truth"));
     QVERIFY(result.models[1].error.isEmpty());
+  }
+
+  void deltaSweepRunsInTheBackgroundAndCanBeCancelled() {
+    npe::widgets::SweepDialog dialog({npe::widgets::gp_oracle_entry()}, nullptr, 16);
+    QSignalSpy finished(&dialog, &npe::widgets::SweepDialog::finished);
+    dialog.start();
+    QVERIFY(finished.wait(60000));
+    const auto& row = dialog.results().at(0);
+    QCOMPARE(row.size(), dialog.shifts().size());
+    for (double ll : row) {
+      QVERIFY(std::isfinite(ll));
+      QVERIFY(std::abs(ll - row.front()) < 1e-4);  // paired tasks, stationary GP
+    }
+    // Cancelling a long sweep stops it early.
+    npe::widgets::SweepDialog slow({npe::widgets::gp_fitted_entry()}, nullptr, 256);
+    QSignalSpy slow_finished(&slow, &npe::widgets::SweepDialog::finished);
+    slow.start();
+    QTest::qWait(200);
+    slow.findChild<QPushButton*>()->click();
+    QVERIFY(slow_finished.wait(60000));
+    QVERIFY(!std::isfinite(slow.results().at(0).back()));
+  }
+
+  void attentionWeightsAreANormalisedDistributionOverTheContext() {
+    QTemporaryDir dir;
+    npe::widgets::AttentionRequest request;
+    request.xc = {-1.0, 0.0, 1.0, 2.0};
+    request.yc = {0.1, 0.2, -0.3, 0.4};
+    request.x = 0.5;
+    request.model = npe::widgets::load_model_entry(write_checkpoint(dir, "tetnp"), Qt::red);
+    auto result = npe::widgets::compute_attention(request);
+    QCOMPARE(result.weights.size(), size_t(4));
+    double total = 0;
+    for (double w : result.weights) {
+      QVERIFY(w >= 0);
+      total += w;
+    }
+    QVERIFY(std::abs(total - 1.0) < 1e-5);
+    QVERIFY(std::isfinite(result.mean));
   }
 
   void requestsAreCoalesced() {
