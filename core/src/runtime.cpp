@@ -43,7 +43,8 @@ torch::Device parse_device(const std::string& name) {
 
 std::string describe_device(torch::Device device) {
   if (device.is_cuda()) return "CUDA:" + std::to_string(device.has_index() ? device.index() : 0);
-  return "CPU (" + std::to_string(at::get_num_threads()) + " threads)";
+  const int threads = at::get_num_threads();
+  return "CPU (" + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
 }
 
 std::string libtorch_version() {
