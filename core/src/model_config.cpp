@@ -7,15 +7,27 @@ namespace npe {
 
 // One list of (name, member) pairs drives both directions of the JSON mapping, so a new field
 // cannot be saved without being loaded.
-#define NPE_MODEL_CONFIG_FIELDS(X)                                                        \
-  X(kind)                                                                                 \
-  X(dim_x)                                                                                \
-  X(dim_y)                                                                                \
-  X(dim_model)                                                                            \
-  X(num_layers)                                                                           \
-  X(num_heads) X(head_dim) X(pairwise_width) X(update_locations) X(num_pseudo_tokens)     \
-      X(heteroscedastic) X(min_stddev) X(points_per_unit) X(conv_channels) X(kernel_size) \
-          X(unet_depth) X(cnn_layers) X(max_grid_points)
+// clang-format off
+#define NPE_MODEL_CONFIG_FIELDS(X) \
+  X(kind) \
+  X(dim_x) \
+  X(dim_y) \
+  X(dim_model) \
+  X(num_layers) \
+  X(num_heads) \
+  X(head_dim) \
+  X(pairwise_width) \
+  X(update_locations) \
+  X(num_pseudo_tokens) \
+  X(heteroscedastic) \
+  X(min_stddev) \
+  X(points_per_unit) \
+  X(conv_channels) \
+  X(kernel_size) \
+  X(unet_depth) \
+  X(cnn_layers) \
+  X(max_grid_points)
+// clang-format on
 
 nlohmann::json ModelConfig::to_json() const {
   nlohmann::json json;
