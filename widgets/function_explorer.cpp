@@ -460,7 +460,6 @@ void FunctionExplorer::schedulePredictions(bool refine) {
 }
 
 void FunctionExplorer::onPredictions(const PredictionResult& result) {
-  ++m_rounds;
   const QVector<double> x(result.xt.begin(), result.xt.end());
   m_metrics->setRowCount(static_cast<int>(result.models.size()));
   int row = 0;

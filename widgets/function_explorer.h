@@ -59,8 +59,6 @@ class FunctionExplorer final : public QWidget {
   /// PNG, PDF or SVG by suffix. Throws npe::Error.
   void exportPlot(const QString& path);
   void fitView();
-  /// Number of prediction rounds received (for tests and --screenshot).
-  int predictionRounds() const { return m_rounds; }
 
  Q_SIGNALS:
   /// A prediction round was drawn; refined = the settled round with all metrics.
@@ -118,7 +116,6 @@ class FunctionExplorer final : public QWidget {
   bool m_user_view = false;
   uint64_t m_serial = 0;
   uint64_t m_sample_seed = 100;
-  int m_rounds = 0;
   std::map<QString, double> m_last_ms;
 };
 

@@ -161,14 +161,12 @@ void PredictionService::dispatch() {
     auto request = std::move(*m_pending);
     m_pending.reset();
     m_busy = true;
-    Q_EMIT busyChanged(true);
     QMetaObject::invokeMethod(m_worker, [this, request = std::move(request)] {
       auto result = compute_predictions(request);
       QMetaObject::invokeMethod(this, [this, result = std::move(result)] {
         m_busy = false;
         Q_EMIT predictionsReady(result);
         dispatch();
-        if (!m_busy) Q_EMIT busyChanged(false);
       });
     });
     return;
@@ -188,7 +186,6 @@ void PredictionService::dispatch() {
         m_busy = false;
         Q_EMIT attentionReady(result);
         dispatch();
-        if (!m_busy) Q_EMIT busyChanged(false);
       });
     });
   }

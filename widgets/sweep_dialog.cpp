@@ -94,9 +94,8 @@ void SweepDialog::start() {
           auto result = evaluate(predictor, generator, options,
                                  [this](const Progress&) { return !m_cancelled.load(); });
           if (result.cancelled) break;
-          QMetaObject::invokeMethod(this, [this, m, s, result] {
-            onResult(int(m), int(s), result.ll_mean, result.ll_stderr);
-          });
+          QMetaObject::invokeMethod(
+              this, [this, m, s, result] { onResult(int(m), int(s), result.ll_mean); });
         }
       }
     } catch (const std::exception& e) {
@@ -108,7 +107,7 @@ void SweepDialog::start() {
   m_thread->start();
 }
 
-void SweepDialog::onResult(int model, int shift, double ll, double /*stderr_*/) {
+void SweepDialog::onResult(int model, int shift, double ll) {
   m_results[model][shift] = ll;
   QVector<double> x, y;
   double low = 0, high = -1e9;

@@ -35,7 +35,7 @@ class SweepDialog final : public QDialog {
   void finished();
 
  private:
-  void onResult(int model, int shift, double ll, double stderr_);
+  void onResult(int model, int shift, double ll);
   void onDone(const QString& error);
 
   std::vector<ModelEntry> m_models;
