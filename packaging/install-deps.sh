@@ -8,7 +8,9 @@ packages=(
   libtorch-dev
   # Without OpenBLAS, Debian's libtorch falls back to reference BLAS (~15x slower matmuls).
   libopenblas0-openmp
-  nlohmann-json3-dev
+  nlohmann-json3-dev zlib1g-dev
+  # T-FashionMNIST tasks and the image tab read Debian's Fashion-MNIST.
+  dataset-fashion-mnist
   libgtest-dev
   qt6-base-dev libqt6opengl6-dev qt6-svg-dev libqcustomplot-dev
   # GUI tests and screenshots run under a virtual X server.

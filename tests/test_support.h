@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "npe/data/task.h"
 #include "npe/errors.h"
-#include "npe/model_config.h"
-#include "npe/task.h"
+#include "npe/models/model_config.h"
 
 namespace npe::testing {
 

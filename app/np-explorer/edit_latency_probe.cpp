@@ -6,17 +6,14 @@
 
 #include <QApplication>
 #include <QTimer>
-#include <QUndoStack>
 
-#include "function_explorer.h"
-#include "function_plot.h"
-#include "point_set.h"
+#include "common/explorer_panel.h"
 
 namespace npe::app {
 
-EditLatencyProbe::EditLatencyProbe(widgets::FunctionExplorer* explorer, int edits, QObject* parent)
-    : QObject(parent), m_explorer(explorer), m_edits(edits) {
-  connect(explorer, &widgets::FunctionExplorer::predictionsUpdated, this,
+EditLatencyProbe::EditLatencyProbe(widgets::ExplorerPanel* panel, int edits, QObject* parent)
+    : QObject(parent), m_panel(panel), m_edits(edits) {
+  connect(panel, &widgets::ExplorerPanel::predictionsUpdated, this,
           &EditLatencyProbe::onPredictions);
 }
 
@@ -29,44 +26,36 @@ void EditLatencyProbe::onPredictions(bool refined) {
   }
   if (!m_waiting) return;
   // Include the drawing: repaint now instead of at the next event-loop pass.
-  m_explorer->plot()->replot(QCustomPlot::rpImmediateRefresh);
+  m_panel->repaintNow();
   m_ms.push_back(m_timer.nsecsElapsed() / 1e6);
   m_waiting = false;
   if (static_cast<int>(m_ms.size()) >= m_edits) {
     report();
     return;
   }
-  // A short pause, shorter than the refinement delay, like a hand dragging a point.
+  // A short pause, shorter than the refinement delay, like a hand dragging or painting.
   QTimer::singleShot(30, this, &EditLatencyProbe::edit);
 }
 
 void EditLatencyProbe::edit() {
-  auto* points = m_explorer->points();
-  if (points->size() == 0) {
-    std::fprintf(stderr, "np-explorer: no context point to move\n");
-    QApplication::exit(1);
-    return;
-  }
-  const int index = static_cast<int>(m_ms.size()) % points->size();
-  const QPointF from = points->points()[index];
-  const double step = (m_ms.size() % 2 == 0 ? 0.05 : -0.05);
   m_waiting = true;
   m_timer.start();
-  m_explorer->undoStack()->push(new widgets::MovePointCommand(
-      points, index, from, from + QPointF(step, step), static_cast<int>(m_ms.size()) + 1000));
+  if (!m_panel->makeProbeEdit(static_cast<int>(m_ms.size()))) {
+    std::fprintf(stderr, "np-explorer: nothing to edit in the %s tab\n",
+                 qPrintable(m_panel->panelId()));
+    QApplication::exit(1);
+  }
 }
 
 void EditLatencyProbe::report() {
   auto sorted = m_ms;
   std::sort(sorted.begin(), sorted.end());
   auto at = [&](double q) { return sorted[static_cast<size_t>(q * (sorted.size() - 1) + 0.5)]; };
-  QStringList shown;
-  for (const auto& m : m_explorer->models()) {
-    if (m.enabled) shown << m.name;
-  }
   std::printf(
-      "edit-to-plot latency over %zu edits (%s): median %.1f ms, p10 %.1f ms, p90 %.1f ms\n",
-      sorted.size(), qPrintable(shown.join(", ")), at(0.5), at(0.1), at(0.9));
+      "%s tab: edit-to-view latency over %zu edits (%s): median %.1f ms, p10 %.1f ms, "
+      "p90 %.1f ms, max %.1f ms\n",
+      qPrintable(m_panel->panelId()), sorted.size(),
+      qPrintable(m_panel->shownModelNames().join(", ")), at(0.5), at(0.1), at(0.9), sorted.back());
   QApplication::exit(0);
 }
 

@@ -1,14 +1,15 @@
 #pragma once
-// Measures the time from a context edit to the redrawn plot in the running window: moves a
-// context point (through the undo stack, as a drag would), waits for the predictions of every
-// shown model to be drawn, repeats, and prints the median and spread.
+// Measures the time from a context edit to the redrawn view in the running window, for any
+// tab: makes a small context edit through the tab's undo stack (as a drag or brush dab would),
+// waits for the predictions of every shown model to be drawn, repeats, and prints the median,
+// spread and maximum.
 
 #include <QElapsedTimer>
 #include <QObject>
 #include <vector>
 
 namespace npe::widgets {
-class FunctionExplorer;
+class ExplorerPanel;
 }
 
 namespace npe::app {
@@ -19,14 +20,14 @@ class EditLatencyProbe final : public QObject {
 
  public:
   /// Starts after the first settled prediction round; quits the application when done.
-  EditLatencyProbe(widgets::FunctionExplorer* explorer, int edits, QObject* parent = nullptr);
+  EditLatencyProbe(widgets::ExplorerPanel* panel, int edits, QObject* parent = nullptr);
 
  private:
   void edit();
   void onPredictions(bool refined);
   void report();
 
-  widgets::FunctionExplorer* m_explorer;
+  widgets::ExplorerPanel* m_panel;
   int m_edits;
   bool m_started = false;
   bool m_waiting = false;

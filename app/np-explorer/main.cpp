@@ -8,8 +8,9 @@
 #include <QIcon>
 #include <QTimer>
 
+#include "common/explorer_panel.h"
 #include "edit_latency_probe.h"
-#include "function_explorer.h"
+#include "function1d/function_explorer.h"
 #include "main_window.h"
 #include "npe/runtime.h"
 
@@ -35,9 +36,11 @@ int main(int argc, char** argv) {
                              "N");
   QCommandLineOption device("device", "Where neural models run: cpu, cuda or auto.", "DEVICE",
                             "auto");
-  QCommandLineOption shift("shift", "Start with the context shifted by D (-10..10).", "D");
-  parser.addOptions({session, screenshot, threads, latency, device, shift});
-  parser.addPositionalArgument("files", "Sessions (.json) or checkpoints (.pt) to open.");
+  QCommandLineOption shift("shift", "Start with the 1-D context shifted by D (-10..10).", "D");
+  QCommandLineOption tab("tab", "Start on this tab: functions or images.", "NAME");
+  parser.addOptions({session, screenshot, threads, latency, device, shift, tab});
+  parser.addPositionalArgument(
+      "files", "Sessions (.json), checkpoints (.pt) or pictures (.png, .jpg, ...) to open.");
   parser.process(app);
 
   bool threads_ok = false;
@@ -69,6 +72,13 @@ int main(int argc, char** argv) {
     }
     window.functionExplorer()->setShift(value);
   }
+  if (parser.isSet(tab) && !window.showPanel(parser.value(tab))) {
+    QStringList names;
+    for (auto* p : window.panels()) names << p->panelId();
+    std::fprintf(stderr, "np-explorer: --tab expects one of: %s\n", qPrintable(names.join(", ")));
+    return 2;
+  }
+  auto* panel = window.currentPanel();
 
   if (parser.isSet(latency)) {
     const int edits = parser.value(latency).toInt();
@@ -78,7 +88,7 @@ int main(int argc, char** argv) {
     }
     window.resize(1400, 860);
     window.show();
-    npe::app::EditLatencyProbe probe(window.functionExplorer(), edits);
+    npe::app::EditLatencyProbe probe(panel, edits);
     return app.exec();
   }
 
@@ -98,8 +108,8 @@ int main(int argc, char** argv) {
     if (!complete) std::fprintf(stderr, "np-explorer: predictions did not finish in time\n");
     app.exit(saved && complete ? status : 1);
   };
-  QObject::connect(window.functionExplorer(), &npe::widgets::FunctionExplorer::predictionsUpdated,
-                   &app, [&](bool refined) {
+  QObject::connect(panel, &npe::widgets::ExplorerPanel::predictionsUpdated, &app,
+                   [&](bool refined) {
                      if (refined) QTimer::singleShot(200, &app, [&] { save(true); });
                    });
   QTimer::singleShot(120000, &app, [&] { save(false); });

@@ -14,10 +14,15 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QUndoGroup>
 #include <QUndoStack>
 
-#include "function_explorer.h"
+#include "common/explorer_panel.h"
+#include "common/session_file.h"
+#include "function1d/function_explorer.h"
+#include "image/image_explorer.h"
 #include "npe/errors.h"
+#include "npe/models/checkpoint.h"
 
 namespace npe::app {
 namespace {
@@ -27,22 +32,60 @@ constexpr int kMaxRecentFiles = 8;
 MainWindow::MainWindow(torch::Device device, QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("NP Explorer"));
   setAcceptDrops(true);
-  auto* tabs = new QTabWidget(this);
-  m_explorer = new widgets::FunctionExplorer(tabs, device);
-  tabs->addTab(m_explorer, tr("1-D functions"));
-  setCentralWidget(tabs);
+  m_tabs = new QTabWidget(this);
+  m_undo_group = new QUndoGroup(this);
+  setCentralWidget(m_tabs);
   m_status = new QLabel(this);
   statusBar()->addWidget(m_status, 1);
-  connect(m_explorer, &widgets::FunctionExplorer::statusMessage, m_status, &QLabel::setText);
+  m_functions = new widgets::FunctionExplorer(m_tabs, device);
+  addPanel(m_functions);
+  m_images = new widgets::ImageExplorer(m_tabs, device);
+  addPanel(m_images);
+  connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
+    if (index >= 0 && index < static_cast<int>(m_panels.size())) {
+      m_undo_group->setActiveStack(m_panels[index]->undoStack());
+    }
+  });
+  m_undo_group->setActiveStack(m_panels.front()->undoStack());
   buildMenus();
   loadSettings();
 }
 
+void MainWindow::addPanel(widgets::ExplorerPanel* panel) {
+  m_panels.push_back(panel);
+  m_tabs->addTab(panel, panel->title());
+  m_undo_group->addStack(panel->undoStack());
+  connect(panel, &widgets::ExplorerPanel::statusMessage, this, [this, panel](const QString& text) {
+    if (panel == currentPanel()) m_status->setText(text);
+  });
+}
+
+widgets::ExplorerPanel* MainWindow::currentPanel() const {
+  const int index = m_tabs->currentIndex();
+  return index >= 0 && index < static_cast<int>(m_panels.size()) ? m_panels[index] : nullptr;
+}
+
+widgets::ExplorerPanel* MainWindow::panel(const QString& id) const {
+  for (auto* p : m_panels) {
+    if (p->panelId() == id) return p;
+  }
+  return nullptr;
+}
+
+bool MainWindow::showPanel(const QString& id) {
+  auto* p = panel(id);
+  if (!p) return false;
+  m_tabs->setCurrentWidget(p);
+  return true;
+}
+
 void MainWindow::buildMenus() {
   auto* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&Open Session or Checkpoint…"), QKeySequence::Open, this, [this] {
+  file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
     const auto path = QFileDialog::getOpenFileName(
-        this, tr("Open"), {}, tr("Sessions and checkpoints (*.json *.pt);;All files (*)"));
+        this, tr("Open"), {},
+        tr("Sessions, checkpoints and pictures (*.json *.pt *.png *.jpg *.jpeg *.bmp);;"
+           "All files (*)"));
     if (!path.isEmpty()) openFile(path);
   });
   m_recent_menu = file->addMenu(tr("Open &Recent"));
@@ -50,49 +93,111 @@ void MainWindow::buildMenus() {
   file->addAction(tr("Save Session &As…"), QKeySequence::SaveAs, this,
                   [this] { saveSession(true); });
   file->addSeparator();
-  file->addAction(tr("&Export Plot…"), QKeySequence(tr("Ctrl+E")), this, [this] { exportPlot(); });
+  file->addAction(tr("&Export View…"), QKeySequence(tr("Ctrl+E")), this, [this] { exportView(); });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   auto* edit = menuBar()->addMenu(tr("&Edit"));
-  auto* undo = m_explorer->undoStack()->createUndoAction(this, tr("&Undo"));
+  auto* undo = m_undo_group->createUndoAction(this, tr("&Undo"));
   undo->setShortcut(QKeySequence::Undo);
-  auto* redo = m_explorer->undoStack()->createRedoAction(this, tr("&Redo"));
+  auto* redo = m_undo_group->createRedoAction(this, tr("&Redo"));
   redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence::Redo});
   edit->addAction(undo);
   edit->addAction(redo);
 
   auto* view = menuBar()->addMenu(tr("&View"));
-  view->addAction(tr("&Fit View"), QKeySequence(tr("Ctrl+0")), m_explorer,
-                  &widgets::FunctionExplorer::fitView);
+  view->addAction(tr("&Fit View"), QKeySequence(tr("Ctrl+0")), this, [this] {
+    if (auto* p = currentPanel()) p->fitView();
+  });
 
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&How to use"), this, [this] {
     QMessageBox::information(
         this, tr("How to use NP Explorer"),
-        tr("Left click: add a context point. Drag: move it. Right click or Delete over a "
-           "point: remove it. Ctrl+Z / Ctrl+Shift+Z: undo / redo.\nMouse wheel: zoom. Middle "
-           "drag: pan. Ctrl+0: fit view.\nDrag Δ to translate the data: translation-equivariant "
-           "models (TE-TNP, ConvCNP, GP) follow it; TNP breaks down once the data leave the "
-           "shaded training range."));
+        tr("1-D functions — left click: add a context point; drag: move it; right click or "
+           "Delete over a point: remove it. Mouse wheel: zoom; middle drag: pan; Ctrl+0: fit.\n"
+           "Images — left button: paint context pixels; right button: erase; arrow keys or Δh/Δv: "
+           "move the picture.\nCtrl+Z / Ctrl+Shift+Z: undo / redo in the current tab.\n"
+           "Drag Δ to translate the data: translation-equivariant models follow it; the others "
+           "break down once the data leave their training range."));
   });
   rebuildRecentMenu();
 }
 
+bool MainWindow::canOpen(const QString& path) const {
+  const auto suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == "json" || suffix == "pt") return true;
+  for (auto* p : m_panels) {
+    if (p->dataSuffixes().contains(suffix)) return true;
+  }
+  return false;
+}
+
+void MainWindow::openSession(const QString& path) {
+  const auto session = widgets::read_session_file(path);
+  for (auto it = session.tabs.begin(); it != session.tabs.end(); ++it) {
+    auto* p = panel(it.key());
+    if (!p) {
+      throw DataError(("'" + path + "': unknown tab '" + it.key() + "'").toStdString());
+    }
+    try {
+      p->restoreSection(it.value().toObject());
+    } catch (const Error& e) {
+      throw DataError(("'" + path + "': ").toStdString() + e.what());
+    }
+  }
+  if (!session.current_tab.isEmpty()) showPanel(session.current_tab);
+  m_session_path = path;
+}
+
+void MainWindow::openCheckpoint(const QString& path) {
+  const auto meta = read_checkpoint_metadata(path.toStdString());
+  const auto task = QString::fromStdString(meta.task_name());
+  for (auto* p : m_panels) {
+    if (p->acceptsTask(task)) {
+      p->openCheckpoint(path);
+      m_tabs->setCurrentWidget(p);
+      return;
+    }
+  }
+  throw CheckpointError(
+      ("no tab shows models trained on task '" + task + "' ('" + path + "')").toStdString());
+}
+
 bool MainWindow::openFile(const QString& path) {
   try {
-    if (QFileInfo(path).suffix().toLower() == "pt") {
-      m_explorer->openCheckpoint(path);
+    const auto suffix = QFileInfo(path).suffix().toLower();
+    bool handled = true;
+    if (suffix == "pt") {
+      openCheckpoint(path);
+    } else if (suffix == "json") {
+      openSession(path);
     } else {
-      m_explorer->loadSession(path);
-      m_session_path = path;
+      handled = false;
+      for (auto* p : m_panels) {
+        if (p->dataSuffixes().contains(suffix)) {
+          p->openDataFile(path);
+          m_tabs->setCurrentWidget(p);
+          handled = true;
+          break;
+        }
+      }
     }
+    if (!handled) throw DataError(("no tab opens '." + suffix + "' files").toStdString());
     addRecentFile(QFileInfo(path).absoluteFilePath());
     return true;
   } catch (const Error& e) {
     showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
     return false;
   }
+}
+
+void MainWindow::saveSessionTo(const QString& path) {
+  widgets::SessionFile session;
+  for (auto* p : m_panels) session.tabs[p->panelId()] = p->saveSection();
+  if (auto* p = currentPanel()) session.current_tab = p->panelId();
+  widgets::write_session_file(path, session);
+  m_session_path = path;
 }
 
 void MainWindow::saveSession(bool choose_path) {
@@ -103,8 +208,7 @@ void MainWindow::saveSession(bool choose_path) {
     if (path.isEmpty()) return;
   }
   try {
-    m_explorer->saveSession(path);
-    m_session_path = path;
+    saveSessionTo(path);
     addRecentFile(QFileInfo(path).absoluteFilePath());
     statusBar()->showMessage(tr("Saved %1").arg(path), 3000);
   } catch (const Error& e) {
@@ -112,20 +216,22 @@ void MainWindow::saveSession(bool choose_path) {
   }
 }
 
-void MainWindow::exportPlot() {
+void MainWindow::exportView() {
+  auto* p = currentPanel();
+  if (!p) return;
   QString filter;
   auto path =
-      QFileDialog::getSaveFileName(this, tr("Export plot"), "np-explorer.png",
+      QFileDialog::getSaveFileName(this, tr("Export view"), "np-explorer-" + p->panelId() + ".png",
                                    tr("PNG image (*.png);;PDF (*.pdf);;SVG (*.svg)"), &filter);
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) {
     path += filter.contains("pdf") ? ".pdf" : filter.contains("svg") ? ".svg" : ".png";
   }
   try {
-    m_explorer->exportPlot(path);
+    p->exportView(path);
     statusBar()->showMessage(tr("Exported %1").arg(path), 3000);
   } catch (const Error& e) {
-    showError(tr("Cannot export plot"), QString::fromUtf8(e.what()));
+    showError(tr("Cannot export"), QString::fromUtf8(e.what()));
   }
 }
 
@@ -160,8 +266,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
   for (const auto& url : event->mimeData()->urls()) {
-    const auto suffix = QFileInfo(url.toLocalFile()).suffix().toLower();
-    if (suffix == "json" || suffix == "pt") {
+    if (canOpen(url.toLocalFile())) {
       event->acceptProposedAction();
       return;
     }

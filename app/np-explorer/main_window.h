@@ -1,5 +1,8 @@
 #pragma once
-// The np-explorer main window: assembles the explorer tabs, menus, files and status bar.
+// The np-explorer main window: assembles the explorer tabs, menus, files and status bar. Every
+// tab is an ExplorerPanel; the window knows nothing else about them.
+
+#include <vector>
 
 #include <torch/types.h>
 
@@ -8,10 +11,14 @@
 
 class QLabel;
 class QMenu;
+class QTabWidget;
+class QUndoGroup;
 
 namespace npe::widgets {
+class ExplorerPanel;
 class FunctionExplorer;
-}
+class ImageExplorer;
+}  // namespace npe::widgets
 
 namespace npe::app {
 
@@ -23,10 +30,21 @@ class MainWindow final : public QMainWindow {
   /// Neural models run on `device`.
   explicit MainWindow(torch::Device device, QWidget* parent = nullptr);
 
-  widgets::FunctionExplorer* functionExplorer() const { return m_explorer; }
-  /// Opens a session (.json) or checkpoint (.pt); errors are shown in a dialog and leave the
-  /// current state unchanged. Returns whether it succeeded.
+  widgets::FunctionExplorer* functionExplorer() const { return m_functions; }
+  widgets::ImageExplorer* imageExplorer() const { return m_images; }
+  const std::vector<widgets::ExplorerPanel*>& panels() const { return m_panels; }
+  widgets::ExplorerPanel* currentPanel() const;
+  /// The panel with this id ("functions", "images"), or nullptr.
+  widgets::ExplorerPanel* panel(const QString& id) const;
+  /// Shows the panel with this id; false when there is none.
+  bool showPanel(const QString& id);
+
+  /// Opens a session (.json), a checkpoint (.pt, in the tab of its task) or a data file a tab
+  /// understands (pictures); errors are shown in a dialog and leave the state unchanged.
+  /// Returns whether it succeeded.
   bool openFile(const QString& path);
+  /// Saves every tab's section. Throws npe::Error.
+  void saveSessionTo(const QString& path);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -34,16 +52,24 @@ class MainWindow final : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
+  void addPanel(widgets::ExplorerPanel* panel);
   void buildMenus();
+  void openSession(const QString& path);
+  void openCheckpoint(const QString& path);
+  bool canOpen(const QString& path) const;
   void saveSession(bool choose_path);
-  void exportPlot();
+  void exportView();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
   void showError(const QString& title, const QString& message);
   void loadSettings();
   void saveSettings() const;
 
-  widgets::FunctionExplorer* m_explorer = nullptr;
+  QTabWidget* m_tabs = nullptr;
+  std::vector<widgets::ExplorerPanel*> m_panels;
+  widgets::FunctionExplorer* m_functions = nullptr;
+  widgets::ImageExplorer* m_images = nullptr;
+  QUndoGroup* m_undo_group = nullptr;
   QLabel* m_status = nullptr;
   QMenu* m_recent_menu = nullptr;
   QString m_session_path;

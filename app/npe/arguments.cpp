@@ -38,6 +38,12 @@ bool Arguments::take_flag(const std::string& name) {
   return false;
 }
 
+std::vector<std::string> Arguments::take_all(const std::string& name) {
+  std::vector<std::string> values;
+  while (auto value = take(name)) values.push_back(*value);
+  return values;
+}
+
 int64_t Arguments::take_int(const std::string& name, int64_t fallback) {
   auto value = take(name);
   return value ? parse_int(*value, name) : fallback;
@@ -69,6 +75,34 @@ double parse_double(const std::string& text, const std::string& option) {
     throw UsageError(option + " expects a finite number, got '" + text + "'");
   }
   return value;
+}
+
+std::vector<double> parse_translation(const std::string& text, const std::string& option) {
+  std::vector<double> values;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const auto item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    values.push_back(parse_double(item, option));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return values;
+}
+
+nlohmann::json parse_key_values(const std::vector<std::string>& pairs, const std::string& option) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& pair : pairs) {
+    const auto eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError(option + " expects KEY=VALUE, got '" + pair + "'");
+    }
+    const auto key = pair.substr(0, eq), text = pair.substr(eq + 1);
+    auto value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    out[key] = value.is_discarded() ? nlohmann::json(text) : value;
+  }
+  return out;
 }
 
 }  // namespace npe::cli

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace npe::cli {
 
 /// A mistake in how npe was called; main prints it with the usage and exits with status 2.
@@ -23,6 +25,8 @@ class Arguments {
   std::optional<std::string> take(const std::string& name);
   std::string take_or(const std::string& name, const std::string& fallback);
   bool take_flag(const std::string& name);
+  /// Every value of a repeatable option, in order.
+  std::vector<std::string> take_all(const std::string& name);
   int64_t take_int(const std::string& name, int64_t fallback);
   double take_double(const std::string& name, double fallback);
   /// Throws UsageError naming the first unrecognised argument.
@@ -35,5 +39,10 @@ class Arguments {
 /// Parses a whole string as a number or throws UsageError naming the option.
 int64_t parse_int(const std::string& text, const std::string& option);
 double parse_double(const std::string& text, const std::string& option);
+/// "D" (every input dimension) or "D1,D2,..." (one per input dimension).
+std::vector<double> parse_translation(const std::string& text, const std::string& option);
+/// KEY=VALUE pairs as a JSON object; VALUE is parsed as JSON when it can be (numbers,
+/// booleans), else taken as a string.
+nlohmann::json parse_key_values(const std::vector<std::string>& pairs, const std::string& option);
 
 }  // namespace npe::cli

@@ -12,15 +12,17 @@
 
 #include "arguments.h"
 #include "commands.h"
-#include "npe/checkpoint.h"
-#include "npe/evaluation.h"
-#include "npe/flops.h"
-#include "npe/gp_task_generator.h"
-#include "npe/model_catalog.h"
-#include "npe/model_registry.h"
+#include "npe/data/gp_tasks.h"
+#include "npe/data/task_registry.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/flops.h"
+#include "npe/models/model_catalog.h"
+#include "npe/models/model_registry.h"
+#include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 #include "npe/seeds.h"
-#include "npe/training.h"
+#include "npe/training/evaluation.h"
+#include "npe/training/training.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {
@@ -64,10 +66,12 @@ std::string cpu_model() {
   return "unknown";
 }
 
-// The shipped models, or those in --models-dir.
-std::vector<ShippedModel> bench_models(const std::optional<std::string>& dir) {
+// The shipped models of the task, or those in --models-dir.
+std::vector<ShippedModel> bench_models(const std::optional<std::string>& dir,
+                                       const std::string& task = "gp1d") {
   std::vector<std::string> problems;
-  auto models = dir ? find_models_in(*dir, &problems) : find_shipped_models("gp1d", &problems);
+  auto models = dir ? find_models_in(*dir, &problems)
+                    : find_shipped_models(task_info(task).models_folder, &problems);
   for (const auto& p : problems) std::fprintf(stderr, "npe bench: skipped: %s\n", p.c_str());
   return models;
 }
@@ -80,42 +84,47 @@ nlohmann::json machine_json(torch::Device device) {
 }
 
 int bench_accuracy(Arguments& args) {
+  const auto task_name = args.take_or("--task", "gp1d");
+  const auto task_options = parse_key_values(args.take_all("--task-option"), "--task-option");
   const auto tasks = args.take_int("--tasks", 4096);
   const auto shifts = parse_shifts(args.take_or("--shifts", "0,0.2,0.4,0.6,0.8,1,2,3"));
   const auto seed = static_cast<uint64_t>(args.take_int("--seed", 0));
   const auto filter = parse_list(args.take_or("--models", ""));
   const auto models_dir = args.take("--models-dir");
   const auto device = parse_device(args.take_or("--device", "cpu"));
-  FittedGpOptions fitted;
-  fitted.iterations = static_cast<int>(args.take_int("--fit-iterations", 1000));
+  PredictorOptions baseline_options;
+  baseline_options.fitted.iterations = static_cast<int>(args.take_int("--fit-iterations", 1000));
   const auto fitted_tasks = args.take_int("--fitted-tasks", 256);
   const bool json = args.take_flag("--json");
   apply_runtime_options(args);
   args.finish();
   if (tasks < 1 || fitted_tasks < 1) throw UsageError("--tasks and --fitted-tasks must be >= 1");
+  const auto source = make_task_source(task_name, task_options);
 
   struct Entry {
     std::string name;
-    BatchPredictor predictor;
+    std::unique_ptr<Predictor> predictor;
     int64_t tasks;
-    std::shared_ptr<NeuralProcessImpl> model;
   };
   std::vector<Entry> entries;
-  if (wanted(filter, "gp-oracle"))
-    entries.push_back({"gp-oracle", gp_oracle_predictor(), tasks, {}});
-  if (wanted(filter, "gp-fitted")) {
-    entries.push_back(
-        {"gp-fitted", gp_fitted_predictor(fitted), std::min(tasks, fitted_tasks), {}});
+  // Baselines: the oracle where the tasks carry one; the fitted GP whose kernel suits D_x.
+  const bool has_oracle = source->sample(1, 0).has_oracle();
+  for (const auto& info : predictor_infos()) {
+    if (info.capabilities.trainable) continue;
+    const bool suits = info.capabilities.needs_oracle
+                           ? has_oracle
+                           : (info.name == "gp-se-ard") == (source->dim_x() > 1);
+    if (filter.empty() ? !suits : !wanted(filter, info.name)) continue;
+    const auto n = info.capabilities.needs_oracle ? tasks : std::min(tasks, fitted_tasks);
+    entries.push_back({info.name, make_predictor(info.name, baseline_options), n});
   }
-  for (const auto& shipped : bench_models(models_dir)) {
-    const auto& kind = shipped.metadata.model.kind;
-    if (!wanted(filter, kind)) continue;
-    auto model = load_checkpoint(shipped.path, device).model;
-    entries.push_back({kind, model_predictor(*model, device), tasks, model});
+  for (const auto& shipped : bench_models(models_dir, task_name)) {
+    const auto name = shipped.path.stem().string();
+    if (!wanted(filter, shipped.metadata.model.kind) && !wanted(filter, name)) continue;
+    entries.push_back({name, load_predictor(shipped.path, device), tasks});
   }
   if (entries.empty()) throw UsageError("no models selected (see --models, --models-dir)");
 
-  GpTaskGenerator generator;
   nlohmann::json rows = nlohmann::json::array();
   int64_t total = 0, done = 0;
   for (const auto& e : entries) total += e.tasks * static_cast<int64_t>(shifts.size());
@@ -125,14 +134,15 @@ int bench_accuracy(Arguments& args) {
       EvalOptions options;
       options.num_tasks = entry.tasks;
       options.seed = seed;
-      options.shift = shift;
-      options.device = device;
-      auto result = evaluate(entry.predictor, generator, options, [&](const Progress& p) {
+      options.shift = {shift};
+      auto result = evaluate(*entry.predictor, *source, options, [&](const Progress& p) {
         bar.update(done + p.done, entry.name);
         return true;
       });
       done += entry.tasks;
       rows.push_back({{"model", entry.name},
+                      {"kind", entry.predictor->info().name},
+                      {"task", source->name()},
                       {"shift", shift},
                       {"ll_mean", result.ll_mean},
                       {"ll_stderr", result.ll_stderr},
@@ -144,12 +154,12 @@ int bench_accuracy(Arguments& args) {
     std::printf("%s\n", rows.dump().c_str());
     return 0;
   }
-  std::printf("mean log-likelihood per target ± standard error (seed %llu)\n%-10s %6s",
-              (unsigned long long)seed, "model", "tasks");
+  std::printf("%s: mean log-likelihood per target ± standard error (seed %llu)\n%-16s %6s",
+              source->name().c_str(), (unsigned long long)seed, "model", "tasks");
   for (double s : shifts) std::printf(" %16s", ("Δ=" + nlohmann::json(s).dump()).c_str());
   std::printf("\n");
   for (size_t e = 0; e < entries.size(); ++e) {
-    std::printf("%-10s %6lld", entries[e].name.c_str(), (long long)entries[e].tasks);
+    std::printf("%-16s %6lld", entries[e].name.c_str(), (long long)entries[e].tasks);
     for (size_t s = 0; s < shifts.size(); ++s) {
       const auto& row = rows[e * shifts.size() + s];
       std::printf("   %7.3f ± %5.3f", row["ll_mean"].get<double>(), row["ll_stderr"].get<double>());
@@ -195,7 +205,7 @@ int bench_latency(Arguments& args) {
   GpTaskConfig config;
   config.min_num_context = config.max_num_context = num_context;
   config.num_targets = num_targets;
-  auto batch = GpTaskGenerator(config).sample(1, 1234);
+  const auto batch = GpTaskGenerator(config).sample(1, 1234);
   std::vector<ModelConfig> configs;
   std::vector<std::filesystem::path> paths;
   if (size) {
@@ -216,15 +226,16 @@ int bench_latency(Arguments& args) {
     auto sync = [device] {
       if (device.is_cuda()) torch::cuda::synchronize();
     };
-    if (wanted(filter, "gp-oracle") && device.is_cpu()) {
-      runs.push_back({"gp-oracle", [&] { gp_oracle_predict(batch.task, batch.kernels, 0.2); }});
-    }
-    if (wanted(filter, "gp-fitted") && device.is_cpu()) {
-      runs.push_back({"gp-fitted", [&, fit_iterations] {
-                        FittedGpOptions options;
-                        options.iterations = fit_iterations;
-                        gp_fitted_predict(batch.task, options);
-                      }});
+    // GP baselines are CPU code: timed once, on the CPU pass.
+    std::vector<std::shared_ptr<Predictor>> baselines;
+    for (const auto& info : predictor_infos()) {
+      if (info.capabilities.trainable || !device.is_cpu() || !wanted(filter, info.name)) continue;
+      if (filter.empty() && info.name == "gp-se-ard") continue;  // gp-fitted covers 1-D
+      PredictorOptions options;
+      options.fitted.iterations = fit_iterations;
+      std::shared_ptr<Predictor> baseline = make_predictor(info.name, options);
+      baselines.push_back(baseline);
+      runs.push_back({info.name, [baseline, &batch] { baseline->predict(batch); }});
     }
     std::vector<std::shared_ptr<NeuralProcessImpl>> keep;
     for (size_t i = 0; i < configs.size(); ++i) {
@@ -314,22 +325,24 @@ int bench_train(Arguments& args) {
       parse_list(args.take_or("--models", "cnp,rcnp,tnp,pttnp,tetnp,tepttnp,convcnp"));
   const auto device = parse_device(args.take_or("--device", "cpu"));
   const auto batch_size = args.take_int("--batch-size", 16);
+  const auto task_name = args.take_or("--task", "gp1d");
+  const auto task_options = parse_key_values(args.take_all("--task-option"), "--task-option");
   const bool json = args.take_flag("--json");
   apply_runtime_options(args);
   args.finish();
   if (steps < 1 || warmup < 0) throw UsageError("--steps must be >= 1, --warmup >= 0");
+  const auto source = make_task_source(task_name, task_options);
 
   // The best float32 matrix product this run achieves (OpenBLAS/cuBLAS), not the vendor's
   // theoretical peak: libraries with better kernels (oneDNN convolutions) can exceed it.
   const double peak = device.is_cuda() ? matmul_peak_gflops(device, 8192)
                                        : std::max(matmul_peak_gflops(device, 1024),
                                                   matmul_peak_gflops(device, 2048));
-  GpTaskGenerator generator;
   nlohmann::json rows = nlohmann::json::array();
   TerminalProgress bar("bench train", static_cast<int64_t>(kinds.size()));
   int64_t done = 0;
   for (const auto& kind : kinds) {
-    auto config = default_model_config(kind, size);
+    auto config = default_model_config(kind, size, *source);
     torch::manual_seed(0);
     auto model = make_model(config);
     TrainOptions options;
@@ -338,7 +351,7 @@ int bench_train(Arguments& args) {
     options.validation_tasks = 0;
     options.device = device;
     Clock::time_point timed_start;
-    train_model(*model, generator, options, [&](const TrainProgress& p) {
+    train_model(*model, *source, options, [&](const TrainProgress& p) {
       if (device.is_cuda()) torch::cuda::synchronize();
       if (p.step == warmup) timed_start = Clock::now();
       return true;
@@ -348,7 +361,7 @@ int bench_train(Arguments& args) {
     // The same tasks as the timed steps (the training stream is deterministic).
     double flops = 0.0;
     for (int64_t step = warmup + 1; step <= warmup + steps; ++step) {
-      auto b = generator.sample(batch_size, derive_seed(options.seed, kTrainStream, step));
+      auto b = source->sample(batch_size, derive_seed(options.seed, kTrainStream, step));
       auto all = torch::cat({b.task.xc, b.task.xt}, 1);
       BatchShape shape{batch_size, b.task.num_context(), b.task.num_targets(),
                        (all.max() - all.min()).item<double>()};
@@ -364,6 +377,7 @@ int bench_train(Arguments& args) {
                     {"peak_gflops", peak},
                     {"fraction_of_peak", gflops / peak},
                     {"batch", batch_size},
+                    {"task", source->name()},
                     {"machine", machine_json(device)}});
     bar.update(++done, kind);
   }
@@ -373,9 +387,10 @@ int bench_train(Arguments& args) {
     return 0;
   }
   std::printf(
-      "training steps, batch %lld (Nc ~ U{1..64}, Nt = 128), %s size, %s; "
+      "training steps on %s, batch %lld, %s size, %s; "
       "measured matmul peak %.1f GFLOP/s\n",
-      (long long)batch_size, size.c_str(), describe_device(device).c_str(), peak);
+      source->name().c_str(), (long long)batch_size, size.c_str(), describe_device(device).c_str(),
+      peak);
   std::printf("%-10s %10s %16s %10s %8s\n", "model", "steps/s", "GFLOP/step", "GFLOP/s", "% peak");
   for (const auto& r : rows) {
     std::printf("%-10s %10.2f %16.3f %10.2f %7.1f%%\n", r["model"].get<std::string>().c_str(),

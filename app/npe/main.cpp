@@ -15,22 +15,26 @@ namespace {
 constexpr const char* kUsage = R"(usage: npe <command> [options]
 
 commands:
-  train  --model KIND --out PATH [--task gp1d] [--steps N] [--size small|paper]
+  train  --model KIND --out PATH [--task TASK] [--steps N] [--size small|paper]
          [--device cpu|cuda|auto] [--seed S] [--batch-size 16] [--lr 5e-4]
          [--val-every N] [--val-tasks N] [--threads N]
-         KIND: cnp, rcnp, tnp, pttnp, tetnp, tepttnp, convcnp
-  eval   (--checkpoint PATH | --model gp-oracle|gp-fitted) [--task gp1d] [--shift D]
-         [--tasks N] [--seed S] [--json] [--device cpu|cuda|auto]
-         [--fit-iterations N] [--threads N]
-  bench accuracy [--tasks 4096] [--shifts 0,0.2,0.4,0.6,0.8,1,2,3] [--seed S]
+         [--task-option KEY=VALUE]... [--model-option KEY=VALUE]...
+         KIND: cnp, rcnp, tnp, pttnp, tetnp, tepttnp, convcnp, convcnp2d
+  eval   (--checkpoint PATH | --model gp-oracle|gp-fitted|gp-se-ard) [--task TASK]
+         [--shift D | --shift D1,D2,...] [--tasks N] [--seed S] [--split test|validation]
+         [--json] [--device cpu|cuda|auto] [--fit-iterations N] [--task-option KEY=VALUE]...
+         [--threads N]
+  bench accuracy [--task TASK] [--tasks 4096] [--shifts 0,0.2,0.4,0.6,0.8,1,2,3] [--seed S]
          [--models LIST] [--models-dir DIR] [--fit-iterations 1000] [--fitted-tasks 256] [--json]
   bench latency  [--repeats 50] [--warmup 5] [--context 64] [--targets 256]
          [--device all|cpu|cuda] [--models LIST] [--models-dir DIR | --size small|paper]
          [--fit-iterations 60] [--json]
-  bench train    [--steps 20] [--warmup 3] [--size small|paper] [--models LIST]
+  bench train    [--task TASK] [--steps 20] [--warmup 3] [--size small|paper] [--models LIST]
          [--device cpu|cuda] [--json]
 
-Shipped models are found in models/gp1d (source tree or install prefix; $NPE_MODELS_DIR
+TASK: gp1d (default), tfmnist, tfmnist-central. A shift with one value translates every input
+dimension; images take one value per axis (rows, columns) in pixels.
+Shipped models are found in models/<task> (source tree or install prefix; $NPE_MODELS_DIR
 overrides). --threads 0 (the default) uses all cores.
 )";
 

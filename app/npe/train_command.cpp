@@ -8,11 +8,11 @@
 
 #include "arguments.h"
 #include "commands.h"
-#include "npe/checkpoint.h"
-#include "npe/gp_task_generator.h"
-#include "npe/model_registry.h"
+#include "npe/data/task_registry.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_registry.h"
 #include "npe/runtime.h"
-#include "npe/training.h"
+#include "npe/training/training.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {
@@ -39,6 +39,8 @@ int run_train(std::vector<std::string> raw, const std::string& command_line) {
   const auto kind = args.take("--model");
   const auto out = args.take("--out");
   const auto task_name = args.take_or("--task", "gp1d");
+  const auto task_options = parse_key_values(args.take_all("--task-option"), "--task-option");
+  const auto model_options = parse_key_values(args.take_all("--model-option"), "--model-option");
   const auto size = args.take_or("--size", "small");
   const auto device = parse_device(args.take_or("--device", "cpu"));
   TrainOptions options;
@@ -51,15 +53,21 @@ int run_train(std::vector<std::string> raw, const std::string& command_line) {
   options.device = device;
   apply_runtime_options(args);
   args.finish();
-  if (!kind)
-    throw UsageError(
-        "train needs --model (one of: cnp, rcnp, tnp, pttnp, tetnp, "
-        "tepttnp, convcnp)");
+  if (!kind) throw UsageError("train needs --model KIND (see npe --help)");
   if (!out) throw UsageError("train needs --out PATH for the checkpoint");
   if (options.steps < 1) throw UsageError("--steps must be >= 1");
 
-  auto source = make_task_source(task_name);
-  auto config = default_model_config(*kind, size, source->dim_x(), source->dim_y());
+  auto source = make_task_source(task_name, task_options);
+  auto config = default_model_config(*kind, size, *source);
+  if (!model_options.empty()) {
+    // Overrides of single fields (e.g. num_pseudo_tokens=128), checked like a stored config.
+    auto json = config.to_json();
+    for (const auto& [key, value] : model_options.items()) {
+      if (!json.contains(key)) throw UsageError("--model-option: no model setting '" + key + "'");
+      json[key] = value;
+    }
+    config = ModelConfig::from_json(json);
+  }
   torch::manual_seed(options.seed);
   auto model = make_model(config);
   int64_t parameters = 0;

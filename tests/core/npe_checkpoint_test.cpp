@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "npe/checkpoint.h"
 #include "npe/errors.h"
-#include "npe/model_catalog.h"
-#include "npe/model_registry.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_catalog.h"
+#include "npe/models/model_registry.h"
 #include "test_support.h"
 
 namespace npe {

@@ -2,8 +2,8 @@
 // clear error for inputs that would need too large a grid.
 
 #include "npe/errors.h"
-#include "npe/grid_predictor.h"
-#include "npe/model_registry.h"
+#include "npe/models/grid_predictor.h"
+#include "npe/models/model_registry.h"
 #include "test_support.h"
 
 namespace npe {
@@ -16,7 +16,7 @@ using testing::tiny_config;
 double relative_change(NeuralProcessImpl& model, const Task& task, double shift) {
   torch::NoGradGuard no_grad;
   auto a = model.predict(task);
-  auto b = model.predict(task.translated(shift));
+  auto b = model.predict(task.translated({shift}));
   const double scale = std::max(1.0, a.mean.abs().max().item<double>());
   return std::max(max_abs_diff(a.mean, b.mean), max_abs_diff(a.stddev, b.stddev)) / scale;
 }
@@ -85,7 +85,7 @@ TEST(ConvCnp2dGrid, SetInterfaceIsEquivariantToWholeCellShifts) {
             {}};
   torch::NoGradGuard no_grad;
   auto a = model->predict(task);
-  auto b = model->predict(task.translated(torch::tensor({5.0f, -3.0f})));
+  auto b = model->predict(task.translated({5.0, -3.0}));
   EXPECT_LT(max_abs_diff(a.mean, b.mean), 1e-5);
   EXPECT_LT(max_abs_diff(a.stddev, b.stddev), 1e-5);
 }

@@ -1,7 +1,9 @@
 // Exact translation equivariance of the TE models and RCNP, and its clear failure for TNP and
 // CNP (which proves the test can fail).
 
-#include "npe/model_registry.h"
+#include "npe/models/model_registry.h"
+#include "npe/predictors/equivariance.h"
+#include "npe/predictors/predictor_registry.h"
 #include "test_support.h"
 
 namespace npe {
@@ -10,21 +12,21 @@ namespace {
 using testing::random_task;
 using testing::tiny_config;
 
-// Largest change of the prediction when all inputs move by tau, relative to the output scale.
-double equivariance_error(NeuralProcessImpl& model, const Task& task, const torch::Tensor& tau) {
-  torch::NoGradGuard no_grad;
-  auto a = model.predict(task);
-  auto b = model.predict(task.translated(tau));
+// Core's equivariance error (largest change of the prediction when all inputs move by tau),
+// relative to the output scale.
+double relative_equivariance_error(std::shared_ptr<NeuralProcessImpl> model, const Task& task,
+                                   const Translation& tau) {
+  auto predictor = wrap_model(std::move(model));
+  TaskBatch batch{task, {}};
+  auto a = predictor->predict(batch);
   const double scale = std::max(1.0, a.mean.abs().max().item<double>());
-  const double mean_error = (a.mean - b.mean).abs().max().item<double>();
-  const double std_error = (a.stddev - b.stddev).abs().max().item<double>();
-  return std::max(mean_error, std_error) / scale;
+  return equivariance_error(*predictor, batch, tau, &a) / scale;
 }
 
-std::vector<torch::Tensor> shifts(int64_t dim_x) {
-  std::vector<torch::Tensor> taus;
+std::vector<Translation> shifts(int64_t dim_x) {
+  std::vector<Translation> taus;
   for (double t : {0.37, -3.0, 50.0}) {
-    auto tau = torch::full({dim_x}, t);
+    Translation tau(dim_x, t);
     if (dim_x > 1) tau[1] = -t / 2;  // not along the diagonal
     taus.push_back(tau);
   }
@@ -45,11 +47,12 @@ TEST_P(EquivariantModel, PredictionsMoveWithTheData) {
   model->eval();
   auto task = random_task(2, 12, 10, param.dim_x, 1);
   for (const auto& tau : shifts(param.dim_x)) {
-    const double error = equivariance_error(*model, task, tau);
-    EXPECT_LT(error, 1e-4) << param.kind << " D_x=" << param.dim_x << " tau=" << tau;
-    RecordProperty(param.kind + "_dx" + std::to_string(param.dim_x) + "_tau" +
-                       std::to_string(tau[0].item<double>()),
-                   ::testing::PrintToString(error));
+    const double error = relative_equivariance_error(model, task, tau);
+    EXPECT_LT(error, 1e-4) << param.kind << " D_x=" << param.dim_x
+                           << " tau=" << describe_translation(tau);
+    RecordProperty(
+        param.kind + "_dx" + std::to_string(param.dim_x) + "_tau" + std::to_string(tau[0]),
+        ::testing::PrintToString(error));
   }
 }
 
@@ -65,7 +68,7 @@ TEST(EquivariantModel, HoldsWithoutContextToo) {
   for (const std::string kind : {"tetnp", "tepttnp", "rcnp"}) {
     auto model = make_model(tiny_config(kind));
     auto task = random_task(2, 0, 6);
-    EXPECT_LT(equivariance_error(*model, task, torch::full({1}, 50.0)), 1e-4) << kind;
+    EXPECT_LT(relative_equivariance_error(model, task, {50.0}), 1e-4) << kind;
   }
 }
 
@@ -76,11 +79,37 @@ TEST_P(NonEquivariantModel, PredictionsChangeWhenTheDataMove) {
   auto model = make_model(tiny_config(GetParam(), 1, 1));
   model->eval();
   auto task = random_task(2, 12, 10);
-  EXPECT_GT(equivariance_error(*model, task, torch::full({1}, 50.0)), 1e-2) << GetParam();
+  EXPECT_GT(relative_equivariance_error(model, task, {50.0}), 1e-2) << GetParam();
 }
 
 INSTANTIATE_TEST_SUITE_P(PlainModels, NonEquivariantModel, ::testing::Values("tnp", "cnp", "pttnp"),
                          [](const auto& info) { return info.param; });
+
+// The metric itself: zero for identical predictions, the largest gap otherwise, and a clear
+// error for predictions of different shapes.
+TEST(EquivarianceMetric, IsTheLargestGapInMeanOrStddev) {
+  Prediction a{torch::zeros({1, 3, 1}), torch::ones({1, 3, 1})};
+  Prediction b{torch::tensor({0.0f, 0.2f, -0.1f}).view({1, 3, 1}),
+               torch::tensor({1.0f, 1.0f, 1.5f}).view({1, 3, 1})};
+  EXPECT_DOUBLE_EQ(prediction_difference(a, a), 0.0);
+  EXPECT_NEAR(prediction_difference(a, b), 0.5, 1e-6);
+  Prediction c{torch::zeros({1, 2, 1}), torch::ones({1, 2, 1})};
+  NPE_EXPECT_THROW_WITH(prediction_difference(a, c), InvalidInputError, "different shapes");
+}
+
+// Whole-pixel translations of images: the on-grid ConvCNP (and the TE models) are exact.
+TEST(EquivariantModel, OnGridConvCnpIsExactForWholePixelShifts) {
+  torch::manual_seed(9);
+  auto model = make_model(tiny_config("convcnp2d", 2, 1));
+  model->eval();
+  Task task{torch::randint(-10, 10, {2, 30, 2}).to(torch::kFloat32),
+            torch::rand({2, 30, 1}),
+            torch::randint(-10, 10, {2, 20, 2}).to(torch::kFloat32),
+            {}};
+  for (const Translation& tau : {Translation{3, -7}, Translation{-14, 14}, Translation{40, 2}}) {
+    EXPECT_LT(relative_equivariance_error(model, task, tau), 1e-5) << describe_translation(tau);
+  }
+}
 
 }  // namespace
 }  // namespace npe

@@ -2,10 +2,11 @@
 
 #include <cmath>
 
-#include "npe/evaluation.h"
-#include "npe/gp.h"
-#include "npe/gp_task_generator.h"
-#include "npe/kernels.h"
+#include "npe/data/gp_tasks.h"
+#include "npe/data/kernels.h"
+#include "npe/predictors/gp.h"
+#include "npe/predictors/predictor_registry.h"
+#include "npe/training/evaluation.h"
 #include "test_support.h"
 
 namespace npe {
@@ -76,8 +77,8 @@ TEST(GpTaskGenerator, IsDeterministicGivenASeed) {
 
 TEST(GpTaskGenerator, ShiftedTasksAreTheSameDrawsTranslated) {
   GpTaskGenerator generator;
-  auto base = generator.sample(8, 7, 0.0);
-  auto shifted = generator.sample(8, 7, 2.5);
+  auto base = generator.sample(8, 7, {0.0});
+  auto shifted = generator.sample(8, 7, {2.5});
   EXPECT_TRUE(torch::equal(base.task.yc, shifted.task.yc));
   EXPECT_TRUE(torch::equal(base.task.yt, shifted.task.yt));
   EXPECT_LT(max_abs_diff(shifted.task.xc - 2.5, base.task.xc), 1e-6);
@@ -96,7 +97,7 @@ TEST(GpTaskGenerator, FollowsThePaperRanges) {
     EXPECT_LE(batch.task.xc.max().item<double>(), 2.0);
     EXPECT_GE(batch.task.xt.min().item<double>(), -3.0);
     EXPECT_LE(batch.task.xt.max().item<double>(), 3.0);
-    for (const auto& k : batch.kernels) {
+    for (const auto& k : dynamic_cast<const GpOracle&>(*batch.oracle).kernels()) {
       EXPECT_GE(k.lengthscale, 0.25);
       EXPECT_LE(k.lengthscale, 4.0);
     }
@@ -115,10 +116,11 @@ TEST(GpTaskGenerator, EmpiricalCovarianceMatchesTheKernel) {
     std::vector<torch::Tensor> whitened;
     for (uint64_t seed = 0; seed < 40; ++seed) {
       auto batch = generator.sample(16, seed);
+      const auto& kernels = dynamic_cast<const GpOracle&>(*batch.oracle).kernels();
       for (int64_t b = 0; b < 16; ++b) {
         auto x = torch::cat({batch.task.xc[b], batch.task.xt[b]}).to(torch::kFloat64);
         auto y = torch::cat({batch.task.yc[b], batch.task.yt[b]}).to(torch::kFloat64);
-        auto k = kernel_matrix(batch.kernels[b], x, x) +
+        auto k = kernel_matrix(kernels[b], x, x) +
                  (0.04 + 1e-6) * torch::eye(x.size(0), torch::kFloat64);
         auto chol = torch::linalg_cholesky(k);
         whitened.push_back(torch::linalg_solve_triangular(chol, y, false).squeeze(-1));
@@ -143,10 +145,12 @@ TEST(GpBaselines, OracleBeatsFittedGpOnAFixedTestSet) {
   EvalOptions options;
   options.num_tasks = 64;
   options.seed = 5;
-  auto oracle = evaluate(gp_oracle_predictor(), generator, options);
-  FittedGpOptions fit;
-  fit.iterations = 100;
-  auto fitted = evaluate(gp_fitted_predictor(fit), generator, options);
+  auto oracle_predictor = make_predictor("gp-oracle");
+  auto oracle = evaluate(*oracle_predictor, generator, options);
+  PredictorOptions fit;
+  fit.fitted.iterations = 100;
+  auto fitted_predictor = make_predictor("gp-fitted", fit);
+  auto fitted = evaluate(*fitted_predictor, generator, options);
   EXPECT_GT(oracle.ll_mean, fitted.ll_mean);
   EXPECT_TRUE(std::isfinite(fitted.ll_mean));
   // Sanity: the oracle is far better than a standard normal guess (about -1.42).
@@ -182,7 +186,7 @@ TEST(GpBaselines, WorkWithoutContext) {
   config.min_num_context = config.max_num_context = 0;
   GpTaskGenerator generator(config);
   auto batch = generator.sample(3, 1);
-  auto oracle = gp_oracle_predict(batch.task, batch.kernels, batch.noise_std);
+  auto oracle = batch.oracle->predict(batch.task);
   auto fitted = gp_fitted_predict(batch.task, {});
   EXPECT_TRUE(torch::isfinite(oracle.stddev).all().item<bool>());
   EXPECT_TRUE(torch::isfinite(fitted.mean).all().item<bool>());
@@ -191,8 +195,9 @@ TEST(GpBaselines, WorkWithoutContext) {
 TEST(GpBaselines, OracleNeedsOneKernelPerTask) {
   GpTaskGenerator generator;
   auto batch = generator.sample(3, 1);
-  batch.kernels.pop_back();
-  NPE_EXPECT_THROW_WITH(gp_oracle_predict(batch.task, batch.kernels, 0.2), InvalidInputError,
+  auto kernels = dynamic_cast<const GpOracle&>(*batch.oracle).kernels();
+  kernels.pop_back();
+  NPE_EXPECT_THROW_WITH(gp_oracle_predict(batch.task, kernels, 0.2), InvalidInputError,
                         "one kernel per task");
 }
 

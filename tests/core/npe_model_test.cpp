@@ -1,10 +1,11 @@
 // Behaviour every neural-process model must have: shapes, positive stddev, empty context,
 // permutation invariance, and a short training run that lowers the loss.
 
-#include "npe/evaluation.h"
-#include "npe/gp_task_generator.h"
-#include "npe/model_registry.h"
-#include "npe/training.h"
+#include "npe/data/gp_tasks.h"
+#include "npe/models/model_registry.h"
+#include "npe/predictors/predictor_registry.h"
+#include "npe/training/evaluation.h"
+#include "npe/training/training.h"
 #include "test_support.h"
 
 namespace npe {
@@ -66,13 +67,14 @@ TEST_P(EveryModel, ShortTrainingRunLowersTheLoss) {
   EvalOptions held_out;
   held_out.num_tasks = 64;
   held_out.seed = 3;
-  auto before = evaluate(model_predictor(*model, torch::kCPU), generator, held_out);
+  auto predictor = wrap_model(model);
+  auto before = evaluate(*predictor, generator, held_out);
   TrainOptions options;
   options.steps = 60;
   options.learning_rate = 2e-3;
   options.validation_tasks = 0;
   auto result = train_model(*model, generator, options);
-  auto after = evaluate(model_predictor(*model, torch::kCPU), generator, held_out);
+  auto after = evaluate(*predictor, generator, held_out);
   EXPECT_EQ(result.steps, 60);
   EXPECT_GT(after.ll_mean, before.ll_mean + 0.02)
       << "log-likelihood before " << before.ll_mean << ", after " << after.ll_mean;
@@ -149,7 +151,7 @@ TEST(Attention, TargetAttentionIsReportedForAttentionModels) {
 }  // namespace
 }  // namespace npe
 
-#include "npe/flops.h"
+#include "npe/models/flops.h"
 
 namespace npe {
 namespace {

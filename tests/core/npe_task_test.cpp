@@ -1,8 +1,8 @@
 // Validation of task tensors and translation helpers.
 
 #include "npe/errors.h"
-#include "npe/model_registry.h"
-#include "npe/prediction.h"
+#include "npe/models/model_registry.h"
+#include "npe/models/prediction.h"
 #include "test_support.h"
 
 namespace npe {
@@ -40,8 +40,8 @@ TEST(Task, ModelRejectsWrongInputDimension) {
 
 TEST(Task, TranslationByVectorMovesEveryInput) {
   auto task = random_task(2, 3, 4, 2, 1);
+  auto moved = task.translated({1.0, -2.0});
   auto tau = torch::tensor({1.0f, -2.0f});
-  auto moved = task.translated(tau);
   EXPECT_TRUE(torch::allclose(moved.xc - tau, task.xc));
   EXPECT_TRUE(torch::allclose(moved.xt - tau, task.xt));
   EXPECT_TRUE(torch::equal(moved.yc, task.yc));

@@ -8,18 +8,23 @@
 #include <QUndoStack>
 #include <QtTest>
 
-#include "function_explorer.h"
-#include "function_plot.h"
-#include "npe/checkpoint.h"
+#include "common/prediction_service.h"
+#include "function1d/function_explorer.h"
+#include "function1d/function_plot.h"
+#include "function1d/point_set.h"
+#include "function1d/sweep_dialog.h"
 #include "npe/errors.h"
-#include "npe/model_registry.h"
-#include "point_set.h"
-#include "prediction_service.h"
-#include "sweep_dialog.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_registry.h"
+#include "npe/predictors/gp.h"
 
 using npe::widgets::FunctionExplorer;
 
 namespace {
+
+torch::Tensor column(const std::vector<float>& values) {
+  return torch::tensor(values).view({1, -1, 1});
+}
 
 // A small untrained TE-TNP checkpoint, so the tests do not depend on shipped weights.
 QString write_checkpoint(const QTemporaryDir& dir, const std::string& kind) {
@@ -221,21 +226,22 @@ class FunctionExplorerTest : public QObject {
     QTemporaryDir dir;
     npe::widgets::PredictionRequest request;
     request.refine = true;
-    request.shift = 5.0;
-    request.xc = {4.0, 5.0, 6.0};
-    request.yc = {0.5, -0.2, 0.1};
-    for (int i = 0; i < 50; ++i) request.xt.push_back(3.0 + 0.08 * i);
-    request.truth_kernel = npe::KernelSpec{};
-    request.held_out_x = {5.2, 5.4};
-    request.held_out_y = {0.0, 0.1};
-    request.models = {npe::widgets::gp_oracle_entry(),
+    request.shift = {5.0};
+    std::vector<float> xt;
+    for (int i = 0; i < 50; ++i) xt.push_back(3.0f + 0.08f * i);
+    request.batch.task = {column({4.0f, 5.0f, 6.0f}), column({0.5f, -0.2f, 0.1f}), column(xt), {}};
+    request.batch.oracle =
+        std::make_shared<npe::GpOracle>(std::vector<npe::KernelSpec>{npe::KernelSpec{}}, 0.2);
+    request.held_out_x = column({5.2f, 5.4f});
+    request.held_out_y = column({0.0f, 0.1f});
+    request.models = {npe::widgets::baseline_entry("gp-oracle"),
                       npe::widgets::load_model_entry(write_checkpoint(dir, "tetnp"), Qt::red),
                       npe::widgets::load_model_entry(write_checkpoint(dir, "tnp"), Qt::blue)};
     auto result = npe::widgets::compute_predictions(request);
     QCOMPARE(result.models.size(), size_t(3));
     for (const auto& m : result.models) {
       QVERIFY2(m.error.isEmpty(), qPrintable(m.error));
-      QCOMPARE(m.mean.size(), size_t(50));
+      QCOMPARE(m.mean.size(0), int64_t(50));
       QVERIFY(std::isfinite(m.held_out_ll));
     }
     QVERIFY(result.models[0].equivariance_error < 1e-6);
@@ -245,17 +251,16 @@ class FunctionExplorerTest : public QObject {
 
   void oracleWithoutGroundTruthReportsAnErrorInsteadOfFailing() {
     npe::widgets::PredictionRequest request;
-    request.xc = {0.0};
-    request.yc = {1.0};
-    request.xt = {0.5};
-    request.models = {npe::widgets::gp_oracle_entry(), npe::widgets::gp_fitted_entry()};
+    request.batch.task = {column({0.0f}), column({1.0f}), column({0.5f}), {}};
+    request.models = {npe::widgets::baseline_entry("gp-oracle"),
+                      npe::widgets::baseline_entry("gp-fitted")};
     auto result = npe::widgets::compute_predictions(request);
-    QVERIFY(result.models[0].error.contains("ground-truth"));
+    QVERIFY(result.models[0].error.contains("generating process is known"));
     QVERIFY(result.models[1].error.isEmpty());
   }
 
   void deltaSweepRunsInTheBackgroundAndCanBeCancelled() {
-    npe::widgets::SweepDialog dialog({npe::widgets::gp_oracle_entry()}, nullptr, 16);
+    npe::widgets::SweepDialog dialog({npe::widgets::baseline_entry("gp-oracle")}, nullptr, 16);
     QSignalSpy finished(&dialog, &npe::widgets::SweepDialog::finished);
     dialog.start();
     QVERIFY(finished.wait(60000));
@@ -266,7 +271,7 @@ class FunctionExplorerTest : public QObject {
       QVERIFY(std::abs(ll - row.front()) < 1e-4);  // paired tasks, stationary GP
     }
     // Cancelling a long sweep stops it early.
-    npe::widgets::SweepDialog slow({npe::widgets::gp_fitted_entry()}, nullptr, 256);
+    npe::widgets::SweepDialog slow({npe::widgets::baseline_entry("gp-fitted")}, nullptr, 256);
     QSignalSpy slow_finished(&slow, &npe::widgets::SweepDialog::finished);
     slow.start();
     QTest::qWait(200);
@@ -278,9 +283,8 @@ class FunctionExplorerTest : public QObject {
   void attentionWeightsAreANormalisedDistributionOverTheContext() {
     QTemporaryDir dir;
     npe::widgets::AttentionRequest request;
-    request.xc = {-1.0, 0.0, 1.0, 2.0};
-    request.yc = {0.1, 0.2, -0.3, 0.4};
-    request.x = 0.5;
+    request.batch.task = {
+        column({-1.0f, 0.0f, 1.0f, 2.0f}), column({0.1f, 0.2f, -0.3f, 0.4f}), column({0.5f}), {}};
     request.model = npe::widgets::load_model_entry(write_checkpoint(dir, "tetnp"), Qt::red);
     auto result = npe::widgets::compute_attention(request);
     QCOMPARE(result.weights.size(), size_t(4));
@@ -301,10 +305,10 @@ class FunctionExplorerTest : public QObject {
     for (uint64_t serial = 1; serial <= 40; ++serial) {
       npe::widgets::PredictionRequest request;
       request.serial = serial;
-      request.xc = {0.0};
-      request.yc = {0.0};
-      for (int i = 0; i < 256; ++i) request.xt.push_back(i / 64.0);
-      request.models = {npe::widgets::gp_fitted_entry()};
+      std::vector<float> xt;
+      for (int i = 0; i < 256; ++i) xt.push_back(i / 64.0f);
+      request.batch.task = {column({0.0f}), column({0.0f}), column(xt), {}};
+      request.models = {npe::widgets::baseline_entry("gp-fitted")};
       service.request(std::move(request));
     }
     QTRY_VERIFY_WITH_TIMEOUT(!served.empty() && served.back() == 40, 30000);

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "npe/model.h"
-#include "npe/modules.h"
+#include "npe/models/model.h"
+#include "npe/models/modules.h"
 
 namespace npe {
 

@@ -2,9 +2,9 @@
 
 #include <torch/nn/modules/conv.h>
 
-#include "npe/grid_predictor.h"
-#include "npe/model.h"
-#include "npe/modules.h"
+#include "npe/models/grid_predictor.h"
+#include "npe/models/model.h"
+#include "npe/models/modules.h"
 
 namespace npe {
 

@@ -3,8 +3,8 @@
 
 #include <torch/torch.h>
 
-#include "npe/modules.h"
-#include "npe/task.h"
+#include "npe/data/task.h"
+#include "npe/models/modules.h"
 
 namespace npe {
 

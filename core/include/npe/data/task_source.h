@@ -1,0 +1,66 @@
+#pragma once
+// Interface of anything that produces batches of tasks for training and evaluation.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "npe/data/task.h"
+#include "npe/models/prediction.h"
+
+namespace npe {
+
+struct ModelConfig;
+
+/// The best predictor possible for tasks whose generating process is known (for GP tasks, the
+/// exact posterior under the generating kernel). Carried by the tasks it knows about.
+class TaskOracle {
+ public:
+  virtual ~TaskOracle() = default;
+  /// Predicts `task`, which must be the batch this oracle came with (possibly translated or
+  /// with other targets). Throws InvalidInputError when the batch does not match.
+  virtual Prediction predict(const Task& task) const = 0;
+  /// One line for users, e.g. "GP posterior under the generating kernels".
+  virtual std::string describe() const = 0;
+};
+
+/// A batch of tasks plus, when the generating process is known, its oracle.
+struct TaskBatch {
+  Task task;
+  std::shared_ptr<const TaskOracle> oracle;
+  bool has_oracle() const { return static_cast<bool>(oracle); }
+};
+
+/// Which part of the data tasks come from. Synthetic sources only use it to pick seeds;
+/// dataset-backed sources (images) draw from disjoint sets of examples.
+enum class Split { Train, Validation, Test };
+std::string split_name(Split split);
+
+/// Deterministic task source: sample(batch, seed, tau, split) always returns the same tasks for
+/// the same arguments, and tasks at translation tau are the tasks at tau = 0 translated by tau.
+class TaskSource {
+ public:
+  virtual ~TaskSource() = default;
+  /// Registry name as on the command line ("gp1d", "tfmnist").
+  virtual std::string name() const = 0;
+  virtual int64_t dim_x() const = 0;
+  virtual int64_t dim_y() const = 0;
+  /// Draws batch_size tasks on the CPU in float32. Throws ConfigError for batch_size < 1,
+  /// InvalidInputError for a bad translation, DataError when backing data cannot be read.
+  virtual TaskBatch sample(int64_t batch_size, uint64_t seed, const Translation& tau = {},
+                           Split split = Split::Train) const = 0;
+  /// Configuration, stored in checkpoints; task_source_from_json() rebuilds the source.
+  virtual nlohmann::json to_json() const = 0;
+  /// Task-specific model settings for a named size (the paper's image models use D_z = 32 and
+  /// a homoscedastic likelihood, for example). Called after the generic size preset.
+  virtual void adapt_model_config(ModelConfig& config, const std::string& size) const {
+    (void)config;
+    (void)size;
+  }
+  /// A translation outside the training range, used to show what non-equivariant models do.
+  virtual Translation out_of_range_translation() const = 0;
+};
+
+}  // namespace npe

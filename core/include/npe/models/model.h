@@ -1,0 +1,44 @@
+#pragma once
+// Common interface of the neural-process models.
+
+#include <string>
+
+#include <torch/nn/module.h>
+
+#include "npe/data/task.h"
+#include "npe/models/model_config.h"
+#include "npe/models/prediction.h"
+
+namespace npe {
+
+/// A neural process: maps a batch of tasks to a Gaussian predictive at every target.
+/// Implementations must accept Nc = 0 and be invariant to the order of context points.
+class NeuralProcessImpl : public torch::nn::Module {
+ public:
+  explicit NeuralProcessImpl(ModelConfig config) : m_config(std::move(config)) {}
+
+  /// xc [B,Nc,Dx], yc [B,Nc,Dy], xt [B,Nt,Dx] -> mean, stddev [B,Nt,Dy].
+  /// Throws InvalidInputError for wrong shapes or non-finite inputs.
+  Prediction predict(const Task& task);
+
+  const ModelConfig& config() const { return m_config; }
+
+  /// For models whose targets attend to the context (TNP, TE-TNP): runs the model and returns
+  /// the last cross-attention layer's weights from each target to each context point, summed
+  /// over heads: [B,Nt,Nc]. Undefined tensor for models without such attention.
+  torch::Tensor target_attention(const Task& task);
+
+ protected:
+  /// Model-specific forward pass on a validated task.
+  virtual Prediction forward_impl(const Task& task) = 0;
+
+  /// Set while target_attention() runs; models with attention store the last cross-attention
+  /// weights [B,H,Nt,Nc] in m_last_attention when it is true.
+  bool m_record_attention = false;
+  torch::Tensor m_last_attention;
+
+ private:
+  ModelConfig m_config;
+};
+
+}  // namespace npe

@@ -1,0 +1,62 @@
+#pragma once
+// Hyperparameters of every neural-process model, as one serialisable record.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace npe {
+
+/// Model hyperparameters. Fields a model does not use are ignored by it (and still stored).
+struct ModelConfig {
+  /// Registry name: "cnp", "rcnp", "tnp", "tetnp", "pttnp", "tepttnp", "convcnp", "convcnp2d".
+  std::string kind;
+  int64_t dim_x = 1;
+  int64_t dim_y = 1;
+  /// Token / representation width D_z.
+  int64_t dim_model = 128;
+  /// Transformer layers L.
+  int64_t num_layers = 5;
+  int64_t num_heads = 8;
+  int64_t head_dim = 16;
+  /// Hidden width of the pairwise MLPs of TE attention (rho and phi); the main cost lever.
+  int64_t pairwise_width = 128;
+  /// TE attention: update input locations after each attention (paper eq. 10).
+  bool update_locations = true;
+  /// Number of pseudo-tokens M (PT-TNP, TE-PT-TNP).
+  int64_t num_pseudo_tokens = 32;
+  /// Gaussian head: false gives one learned noise level per output dimension.
+  bool heteroscedastic = true;
+  /// Lower bound added to the predictive standard deviation.
+  double min_stddev = 1e-3;
+  /// ConvCNP: grid points per unit of input (1-D), CNN channels, kernel size, and U-Net depth.
+  double points_per_unit = 64.0;
+  int64_t conv_channels = 128;
+  int64_t kernel_size = 9;
+  int64_t unet_depth = 5;
+  /// ConvCNP 2-D: number of convolution layers.
+  int64_t cnn_layers = 5;
+  /// Inputs are multiplied by this before the model sees them (e.g. pixel coordinates to units
+  /// of half an image). Must be 1 for the on-grid ConvCNP, which needs whole-cell coordinates.
+  double input_scale = 1.0;
+  /// ConvCNP 1-D: largest grid allowed before a ResourceLimitError.
+  int64_t max_grid_points = int64_t{1} << 18;
+
+  nlohmann::json to_json() const;
+  /// Missing fields take their defaults; wrong types throw ConfigError.
+  static ModelConfig from_json(const nlohmann::json& json);
+};
+
+/// Named sizes: "paper" (the paper's Appendix F sizes) and "small" (CPU-trainable).
+/// Throws ConfigError for an unknown kind or size.
+ModelConfig default_model_config(const std::string& kind, const std::string& size,
+                                 int64_t dim_x = 1, int64_t dim_y = 1);
+
+class TaskSource;
+/// The size preset adapted to a task (D_x, D_y and the task's own settings, such as the
+/// paper's D_z = 32 for images). Throws ConfigError.
+ModelConfig default_model_config(const std::string& kind, const std::string& size,
+                                 const TaskSource& task);
+
+}  // namespace npe

@@ -1,0 +1,125 @@
+#pragma once
+// Building blocks shared by the models: MLPs, the Gaussian head, attention layers.
+
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include "npe/models/prediction.h"
+
+namespace npe {
+
+/// Fully connected network: in -> hidden... -> out with ReLU between layers (none after the
+/// last one).
+class MlpImpl : public torch::nn::Module {
+ public:
+  MlpImpl(int64_t in, const std::vector<int64_t>& hidden, int64_t out);
+  torch::Tensor forward(torch::Tensor x);
+
+ private:
+  std::vector<torch::nn::Linear> m_layers;
+};
+TORCH_MODULE(Mlp);
+
+/// Decoder head: MLP with two hidden layers mapping a representation [..., in] to a Gaussian
+/// over [..., Dy]. Heteroscedastic: stddev = min_stddev + sqrt(softplus(raw)). Homoscedastic:
+/// one learned noise level per output dimension.
+class GaussianHeadImpl : public torch::nn::Module {
+ public:
+  GaussianHeadImpl(int64_t in, int64_t hidden, int64_t dim_y, bool heteroscedastic,
+                   double min_stddev);
+  Prediction forward(const torch::Tensor& z);
+
+ private:
+  Mlp m_mlp{nullptr};
+  torch::Tensor m_log_noise;
+  int64_t m_dim_y;
+  bool m_heteroscedastic;
+  double m_min_stddev;
+};
+TORCH_MODULE(GaussianHead);
+
+/// Standard multi-head attention. Queries [B,Nq,D] attend to keys/values [B,Nk,D]. With
+/// Nk = 0 the attention output is zero (nothing to attend to).
+class MultiHeadAttentionImpl : public torch::nn::Module {
+ public:
+  MultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim);
+  /// If weights is non-null it receives the attention weights [B,H,Nq,Nk].
+  torch::Tensor forward(const torch::Tensor& zq, const torch::Tensor& zk,
+                        torch::Tensor* weights = nullptr);
+
+ private:
+  torch::nn::Linear m_q{nullptr}, m_k{nullptr}, m_v{nullptr}, m_out{nullptr};
+  int64_t m_heads, m_head_dim;
+};
+TORCH_MODULE(MultiHeadAttention);
+
+/// Pre-norm residual attention block: z += MHA(LN(z), LN(context)); z += FF(LN(z)).
+class AttentionBlockImpl : public torch::nn::Module {
+ public:
+  AttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim);
+  torch::Tensor forward(const torch::Tensor& zq, const torch::Tensor& zk,
+                        torch::Tensor* weights = nullptr);
+
+ private:
+  torch::nn::LayerNorm m_norm_q{nullptr}, m_norm_k{nullptr}, m_norm_ff{nullptr};
+  MultiHeadAttention m_attention{nullptr};
+  Mlp m_feed_forward{nullptr};
+};
+TORCH_MODULE(AttentionBlock);
+
+/// Translation-equivariant multi-head attention (paper Section 3). The logit of head h for
+/// query n and key m is rho([q_n.k_m / sqrt(d_h)]_{h=1..H}, x_n - x_m)_h, and, optionally,
+/// locations are updated as x_n += mean_m (x_n - x_m) phi(logits_{n,m}) (paper eq. 10).
+/// Only differences of locations enter, so the layer is exactly translation equivariant.
+class TeMultiHeadAttentionImpl : public torch::nn::Module {
+ public:
+  TeMultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim, int64_t dim_x,
+                           int64_t pairwise_width, bool update_locations);
+
+  struct Output {
+    torch::Tensor z;        ///< [B,Nq,D]
+    torch::Tensor x;        ///< updated query locations [B,Nq,Dx]
+    torch::Tensor weights;  ///< attention weights [B,H,Nq,Nk] when requested
+  };
+  /// zq [B,Nq,D], xq [B,Nq,Dx], zk [B,Nk,D], xk [B,Nk,Dx].
+  Output forward(const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& zk,
+                 const torch::Tensor& xk, bool return_weights = false);
+
+ private:
+  Output forward_chunk(const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& k,
+                       const torch::Tensor& v, const torch::Tensor& xk_projected,
+                       const torch::Tensor& xk, bool return_weights);
+
+  torch::nn::Linear m_q{nullptr}, m_k{nullptr}, m_v{nullptr}, m_out{nullptr};
+  // rho's first layer is split into a part acting on the dot products and a part acting on
+  // x_n - x_m; the latter is linear, so it is applied per point and differenced, avoiding a
+  // [B,Nq,Nk,H+Dx] concatenation.
+  torch::nn::Linear m_rho_dots{nullptr}, m_rho_dx{nullptr}, m_rho_hidden{nullptr},
+      m_rho_out{nullptr};
+  Mlp m_phi{nullptr};
+  int64_t m_heads, m_head_dim;
+  bool m_update_locations;
+};
+TORCH_MODULE(TeMultiHeadAttention);
+
+/// Pre-norm residual TE attention block; returns updated tokens and locations.
+class TeAttentionBlockImpl : public torch::nn::Module {
+ public:
+  TeAttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim, int64_t dim_x,
+                       int64_t pairwise_width, bool update_locations);
+  TeMultiHeadAttentionImpl::Output forward(const torch::Tensor& zq, const torch::Tensor& xq,
+                                           const torch::Tensor& zk, const torch::Tensor& xk,
+                                           bool return_weights = false);
+
+ private:
+  torch::nn::LayerNorm m_norm_q{nullptr}, m_norm_k{nullptr}, m_norm_ff{nullptr};
+  TeMultiHeadAttention m_attention{nullptr};
+  Mlp m_feed_forward{nullptr};
+};
+TORCH_MODULE(TeAttentionBlock);
+
+}  // namespace npe

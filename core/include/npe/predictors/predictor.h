@@ -1,0 +1,64 @@
+#pragma once
+// One interface for everything that predicts: trained neural processes and GP baselines.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "npe/data/task_source.h"
+#include "npe/models/model.h"
+#include "npe/models/prediction.h"
+
+namespace npe {
+
+/// What a predictor can do; the tools decide from these, never from names.
+struct PredictorCapabilities {
+  bool translation_equivariant = false;
+  /// target_attention() returns weights.
+  bool attention = false;
+  /// Inputs are rounded to whole grid cells (exactly equivariant to whole-cell shifts only).
+  bool on_grid = false;
+  /// A neural model with weights (trained by npe train); otherwise a baseline fitted per task.
+  bool trainable = false;
+  /// Needs batches that carry an oracle (TaskBatch::oracle).
+  bool needs_oracle = false;
+  /// forward_flops() can count its work.
+  bool flop_model = false;
+  /// Named sizes (default_model_config) for trainable predictors.
+  std::vector<std::string> size_presets;
+};
+
+struct PredictorInfo {
+  std::string name;          ///< registry name, as on the command line ("tetnp", "gp-oracle")
+  std::string display_name;  ///< e.g. "TE-TNP"
+  std::string description;   ///< one sentence
+  PredictorCapabilities capabilities;
+};
+
+/// Predicts Gaussian marginals at the targets of a batch of tasks.
+class Predictor {
+ public:
+  explicit Predictor(PredictorInfo info) : m_info(std::move(info)) {}
+  virtual ~Predictor() = default;
+  Predictor(const Predictor&) = delete;
+  Predictor& operator=(const Predictor&) = delete;
+
+  const PredictorInfo& info() const { return m_info; }
+  /// Mean and stddev [B,Nt,Dy] on the CPU in float32, whatever device the predictor runs on.
+  /// Throws InvalidInputError for malformed tasks, ConfigError when the predictor cannot handle
+  /// them (e.g. the oracle without a known generating process).
+  virtual Prediction predict(const TaskBatch& batch) = 0;
+  /// Attention of each target over the context points, [B,Nt,Nc] summed over heads, or an
+  /// undefined tensor when the predictor has none.
+  virtual torch::Tensor target_attention(const Task& task) {
+    (void)task;
+    return {};
+  }
+  /// The neural model behind a trainable predictor (nullptr for baselines).
+  virtual std::shared_ptr<NeuralProcessImpl> neural_model() const { return nullptr; }
+
+ private:
+  PredictorInfo m_info;
+};
+
+}  // namespace npe

@@ -1,0 +1,43 @@
+#pragma once
+// Name -> factory registry of predictors: the GP baselines and every neural model kind.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "npe/predictors/gp.h"
+#include "npe/predictors/predictor.h"
+
+namespace npe {
+
+/// How to build a predictor. Neural kinds load `checkpoint`, or, with `untrained`, are built
+/// fresh at `size` for `task` (for timing); baselines use `fitted`.
+struct PredictorOptions {
+  std::filesystem::path checkpoint;
+  bool untrained = false;
+  std::string size = "small";
+  /// Task the untrained model is sized for (D_x, D_y, task presets); gp1d when null.
+  const TaskSource* task = nullptr;
+  torch::Device device = torch::kCPU;
+  /// Fitted GP baselines: iterations and learning rate (ard is set by the registry).
+  FittedGpOptions fitted;
+};
+
+/// Every registered predictor: baselines first, then the neural kinds in display order.
+const std::vector<PredictorInfo>& predictor_infos();
+/// Throws ConfigError listing the known names.
+const PredictorInfo& predictor_info(const std::string& name);
+
+/// Builds the named predictor. Throws ConfigError (unknown name, neural kind without a
+/// checkpoint, a checkpoint of another kind) or CheckpointError.
+std::unique_ptr<Predictor> make_predictor(const std::string& name,
+                                          const PredictorOptions& options = {});
+/// The predictor of a checkpoint, whatever its kind. Throws CheckpointError.
+std::unique_ptr<Predictor> load_predictor(const std::filesystem::path& checkpoint,
+                                          torch::Device device = torch::kCPU);
+/// Wraps a model in memory (e.g. one being trained) as a predictor running on `device`.
+std::unique_ptr<Predictor> wrap_model(std::shared_ptr<NeuralProcessImpl> model,
+                                      torch::Device device = torch::kCPU);
+
+}  // namespace npe

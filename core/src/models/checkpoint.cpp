@@ -1,0 +1,241 @@
+#include "npe/models/checkpoint.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "npe/errors.h"
+#include "npe/models/model_registry.h"
+
+namespace npe {
+namespace {
+
+constexpr const char* kMetadataKey = "npe_metadata";
+constexpr const char* kChecksumKey = "npe_checksum";
+
+// FNV-1a over the bytes of every named tensor, in name order: detects corrupted weights that
+// the archive format itself would accept.
+uint64_t checksum(const std::vector<std::pair<std::string, torch::Tensor>>& tensors) {
+  uint64_t hash = 1469598103934665603ull;
+  auto feed = [&](const void* data, size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < size; ++i) {
+      hash ^= bytes[i];
+      hash *= 1099511628211ull;
+    }
+  };
+  for (const auto& [name, tensor] : tensors) {
+    feed(name.data(), name.size());
+    auto t = tensor.detach().to(torch::kCPU).contiguous();
+    feed(t.data_ptr(), t.numel() * t.element_size());
+  }
+  return hash;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> named_state(torch::nn::Module& model) {
+  std::vector<std::pair<std::string, torch::Tensor>> state;
+  for (const auto& item : model.named_parameters(true))
+    state.emplace_back(item.key(), item.value());
+  for (const auto& item : model.named_buffers(true)) state.emplace_back(item.key(), item.value());
+  return state;
+}
+
+std::string first_line(const std::string& text) {
+  auto end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+std::filesystem::path temporary_sibling(const std::filesystem::path& path) {
+  std::random_device random;
+  return path.string() + ".tmp-" + std::to_string(random());
+}
+
+torch::serialize::InputArchive open_archive(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw CheckpointError("checkpoint '" + path.string() + "' does not exist or is not a file");
+  }
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path.string());
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint '" + path.string() +
+                          "' is corrupt or truncated (cannot be read as a checkpoint archive: " +
+                          first_line(e.what_without_backtrace()) + ")");
+  }
+  return archive;
+}
+
+CheckpointMetadata read_metadata(torch::serialize::InputArchive& archive,
+                                 const std::filesystem::path& path) {
+  c10::IValue value;
+  if (!archive.try_read(kMetadataKey, value) || !value.isString()) {
+    throw CheckpointError("'" + path.string() +
+                          "' is not an NP Explorer checkpoint (no metadata record)");
+  }
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(value.toStringRef());
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError("checkpoint '" + path.string() + "' has corrupt metadata: " + e.what());
+  }
+  try {
+    return CheckpointMetadata::from_json(json);
+  } catch (const Error& e) {
+    throw CheckpointError("checkpoint '" + path.string() + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string CheckpointMetadata::task_name() const {
+  if (!task.is_object()) return {};
+  for (const char* key : {"name", "kind"}) {
+    auto found = task.find(key);
+    if (found != task.end() && found->is_string()) return found->get<std::string>();
+  }
+  return {};
+}
+
+nlohmann::json CheckpointMetadata::to_json() const {
+  return {{"format_version", format_version},
+          {"model", model.to_json()},
+          {"task", task},
+          {"steps", steps},
+          {"wall_time_s", wall_time_s},
+          {"device", device},
+          {"validation_ll",
+           std::isfinite(validation_ll) ? nlohmann::json(validation_ll) : nlohmann::json(nullptr)},
+          {"seed", seed},
+          {"size", size},
+          {"command", command},
+          {"created_at", created_at},
+          {"libtorch_version", libtorch_version}};
+}
+
+CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
+  if (!json.is_object()) throw CheckpointError("metadata is not a JSON object");
+  CheckpointMetadata m;
+  try {
+    m.format_version = json.at("format_version").get<int>();
+    if (m.format_version < 1 || m.format_version > kFormatVersion) {
+      throw CheckpointError("unsupported checkpoint format version " +
+                            std::to_string(m.format_version) + " (this build reads 1.." +
+                            std::to_string(kFormatVersion) + ")");
+    }
+    m.model = ModelConfig::from_json(json.at("model"));
+    m.task = json.value("task", nlohmann::json::object());
+    m.steps = json.value("steps", int64_t{0});
+    m.wall_time_s = json.value("wall_time_s", 0.0);
+    m.device = json.value("device", std::string());
+    const auto& ll = json.contains("validation_ll") ? json.at("validation_ll") : nlohmann::json();
+    m.validation_ll = ll.is_number() ? ll.get<double>() : std::nan("");
+    m.seed = json.value("seed", uint64_t{0});
+    m.size = json.value("size", std::string());
+    m.command = json.value("command", std::string());
+    m.created_at = json.value("created_at", std::string());
+    m.libtorch_version = json.value("libtorch_version", std::string());
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(std::string("malformed metadata: ") + e.what());
+  }
+  return m;
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& contents) {
+  const auto tmp = temporary_sibling(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << contents;
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(tmp);
+      throw Error("cannot write '" + path.string() + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw Error("cannot replace '" + path.string() + "': " + ec.message());
+  }
+}
+
+void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model,
+                     const CheckpointMetadata& metadata) {
+  auto state = named_state(model);
+  torch::serialize::OutputArchive archive;
+  archive.write(kMetadataKey, c10::IValue(metadata.to_json().dump(2)));
+  archive.write(kChecksumKey, c10::IValue(std::to_string(checksum(state))));
+  for (const auto& [name, tensor] : state) {
+    archive.write(name, tensor.detach().to(torch::kCPU));
+  }
+  if (path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+  }
+  const auto tmp = temporary_sibling(path);
+  try {
+    archive.save_to(tmp.string());
+  } catch (const c10::Error& e) {
+    std::filesystem::remove(tmp);
+    throw CheckpointError("cannot write checkpoint '" + path.string() +
+                          "': " + first_line(e.what_without_backtrace()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw CheckpointError("cannot write checkpoint '" + path.string() + "': " + ec.message());
+  }
+}
+
+CheckpointMetadata read_checkpoint_metadata(const std::filesystem::path& path) {
+  auto archive = open_archive(path);
+  return read_metadata(archive, path);
+}
+
+LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, torch::Device device) {
+  auto archive = open_archive(path);
+  LoadedCheckpoint loaded{nullptr, read_metadata(archive, path)};
+  try {
+    loaded.model = make_model(loaded.metadata.model);
+  } catch (const Error& e) {
+    throw CheckpointError("checkpoint '" + path.string() + "': " + e.what());
+  }
+  auto state = named_state(*loaded.model);
+  torch::NoGradGuard no_grad;
+  try {
+    for (auto& [name, target] : state) {
+      torch::Tensor stored;
+      if (!archive.try_read(name, stored)) {
+        throw CheckpointError("checkpoint '" + path.string() + "' lacks weights '" + name +
+                              "' required by its " + loaded.metadata.model.kind + " model");
+      }
+      if (stored.sizes() != target.sizes()) {
+        std::ostringstream msg;
+        msg << "checkpoint '" << path.string() << "': weights '" << name << "' have shape "
+            << stored.sizes() << " but the model needs " << target.sizes();
+        throw CheckpointError(msg.str());
+      }
+      target.copy_(stored);
+    }
+    c10::IValue stored_checksum;
+    if (!archive.try_read(kChecksumKey, stored_checksum) || !stored_checksum.isString() ||
+        stored_checksum.toStringRef() != std::to_string(checksum(state))) {
+      throw CheckpointError("checkpoint '" + path.string() +
+                            "' is corrupt: its weights do not match the stored checksum");
+    }
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint '" + path.string() +
+                          "' is corrupt: " + first_line(e.what_without_backtrace()));
+  }
+  loaded.model->to(device);
+  loaded.model->eval();
+  return loaded;
+}
+
+}  // namespace npe

@@ -1,0 +1,102 @@
+#include "npe/models/flops.h"
+
+#include <cmath>
+#include <vector>
+
+#include "npe/errors.h"
+
+namespace npe {
+namespace {
+
+double linear(double rows, double in, double out) {
+  return 2.0 * rows * in * out;
+}
+
+double mlp(double rows, double in, const std::vector<double>& hidden, double out) {
+  double flops = 0.0, width = in;
+  for (double h : hidden) {
+    flops += linear(rows, width, h);
+    width = h;
+  }
+  return flops + linear(rows, width, out);
+}
+
+double head(const ModelConfig& c, double rows, double in) {
+  const double dz = double(c.dim_model);
+  return mlp(rows, in, {dz, dz}, c.heteroscedastic ? 2.0 * c.dim_y : double(c.dim_y));
+}
+
+// Projections plus scores and weighted sum of multi-head attention.
+double attention_core(const ModelConfig& c, double nq, double nk) {
+  const double dz = double(c.dim_model), inner = double(c.num_heads * c.head_dim);
+  return linear(nq, dz, inner) + 2.0 * linear(nk, dz, inner) + 4.0 * nq * nk * inner +
+         linear(nq, inner, dz);
+}
+
+double feed_forward(const ModelConfig& c, double rows) {
+  const double dz = double(c.dim_model);
+  return mlp(rows, dz, {dz}, dz);
+}
+
+double block(const ModelConfig& c, double nq, double nk) {
+  return attention_core(c, nq, nk) + feed_forward(c, nq);
+}
+
+double te_block(const ModelConfig& c, double nq, double nk) {
+  const double pairs = nq * nk, h = double(c.num_heads), w = double(c.pairwise_width);
+  double rho = linear(pairs, h, w) + linear(nq + nk, double(c.dim_x), w) + linear(pairs, w, w) +
+               linear(pairs, w, h);
+  double phi = c.update_locations ? mlp(pairs, h, {w, w}, 1.0) + 4.0 * pairs * c.dim_x : 0.0;
+  return attention_core(c, nq, nk) + rho + phi + feed_forward(c, nq);
+}
+
+}  // namespace
+
+double forward_flops(const ModelConfig& c, const BatchShape& s) {
+  const double nc = double(s.num_context), nt = double(s.num_targets);
+  const double dz = double(c.dim_model), dx = double(c.dim_x), dy = double(c.dim_y);
+  const double layers = double(c.num_layers), m = double(c.num_pseudo_tokens);
+  double per_task = 0.0;
+  if (c.kind == "cnp") {
+    per_task = mlp(nc, dx + dy, std::vector<double>(5, dz), dz) + head(c, nt, dz + dx);
+  } else if (c.kind == "rcnp") {
+    per_task = linear(nt + nc, dx, dz) + linear(nc, dy, dz) +
+               mlp(nt * nc, dz, std::vector<double>(4, dz), dz) + head(c, nt, dz);
+  } else if (c.kind == "tnp") {
+    per_task = mlp(nc + nt, dx + dy + 1, {dz}, dz) +
+               layers * (block(c, nc, nc) + block(c, nt, nc)) + head(c, nt, dz);
+  } else if (c.kind == "pttnp") {
+    per_task = mlp(nc + nt, dx + dy + 1, {dz}, dz) +
+               layers * (block(c, m, nc) + block(c, nc, m) + block(c, nt, m)) + head(c, nt, dz);
+  } else if (c.kind == "tetnp") {
+    per_task = mlp(nc + 1, dy + 1, {dz}, dz) +
+               layers * (te_block(c, nc, nc) + te_block(c, nt, nc)) + head(c, nt, dz);
+  } else if (c.kind == "tepttnp") {
+    per_task = mlp(nc + 1, dy + 1, {dz}, dz) + linear(m + nc, dz, dz) + 2.0 * m * nc * (dz + dx) +
+               layers * (te_block(c, m, nc) + te_block(c, nc, m) + te_block(c, nt, m)) +
+               head(c, nt, dz);
+  } else if (c.kind == "convcnp") {
+    const double granularity = std::pow(2.0, double(c.unet_depth));
+    const double margin = double(c.kernel_size / 2) * 2.0 * granularity;
+    const double grid =
+        std::ceil((s.input_span * c.points_per_unit + 2 * margin) / granularity) * granularity;
+    const double ch = double(c.conv_channels), k = double(c.kernel_size);
+    double unet = 2.0 * grid * (1 + dy) * ch * k;
+    for (int64_t i = 0; i < c.unet_depth; ++i) {
+      const double at = grid / std::pow(2.0, double(i));
+      unet += 2.0 * at * ch * ch * k + 2.0 * at * 2 * ch * ch * k;
+    }
+    per_task = 2.0 * grid * nc * (1 + dy) + unet + 2.0 * nt * grid * ch + head(c, nt, ch);
+  } else if (c.kind == "convcnp2d") {
+    // On a grid covering the targets: one cell per target.
+    const double cells = nt, ch = double(c.conv_channels),
+                 k2 = double(c.kernel_size * c.kernel_size);
+    per_task = 2.0 * cells * (1 + dy) * ch * k2 +
+               double(c.cnn_layers - 1) * 2.0 * cells * ch * ch * k2 + head(c, cells, ch);
+  } else {
+    throw ConfigError("no FLOP model for '" + c.kind + "'");
+  }
+  return per_task * double(s.batch);
+}
+
+}  // namespace npe

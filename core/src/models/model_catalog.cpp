@@ -1,0 +1,71 @@
+#include "npe/models/model_catalog.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "npe/errors.h"
+#include "npe/models/model_registry.h"
+
+namespace npe {
+namespace fs = std::filesystem;
+
+std::vector<fs::path> model_search_dirs() {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("NPE_MODELS_DIR"); env && *env) candidates.emplace_back(env);
+#ifdef NPE_SOURCE_MODELS_DIR
+  candidates.emplace_back(NPE_SOURCE_MODELS_DIR);
+#endif
+#ifdef NPE_INSTALL_MODELS_DIR
+  candidates.emplace_back(NPE_INSTALL_MODELS_DIR);
+#endif
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path() / ".." / "share" / "np-explorer" / "models");
+  std::vector<fs::path> dirs;
+  for (const auto& dir : candidates) {
+    if (fs::is_directory(dir, ec)) dirs.push_back(fs::weakly_canonical(dir, ec));
+  }
+  return dirs;
+}
+
+std::vector<ShippedModel> find_models_in(const fs::path& folder,
+                                         std::vector<std::string>* problems) {
+  std::error_code ec;
+  std::vector<ShippedModel> found;
+  if (!fs::is_directory(folder, ec)) return found;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    if (entry.path().extension() == ".pt") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    try {
+      found.push_back({file, read_checkpoint_metadata(file)});
+    } catch (const Error& e) {
+      if (problems) problems->push_back(e.what());
+    }
+  }
+  auto rank = [](const ShippedModel& m) {
+    const auto& infos = model_infos();
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (infos[i].kind == m.metadata.model.kind) return i;
+    }
+    return infos.size();
+  };
+  std::stable_sort(found.begin(), found.end(),
+                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  return found;
+}
+
+std::vector<ShippedModel> find_shipped_models(const std::string& task,
+                                              std::vector<std::string>* problems) {
+  for (const auto& dir : model_search_dirs()) {
+    auto found = find_models_in(dir / task, problems);
+    if (!found.empty()) return found;
+  }
+  return {};
+}
+
+}  // namespace npe

@@ -1,0 +1,87 @@
+#include "npe/models/model_config.h"
+
+#include "npe/data/task_source.h"
+#include "npe/errors.h"
+#include "npe/models/model_registry.h"
+
+namespace npe {
+
+// One list of (name, member) pairs drives both directions of the JSON mapping, so a new field
+// cannot be saved without being loaded.
+// clang-format off
+#define NPE_MODEL_CONFIG_FIELDS(X) \
+  X(kind) \
+  X(dim_x) \
+  X(dim_y) \
+  X(dim_model) \
+  X(num_layers) \
+  X(num_heads) \
+  X(head_dim) \
+  X(pairwise_width) \
+  X(update_locations) \
+  X(num_pseudo_tokens) \
+  X(heteroscedastic) \
+  X(min_stddev) \
+  X(points_per_unit) \
+  X(conv_channels) \
+  X(kernel_size) \
+  X(unet_depth) \
+  X(cnn_layers) \
+  X(input_scale) \
+  X(max_grid_points)
+// clang-format on
+
+nlohmann::json ModelConfig::to_json() const {
+  nlohmann::json json;
+#define NPE_WRITE(field) json[#field] = field;
+  NPE_MODEL_CONFIG_FIELDS(NPE_WRITE)
+#undef NPE_WRITE
+  return json;
+}
+
+ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
+  if (!json.is_object()) throw ConfigError("model configuration must be a JSON object");
+  ModelConfig config;
+  try {
+#define NPE_READ(field) \
+  if (json.contains(#field)) json.at(#field).get_to(config.field);
+    NPE_MODEL_CONFIG_FIELDS(NPE_READ)
+#undef NPE_READ
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(std::string("model configuration: ") + e.what());
+  }
+  return config;
+}
+
+ModelConfig default_model_config(const std::string& kind, const std::string& size, int64_t dim_x,
+                                 int64_t dim_y) {
+  model_info(kind);  // throws for unknown kinds
+  ModelConfig c;
+  c.kind = kind;
+  c.dim_x = dim_x;
+  c.dim_y = dim_y;
+  if (size == "paper") {
+    if (kind == "convcnp2d") c.conv_channels = 64;
+    return c;
+  }
+  if (size != "small") throw ConfigError("unknown size '" + size + "' (known: small, paper)");
+  // CPU-trainable sizes: narrower tokens, fewer layers, and above all narrow pairwise MLPs,
+  // which dominate the cost of the translation-equivariant models.
+  c.dim_model = 64;
+  c.num_layers = 3;
+  c.num_heads = 4;
+  c.head_dim = 16;
+  c.pairwise_width = 32;
+  c.num_pseudo_tokens = 16;
+  c.conv_channels = 32;
+  return c;
+}
+
+ModelConfig default_model_config(const std::string& kind, const std::string& size,
+                                 const TaskSource& task) {
+  auto config = default_model_config(kind, size, task.dim_x(), task.dim_y());
+  task.adapt_model_config(config, size);
+  return config;
+}
+
+}  // namespace npe

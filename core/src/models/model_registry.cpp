@@ -1,0 +1,101 @@
+#include "npe/models/model_registry.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "models/cnp.h"
+#include "models/convcnp.h"
+#include "models/pttnp.h"
+#include "models/rcnp.h"
+#include "models/tnp.h"
+#include "npe/errors.h"
+
+namespace npe {
+namespace {
+
+using Factory = std::function<std::shared_ptr<NeuralProcessImpl>(const ModelConfig&)>;
+
+template <typename Model>
+Factory factory() {
+  return [](const ModelConfig& c) { return std::make_shared<Model>(c); };
+}
+
+const std::map<std::string, Factory>& factories() {
+  static const std::map<std::string, Factory> table = {
+      {"cnp", factory<CnpImpl>()},         {"rcnp", factory<RcnpImpl>()},
+      {"tnp", factory<TnpImpl>()},         {"pttnp", factory<PtTnpImpl>()},
+      {"tetnp", factory<TeTnpImpl>()},     {"tepttnp", factory<TePtTnpImpl>()},
+      {"convcnp", factory<ConvCnpImpl>()}, {"convcnp2d", factory<ConvCnp2dImpl>()},
+  };
+  return table;
+}
+
+std::string known_kinds() {
+  std::string list;
+  for (const auto& info : model_infos()) list += (list.empty() ? "" : ", ") + info.kind;
+  return list;
+}
+
+void check_sizes(const ModelConfig& c) {
+  auto positive = [&](int64_t v, const char* name) {
+    if (v < 1) throw ConfigError(std::string("model configuration: ") + name + " must be >= 1");
+  };
+  positive(c.dim_x, "dim_x");
+  positive(c.dim_y, "dim_y");
+  positive(c.dim_model, "dim_model");
+  positive(c.num_layers, "num_layers");
+  positive(c.num_heads, "num_heads");
+  positive(c.head_dim, "head_dim");
+  positive(c.pairwise_width, "pairwise_width");
+  positive(c.num_pseudo_tokens, "num_pseudo_tokens");
+  positive(c.conv_channels, "conv_channels");
+  positive(c.max_grid_points, "max_grid_points");
+  if (c.unet_depth < 0 || c.unet_depth > 12)
+    throw ConfigError("model configuration: unet_depth must be in 0..12");
+  if (!(c.min_stddev >= 0.0)) throw ConfigError("model configuration: min_stddev must be >= 0");
+  if (!(c.input_scale > 0.0) || !std::isfinite(c.input_scale))
+    throw ConfigError("model configuration: input_scale must be a positive number");
+  if (c.kind == "convcnp2d" && c.input_scale != 1.0)
+    throw ConfigError("model configuration: the on-grid ConvCNP needs input_scale = 1");
+}
+
+}  // namespace
+
+const std::vector<ModelInfo>& model_infos() {
+  static const std::vector<ModelInfo> infos = {
+      {"cnp", "CNP", "Conditional NP: an MLP encodes each (x, y), the codes are averaged.", false},
+      {"rcnp", "RCNP",
+       "Relational CNP: encodes each context point relative to the target (x - xc).", true},
+      {"tnp", "TNP", "Transformer NP: attention over (x, y) tokens; x enters directly.", false,
+       true},
+      {"pttnp", "PT-TNP", "Pseudo-token TNP: context summarised by M learned pseudo-tokens.",
+       false},
+      {"tetnp", "TE-TNP", "Translation-equivariant TNP: attention sees inputs only through x - x'.",
+       true, true},
+      {"tepttnp", "TE-PT-TNP",
+       "Translation-equivariant pseudo-token TNP: pseudo-tokens carry locations that move with "
+       "the data.",
+       true},
+      {"convcnp", "ConvCNP",
+       "Convolutional CNP: data placed on a grid around the inputs, then a U-Net.", true},
+      {"convcnp2d", "ConvCNP 2-D", "On-grid convolutional CNP for images and gridded maps.", true,
+       false, true},
+  };
+  return infos;
+}
+
+const ModelInfo& model_info(const std::string& kind) {
+  for (const auto& info : model_infos()) {
+    if (info.kind == kind) return info;
+  }
+  throw ConfigError("unknown model '" + kind + "' (known: " + known_kinds() + ")");
+}
+
+std::shared_ptr<NeuralProcessImpl> make_model(const ModelConfig& config) {
+  model_info(config.kind);
+  check_sizes(config);
+  return factories().at(config.kind)(config);
+}
+
+}  // namespace npe

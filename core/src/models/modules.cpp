@@ -1,0 +1,216 @@
+#include "npe/models/modules.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+namespace npe {
+namespace {
+
+// Largest pairwise tensor (elements) built at once at inference; larger query sets are
+// processed in chunks so that image-sized queries do not exhaust memory.
+constexpr int64_t kPairwiseElementBudget = int64_t{1} << 23;
+
+}  // namespace
+
+MlpImpl::MlpImpl(int64_t in, const std::vector<int64_t>& hidden, int64_t out) {
+  int64_t width = in;
+  for (size_t i = 0; i <= hidden.size(); ++i) {
+    const int64_t next = i < hidden.size() ? hidden[i] : out;
+    m_layers.push_back(
+        register_module("linear" + std::to_string(i), torch::nn::Linear(width, next)));
+    width = next;
+  }
+}
+
+torch::Tensor MlpImpl::forward(torch::Tensor x) {
+  for (size_t i = 0; i < m_layers.size(); ++i) {
+    x = m_layers[i]->forward(x);
+    if (i + 1 < m_layers.size()) x = torch::relu(x);
+  }
+  return x;
+}
+
+GaussianHeadImpl::GaussianHeadImpl(int64_t in, int64_t hidden, int64_t dim_y, bool heteroscedastic,
+                                   double min_stddev)
+    : m_dim_y(dim_y), m_heteroscedastic(heteroscedastic), m_min_stddev(min_stddev) {
+  m_mlp = register_module(
+      "mlp", Mlp(in, std::vector<int64_t>{hidden, hidden}, heteroscedastic ? 2 * dim_y : dim_y));
+  if (!heteroscedastic) {
+    m_log_noise = register_parameter("log_noise", torch::full({dim_y}, std::log(0.1)));
+  }
+}
+
+Prediction GaussianHeadImpl::forward(const torch::Tensor& z) {
+  auto out = m_mlp->forward(z);
+  if (m_heteroscedastic) {
+    auto parts = out.split(m_dim_y, -1);
+    auto stddev = m_min_stddev + torch::sqrt(torch::softplus(parts[1]));
+    return {parts[0], stddev};
+  }
+  auto stddev = (m_min_stddev + m_log_noise.exp()).expand_as(out);
+  return {out, stddev};
+}
+
+MultiHeadAttentionImpl::MultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads,
+                                               int64_t head_dim)
+    : m_heads(num_heads), m_head_dim(head_dim) {
+  const auto inner = num_heads * head_dim;
+  m_q = register_module("q",
+                        torch::nn::Linear(torch::nn::LinearOptions(dim_model, inner).bias(false)));
+  m_k = register_module("k",
+                        torch::nn::Linear(torch::nn::LinearOptions(dim_model, inner).bias(false)));
+  m_v = register_module("v",
+                        torch::nn::Linear(torch::nn::LinearOptions(dim_model, inner).bias(false)));
+  m_out = register_module("out", torch::nn::Linear(inner, dim_model));
+}
+
+torch::Tensor MultiHeadAttentionImpl::forward(const torch::Tensor& zq, const torch::Tensor& zk,
+                                              torch::Tensor* weights) {
+  const auto b = zq.size(0), nq = zq.size(1), nk = zk.size(1);
+  if (nk == 0) {
+    if (weights) *weights = torch::zeros({b, m_heads, nq, 0}, zq.options());
+    return torch::zeros_like(zq);
+  }
+  auto split_heads = [&](const torch::Tensor& t, int64_t n) {
+    return t.view({b, n, m_heads, m_head_dim}).permute({0, 2, 1, 3});
+  };
+  auto q = split_heads(m_q->forward(zq), nq);
+  auto k = split_heads(m_k->forward(zk), nk);
+  auto v = split_heads(m_v->forward(zk), nk);
+  auto attention =
+      torch::softmax(q.matmul(k.transpose(-1, -2)) / std::sqrt(double(m_head_dim)), -1);
+  if (weights) *weights = attention;
+  auto out = attention.matmul(v).permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim});
+  return m_out->forward(out);
+}
+
+AttentionBlockImpl::AttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim) {
+  m_norm_q =
+      register_module("norm_q", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
+  m_norm_k =
+      register_module("norm_k", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
+  m_norm_ff =
+      register_module("norm_ff", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
+  m_attention = register_module("attention", MultiHeadAttention(dim_model, num_heads, head_dim));
+  m_feed_forward =
+      register_module("feed_forward", Mlp(dim_model, std::vector<int64_t>{dim_model}, dim_model));
+}
+
+torch::Tensor AttentionBlockImpl::forward(const torch::Tensor& zq, const torch::Tensor& zk,
+                                          torch::Tensor* weights) {
+  auto z = zq + m_attention->forward(m_norm_q->forward(zq), m_norm_k->forward(zk), weights);
+  return z + m_feed_forward->forward(m_norm_ff->forward(z));
+}
+
+TeMultiHeadAttentionImpl::TeMultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads,
+                                                   int64_t head_dim, int64_t dim_x,
+                                                   int64_t pairwise_width, bool update_locations)
+    : m_heads(num_heads), m_head_dim(head_dim), m_update_locations(update_locations) {
+  const auto inner = num_heads * head_dim;
+  using torch::nn::Linear;
+  using torch::nn::LinearOptions;
+  m_q = register_module("q", Linear(LinearOptions(dim_model, inner).bias(false)));
+  m_k = register_module("k", Linear(LinearOptions(dim_model, inner).bias(false)));
+  m_v = register_module("v", Linear(LinearOptions(dim_model, inner).bias(false)));
+  m_out = register_module("out", Linear(inner, dim_model));
+  m_rho_dots = register_module("rho_dots", Linear(num_heads, pairwise_width));
+  m_rho_dx = register_module("rho_dx", Linear(LinearOptions(dim_x, pairwise_width).bias(false)));
+  m_rho_hidden = register_module("rho_hidden", Linear(pairwise_width, pairwise_width));
+  m_rho_out = register_module("rho_out", Linear(pairwise_width, num_heads));
+  if (update_locations) {
+    m_phi = register_module(
+        "phi", Mlp(num_heads, std::vector<int64_t>{pairwise_width, pairwise_width}, 1));
+  }
+}
+
+TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward(const torch::Tensor& zq,
+                                                                   const torch::Tensor& xq,
+                                                                   const torch::Tensor& zk,
+                                                                   const torch::Tensor& xk,
+                                                                   bool return_weights) {
+  const auto b = zq.size(0), nq = zq.size(1), nk = zk.size(1);
+  if (nk == 0) {
+    Output out{torch::zeros_like(zq), xq, {}};
+    if (return_weights) out.weights = torch::zeros({b, m_heads, nq, 0}, zq.options());
+    return out;
+  }
+  auto k = m_k->forward(zk).view({b, nk, m_heads, m_head_dim}).permute({0, 2, 1, 3});
+  auto v = m_v->forward(zk).view({b, nk, m_heads, m_head_dim}).permute({0, 2, 1, 3});
+  auto xk_projected = m_rho_dx->forward(xk);
+  const int64_t width = m_rho_hidden->options.in_features();
+  const int64_t per_query = b * nk * width;
+  if (torch::GradMode::is_enabled() || nq * per_query <= kPairwiseElementBudget) {
+    return forward_chunk(zq, xq, k, v, xk_projected, xk, return_weights);
+  }
+  // Queries do not interact, so chunking them gives the same result with bounded memory.
+  const int64_t chunk = std::max<int64_t>(1, kPairwiseElementBudget / per_query);
+  std::vector<torch::Tensor> zs, xs, ws;
+  for (int64_t start = 0; start < nq; start += chunk) {
+    const auto end = std::min(nq, start + chunk);
+    using torch::indexing::Slice;
+    auto part = forward_chunk(zq.index({Slice(), Slice(start, end)}),
+                              xq.index({Slice(), Slice(start, end)}), k, v, xk_projected, xk,
+                              return_weights);
+    zs.push_back(part.z);
+    xs.push_back(part.x);
+    if (return_weights) ws.push_back(part.weights);
+  }
+  Output out{torch::cat(zs, 1), torch::cat(xs, 1), {}};
+  if (return_weights) out.weights = torch::cat(ws, 2);
+  return out;
+}
+
+TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
+    const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& k,
+    const torch::Tensor& v, const torch::Tensor& xk_projected, const torch::Tensor& xk,
+    bool return_weights) {
+  const auto b = zq.size(0), nq = zq.size(1), nk = k.size(2);
+  auto q = m_q->forward(zq).view({b, nq, m_heads, m_head_dim}).permute({0, 2, 1, 3});
+  // [B,H,Nq,Nk] -> [B,Nq,Nk,H]: the pairwise MLP works on the last dimension.
+  auto dots = (q.matmul(k.transpose(-1, -2)) / std::sqrt(double(m_head_dim))).permute({0, 2, 3, 1});
+  auto hidden = m_rho_dots->forward(dots);
+  hidden.add_(m_rho_dx->forward(xq).unsqueeze(2)).sub_(xk_projected.unsqueeze(1));
+  hidden = torch::relu(m_rho_hidden->forward(torch::relu(hidden)));
+  auto logits = m_rho_out->forward(hidden);                        // [B,Nq,Nk,H]
+  auto weights = torch::softmax(logits, 2).permute({0, 3, 1, 2});  // [B,H,Nq,Nk]
+  auto attended = weights.matmul(v).permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim});
+  Output out{m_out->forward(attended), xq, {}};
+  if (m_update_locations) {
+    // x_n + (1/Nk) sum_m (x_n - x_m) s_nm  ==  x_n + (x_n sum_m s_nm - S x) / Nk
+    auto s = m_phi->forward(logits).squeeze(-1);  // [B,Nq,Nk]
+    out.x = xq + (xq * s.sum(-1, true) - s.matmul(xk)) / static_cast<double>(nk);
+  }
+  if (return_weights) out.weights = weights;
+  return out;
+}
+
+TeAttentionBlockImpl::TeAttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim,
+                                           int64_t dim_x, int64_t pairwise_width,
+                                           bool update_locations) {
+  m_norm_q =
+      register_module("norm_q", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
+  m_norm_k =
+      register_module("norm_k", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
+  m_norm_ff =
+      register_module("norm_ff", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
+  m_attention =
+      register_module("attention", TeMultiHeadAttention(dim_model, num_heads, head_dim, dim_x,
+                                                        pairwise_width, update_locations));
+  m_feed_forward =
+      register_module("feed_forward", Mlp(dim_model, std::vector<int64_t>{dim_model}, dim_model));
+}
+
+TeMultiHeadAttentionImpl::Output TeAttentionBlockImpl::forward(const torch::Tensor& zq,
+                                                               const torch::Tensor& xq,
+                                                               const torch::Tensor& zk,
+                                                               const torch::Tensor& xk,
+                                                               bool return_weights) {
+  auto out =
+      m_attention->forward(m_norm_q->forward(zq), xq, m_norm_k->forward(zk), xk, return_weights);
+  auto z = zq + out.z;
+  out.z = z + m_feed_forward->forward(m_norm_ff->forward(z));
+  return out;
+}
+
+}  // namespace npe

@@ -1,0 +1,216 @@
+#include "npe/predictors/gp.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "npe/errors.h"
+#include "npe/linalg.h"
+
+namespace npe {
+
+Prediction gp_posterior_predictive(const KernelSpec& kernel, double noise_std,
+                                   const torch::Tensor& xc, const torch::Tensor& yc,
+                                   const torch::Tensor& xt) {
+  const auto out_dtype = xt.scalar_type();
+  auto xc64 = xc.to(torch::kFloat64);
+  auto yc64 = yc.to(torch::kFloat64);
+  auto xt64 = xt.to(torch::kFloat64);
+  const double noise_var = noise_std * noise_std;
+  const auto num_targets = xt.size(0);
+  const auto dim_y = yc.size(-1);
+  auto prior_var = torch::full({num_targets}, kernel.variance, xt64.options());
+  torch::Tensor mean, latent_var;
+  if (xc.size(0) == 0) {
+    mean = torch::zeros({num_targets, dim_y}, xt64.options());
+    latent_var = prior_var;
+  } else {
+    auto k_cc = kernel_matrix(kernel, xc64, xc64);
+    k_cc = k_cc + noise_var * torch::eye(k_cc.size(0), k_cc.options());
+    auto chol = jittered_cholesky(k_cc);
+    auto k_ct = kernel_matrix(kernel, xc64, xt64);
+    auto alpha = torch::cholesky_solve(yc64, chol);
+    mean = k_ct.transpose(0, 1).matmul(alpha);
+    auto v = torch::linalg_solve_triangular(chol, k_ct, /*upper=*/false);
+    latent_var = (prior_var - v.square().sum(0)).clamp_min(0.0);
+  }
+  auto stddev = (latent_var + noise_var).sqrt().unsqueeze(-1).expand({num_targets, dim_y});
+  return {mean.to(out_dtype), stddev.contiguous().to(out_dtype)};
+}
+
+torch::Tensor gp_log_marginal_likelihood(KernelKind kind, const torch::Tensor& xc,
+                                         const torch::Tensor& yc, const torch::Tensor& lengthscale,
+                                         const torch::Tensor& variance,
+                                         const torch::Tensor& noise_var, double period) {
+  const auto n = xc.size(-2);
+  const auto dim_y = yc.size(-1);
+  auto k = kernel_matrix(kind, xc, xc, lengthscale, variance, period);
+  k = k + noise_var * torch::eye(n, k.options());
+  auto chol = jittered_cholesky(k);
+  auto alpha = torch::cholesky_solve(yc, chol);
+  auto quad = (yc * alpha).sum({-1, -2});
+  auto log_det = 2.0 * chol.diagonal(0, -2, -1).log().sum(-1);
+  return -0.5 * quad - 0.5 * dim_y * log_det - 0.5 * n * dim_y * std::log(2.0 * M_PI);
+}
+
+Prediction gp_oracle_predict(const Task& task, const std::vector<KernelSpec>& kernels,
+                             double noise_std) {
+  validate_task(task);
+  if (static_cast<int64_t>(kernels.size()) != task.batch_size()) {
+    throw InvalidInputError(
+        "GP oracle needs one kernel per task: " + std::to_string(kernels.size()) + " kernels for " +
+        std::to_string(task.batch_size()) + " tasks");
+  }
+  std::vector<torch::Tensor> means, stddevs;
+  for (int64_t b = 0; b < task.batch_size(); ++b) {
+    auto p = gp_posterior_predictive(kernels[b], noise_std, task.xc[b], task.yc[b], task.xt[b]);
+    means.push_back(p.mean);
+    stddevs.push_back(p.stddev);
+  }
+  return {torch::stack(means), torch::stack(stddevs)};
+}
+
+Prediction GpOracle::predict(const Task& task) const {
+  return gp_oracle_predict(task, m_kernels, m_noise_std);
+}
+
+std::string GpOracle::describe() const {
+  return "exact GP posterior under the kernels that generated the tasks";
+}
+
+namespace {
+
+// SE-ARD: log lengthscales [B,1,Dx], fitted jointly with variance and noise per task.
+FittedGp fit_gp_ard(const Task& task, const FittedGpOptions& options) {
+  torch::AutoGradMode enable_grad(true);
+  auto xc = task.xc.to(torch::kCPU, torch::kFloat64);
+  auto yc = task.yc.to(torch::kCPU, torch::kFloat64);
+  const auto batch = task.batch_size();
+  auto opts = xc.options();
+  // Initial lengthscales: the spread of the context inputs per dimension (a scale-free start).
+  auto spread = xc.std(1, /*unbiased=*/false, /*keepdim=*/true).clamp_min(1e-3);  // [B,1,Dx]
+  auto log_lengthscale = (spread.log() - std::log(2.0)).detach().clone().requires_grad_(true);
+  auto log_variance = yc.var(1, false, true)
+                          .mean(-1, true)
+                          .clamp_min(1e-3)
+                          .log()
+                          .detach()
+                          .clone()
+                          .requires_grad_(true);  // [B,1,1]
+  auto log_noise = torch::full({batch, 1, 1}, std::log(0.05), opts).requires_grad_(true);
+  torch::optim::Adam optimizer({log_lengthscale, log_variance, log_noise},
+                               torch::optim::AdamOptions(options.learning_rate));
+  const double noise_floor = 1e-4;
+  auto objective = [&]() {
+    auto scaled = xc / log_lengthscale.exp();
+    return gp_log_marginal_likelihood(KernelKind::SquaredExponential, scaled, yc,
+                                      torch::ones({1, 1, 1}, opts), log_variance.exp(),
+                                      log_noise.exp() + noise_floor);
+  };
+  const double per_point = 1.0 / static_cast<double>(task.num_context());
+  for (int it = 0; it < options.iterations; ++it) {
+    optimizer.zero_grad();
+    auto loss = -objective().sum() * per_point;
+    loss.backward();
+    optimizer.step();
+    torch::NoGradGuard no_grad;
+    log_lengthscale.clamp_(std::log(1e-3), std::log(1e4));
+    log_variance.clamp_(std::log(1e-4), std::log(1e4));
+    log_noise.clamp_(std::log(1e-4), std::log(10.0));
+  }
+  torch::NoGradGuard no_grad;
+  FittedGp result;
+  auto ls = log_lengthscale.exp().contiguous();
+  for (int64_t b = 0; b < batch; ++b) {
+    KernelSpec spec;
+    spec.kind = KernelKind::SquaredExponential;
+    spec.variance = log_variance[b].exp().item<double>();
+    auto row = ls[b][0].contiguous();
+    spec.ard_lengthscales.assign(row.data_ptr<double>(), row.data_ptr<double>() + row.numel());
+    spec.lengthscale = row.mean().item<double>();
+    result.kernels.push_back(spec);
+    result.noise_std.push_back(std::sqrt(log_noise[b].exp().item<double>() + noise_floor));
+  }
+  return result;
+}
+
+}  // namespace
+
+FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
+  validate_task(task);
+  if (options.kernels.empty()) throw ConfigError("fitted GP needs at least one kernel family");
+  if (options.iterations < 0) throw ConfigError("fitted GP iterations must be >= 0");
+  const auto batch = task.batch_size();
+  FittedGp result;
+  if (task.num_context() == 0) {
+    for (int64_t b = 0; b < batch; ++b) {
+      KernelSpec prior{options.ard ? KernelKind::SquaredExponential : options.kernels.front(),
+                       1.0,
+                       1.0,
+                       options.period,
+                       {}};
+      result.kernels.push_back(prior);
+      result.noise_std.push_back(0.1);
+    }
+    return result;
+  }
+  if (options.ard) return fit_gp_ard(task, options);
+  torch::AutoGradMode enable_grad(true);
+  auto xc = task.xc.to(torch::kCPU, torch::kFloat64);
+  auto yc = task.yc.to(torch::kCPU, torch::kFloat64);
+  const auto num_kernels = static_cast<int64_t>(options.kernels.size());
+  auto opts = xc.options();
+  // One parameter set per kernel family and task, optimised jointly (the objectives are
+  // independent, so a shared Adam instance does not couple them).
+  auto log_lengthscale = torch::zeros({num_kernels, batch, 1, 1}, opts).requires_grad_(true);
+  auto log_variance = torch::zeros({num_kernels, batch, 1, 1}, opts).requires_grad_(true);
+  auto log_noise =
+      torch::full({num_kernels, batch, 1, 1}, std::log(0.05), opts).requires_grad_(true);
+  torch::optim::Adam optimizer({log_lengthscale, log_variance, log_noise},
+                               torch::optim::AdamOptions(options.learning_rate));
+  const double noise_floor = 1e-4;
+  auto objective = [&]() {
+    std::vector<torch::Tensor> lml;
+    for (int64_t k = 0; k < num_kernels; ++k) {
+      lml.push_back(gp_log_marginal_likelihood(options.kernels[k], xc, yc, log_lengthscale[k].exp(),
+                                               log_variance[k].exp(),
+                                               log_noise[k].exp() + noise_floor, options.period));
+    }
+    return torch::stack(lml);  // [K, B]
+  };
+  const double per_point = 1.0 / static_cast<double>(task.num_context());
+  for (int it = 0; it < options.iterations; ++it) {
+    optimizer.zero_grad();
+    auto loss = -objective().sum() * per_point;
+    loss.backward();
+    optimizer.step();
+    // Keep hyperparameters in a sane range: extreme values make the Cholesky ill conditioned.
+    torch::NoGradGuard no_grad;
+    log_lengthscale.clamp_(std::log(1e-2), std::log(1e2));
+    log_variance.clamp_(std::log(1e-3), std::log(1e2));
+    log_noise.clamp_(std::log(1e-4), std::log(10.0));
+  }
+  torch::NoGradGuard no_grad;
+  auto best = objective().argmax(0);  // [B]
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto k = best[b].item<int64_t>();
+    result.kernels.push_back({options.kernels[k], log_lengthscale[k][b].exp().item<double>(),
+                              log_variance[k][b].exp().item<double>(), options.period});
+    result.noise_std.push_back(std::sqrt(log_noise[k][b].exp().item<double>() + noise_floor));
+  }
+  return result;
+}
+
+Prediction gp_fitted_predict(const Task& task, const FittedGpOptions& options) {
+  auto fitted = fit_gp(task, options);
+  std::vector<torch::Tensor> means, stddevs;
+  for (int64_t b = 0; b < task.batch_size(); ++b) {
+    auto p = gp_posterior_predictive(fitted.kernels[b], fitted.noise_std[b], task.xc[b], task.yc[b],
+                                     task.xt[b]);
+    means.push_back(p.mean);
+    stddevs.push_back(p.stddev);
+  }
+  return {torch::stack(means), torch::stack(stddevs)};
+}
+
+}  // namespace npe

@@ -1,0 +1,185 @@
+#include "npe/predictors/predictor_registry.h"
+
+#include <functional>
+#include <map>
+
+#include <torch/torch.h>
+
+#include "npe/data/gp_tasks.h"
+#include "npe/errors.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_registry.h"
+
+namespace npe {
+namespace {
+
+Prediction to_cpu(const Prediction& p) {
+  return {p.mean.to(torch::kCPU, torch::kFloat32), p.stddev.to(torch::kCPU, torch::kFloat32)};
+}
+
+class NeuralPredictor final : public Predictor {
+ public:
+  NeuralPredictor(PredictorInfo info, std::shared_ptr<NeuralProcessImpl> model,
+                  torch::Device device)
+      : Predictor(std::move(info)), m_model(std::move(model)), m_device(device) {}
+
+  Prediction predict(const TaskBatch& batch) override {
+    torch::NoGradGuard no_grad;
+    m_model->eval();
+    return to_cpu(m_model->predict(batch.task.to(m_device)));
+  }
+  torch::Tensor target_attention(const Task& task) override {
+    torch::NoGradGuard no_grad;
+    m_model->eval();
+    auto weights = m_model->target_attention(task.to(m_device));
+    return weights.defined() ? weights.cpu() : weights;
+  }
+  std::shared_ptr<NeuralProcessImpl> neural_model() const override { return m_model; }
+
+ private:
+  std::shared_ptr<NeuralProcessImpl> m_model;
+  torch::Device m_device;
+};
+
+class OraclePredictor final : public Predictor {
+ public:
+  using Predictor::Predictor;
+  Prediction predict(const TaskBatch& batch) override {
+    if (!batch.has_oracle()) {
+      throw ConfigError(
+          "the GP oracle needs tasks whose generating process is known (GP tasks, or the "
+          "explorer's ground truth)");
+    }
+    return to_cpu(batch.oracle->predict(batch.task));
+  }
+};
+
+class FittedGpPredictor final : public Predictor {
+ public:
+  FittedGpPredictor(PredictorInfo info, FittedGpOptions options)
+      : Predictor(std::move(info)), m_options(std::move(options)) {}
+  Prediction predict(const TaskBatch& batch) override {
+    return to_cpu(gp_fitted_predict(batch.task, m_options));
+  }
+
+ private:
+  FittedGpOptions m_options;
+};
+
+PredictorInfo neural_info(const ModelInfo& m) {
+  PredictorCapabilities caps;
+  caps.translation_equivariant = m.translation_equivariant;
+  caps.attention = m.attention;
+  caps.on_grid = m.on_grid;
+  caps.trainable = true;
+  caps.flop_model = m.flop_model;
+  caps.size_presets = {"small", "paper"};
+  return {m.kind, m.display_name, m.description, caps};
+}
+
+std::vector<PredictorInfo> baseline_infos() {
+  PredictorCapabilities equivariant;
+  equivariant.translation_equivariant = true;
+  auto oracle = equivariant;
+  oracle.needs_oracle = true;
+  return {
+      {"gp-oracle", "GP (true kernel)",
+       "Exact GP posterior under the process that generated the data: the best any model can do.",
+       oracle},
+      {"gp-fitted", "GP (fitted)",
+       "GP whose kernel family (SE, periodic, Matérn-5/2) and hyperparameters are fitted to the "
+       "context by maximising the marginal likelihood.",
+       equivariant},
+      {"gp-se-ard", "GP (SE-ARD)",
+       "GP with a squared-exponential kernel, one lengthscale per input dimension, fitted per "
+       "task (any D_x).",
+       equivariant},
+  };
+}
+
+using Factory =
+    std::function<std::unique_ptr<Predictor>(const PredictorInfo&, const PredictorOptions&)>;
+
+std::unique_ptr<Predictor> make_neural(const PredictorInfo& info, const PredictorOptions& o) {
+  if (o.untrained) {
+    GpTaskGenerator gp1d;
+    const TaskSource& task = o.task ? *o.task : gp1d;
+    torch::NoGradGuard no_grad;
+    auto model = make_model(default_model_config(info.name, o.size, task));
+    model->to(o.device);
+    model->eval();
+    return std::make_unique<NeuralPredictor>(info, std::move(model), o.device);
+  }
+  if (o.checkpoint.empty()) {
+    throw ConfigError("'" + info.name + "' is a neural model: give a checkpoint to load");
+  }
+  auto loaded = load_checkpoint(o.checkpoint, o.device);
+  if (loaded.metadata.model.kind != info.name) {
+    throw ConfigError("'" + o.checkpoint.string() + "' holds a " + loaded.metadata.model.kind +
+                      " model, not " + info.name);
+  }
+  return std::make_unique<NeuralPredictor>(info, loaded.model, o.device);
+}
+
+const std::map<std::string, Factory>& factories() {
+  static const std::map<std::string, Factory> table = [] {
+    std::map<std::string, Factory> t;
+    t["gp-oracle"] = [](const PredictorInfo& info, const PredictorOptions&) {
+      return std::make_unique<OraclePredictor>(info);
+    };
+    t["gp-fitted"] = [](const PredictorInfo& info, const PredictorOptions& o) {
+      auto options = o.fitted;
+      options.ard = false;
+      return std::make_unique<FittedGpPredictor>(info, options);
+    };
+    t["gp-se-ard"] = [](const PredictorInfo& info, const PredictorOptions& o) {
+      auto options = o.fitted;
+      options.ard = true;
+      return std::make_unique<FittedGpPredictor>(info, options);
+    };
+    for (const auto& m : model_infos()) t[m.kind] = make_neural;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+const std::vector<PredictorInfo>& predictor_infos() {
+  static const std::vector<PredictorInfo> infos = [] {
+    auto all = baseline_infos();
+    for (const auto& m : model_infos()) all.push_back(neural_info(m));
+    return all;
+  }();
+  return infos;
+}
+
+const PredictorInfo& predictor_info(const std::string& name) {
+  for (const auto& info : predictor_infos()) {
+    if (info.name == name) return info;
+  }
+  std::string known;
+  for (const auto& info : predictor_infos()) known += (known.empty() ? "" : ", ") + info.name;
+  throw ConfigError("unknown model '" + name + "' (known: " + known + ")");
+}
+
+std::unique_ptr<Predictor> make_predictor(const std::string& name,
+                                          const PredictorOptions& options) {
+  const auto& info = predictor_info(name);
+  return factories().at(name)(info, options);
+}
+
+std::unique_ptr<Predictor> load_predictor(const std::filesystem::path& checkpoint,
+                                          torch::Device device) {
+  auto loaded = load_checkpoint(checkpoint, device);
+  return std::make_unique<NeuralPredictor>(neural_info(model_info(loaded.metadata.model.kind)),
+                                           loaded.model, device);
+}
+
+std::unique_ptr<Predictor> wrap_model(std::shared_ptr<NeuralProcessImpl> model,
+                                      torch::Device device) {
+  auto info = neural_info(model_info(model->config().kind));
+  return std::make_unique<NeuralPredictor>(std::move(info), std::move(model), device);
+}
+
+}  // namespace npe

@@ -1,0 +1,210 @@
+// Image data: the IDX reader (tests write their own small files), the translated-image task
+// (canvas placement, context counts, pairing across translations) and image models learning.
+
+#include <filesystem>
+#include <fstream>
+
+#include "npe/data/idx.h"
+#include "npe/data/image_tasks.h"
+#include "npe/data/task_registry.h"
+#include "npe/models/model_registry.h"
+#include "npe/predictors/predictor_registry.h"
+#include "npe/training/evaluation.h"
+#include "npe/training/training.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+namespace fs = std::filesystem;
+
+using testing::max_abs_diff;
+using testing::tiny_config;
+
+// Writes an IDX file of unsigned bytes with the given dims (header then data).
+void write_idx(const fs::path& path, const std::vector<uint32_t>& dims,
+               const std::vector<uint8_t>& data, uint8_t type = 0x08, size_t keep = SIZE_MAX) {
+  std::string bytes = {0, 0, static_cast<char>(type), static_cast<char>(dims.size())};
+  for (auto d : dims) {
+    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(d >> shift));
+  }
+  bytes.append(data.begin(), data.end());
+  std::ofstream(path, std::ios::binary).write(bytes.data(), std::min(keep, bytes.size()));
+}
+
+class ImageData : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("npe-image-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    // 24 images of 8 x 8: image i is a bright square at a position depending on i.
+    std::vector<uint8_t> train, test;
+    for (int i = 0; i < 24; ++i) {
+      for (int r = 0; r < 8; ++r) {
+        for (int c = 0; c < 8; ++c) {
+          const bool on = r >= i % 4 && r < i % 4 + 4 && c >= i % 3 && c < i % 3 + 5;
+          train.push_back(on ? 200 + i : 0);
+          test.push_back(on ? 100 + i : 0);
+        }
+      }
+    }
+    write_idx(dir / "train-images", {24, 8, 8}, train);
+    write_idx(dir / "test-images", {24, 8, 8}, test);
+    config.name = "tiny-images";
+    config.data_dir = dir;
+    config.train_images = "train-images";
+    config.test_images = "test-images";
+    config.canvas = 16;
+    config.train_max_translation = 4;
+    config.test_max_translation = 4;
+    config.validation_images = 12;
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  fs::path dir;
+  ImageTaskConfig config;
+};
+
+TEST_F(ImageData, IdxReaderReadsImagesAndLabels) {
+  write_idx(dir / "labels", {24}, std::vector<uint8_t>(24, 3));
+  auto data = read_mnist(dir / "train-images", dir / "labels");
+  EXPECT_EQ(data.images.sizes(), (std::vector<int64_t>{24, 8, 8}));
+  EXPECT_EQ(data.images[5][1][2].item<int>(), 205);
+  EXPECT_EQ(data.labels[0].item<int>(), 3);
+}
+
+TEST_F(ImageData, IdxReaderRejectsBadFilesClearly) {
+  write_idx(dir / "truncated", {24, 8, 8}, std::vector<uint8_t>(24 * 64, 1), 0x08, 16 + 100);
+  NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "truncated"), DataError, "truncated");
+  std::ofstream(dir / "magic", std::ios::binary) << "GIF89a not an idx file";
+  NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "magic"), DataError, "wrong magic");
+  write_idx(dir / "floats", {2, 2}, std::vector<uint8_t>(16, 0), 0x0D);
+  NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "floats"), DataError, "not supported");
+  NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "missing"), DataError, "no such file");
+  write_idx(dir / "labels", {23}, std::vector<uint8_t>(23, 0));
+  NPE_EXPECT_THROW_WITH(read_mnist(dir / "train-images", dir / "labels"), DataError,
+                        "23 labels for 24 images");
+  std::ofstream(dir / "short", std::ios::binary) << std::string(2, '\0');
+  NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "short"), DataError, "too short");
+}
+
+TEST(ImageCanvas, PlacesTheImageAtTheTranslation) {
+  auto image = torch::arange(1, 10, torch::kFloat32).view({3, 3});
+  auto canvas = place_on_canvas(image, 7, 0, 0);  // top-left at (2, 2)
+  EXPECT_EQ(canvas[2][2].item<float>(), 1.0f);
+  EXPECT_EQ(canvas[4][4].item<float>(), 9.0f);
+  EXPECT_EQ(canvas.sum().item<float>(), 45.0f);
+  auto moved = place_on_canvas(image, 7, 1, -2);  // h = columns, v = rows
+  EXPECT_EQ(moved[0][3].item<float>(), 1.0f);
+  auto clipped = place_on_canvas(image, 7, 4, 0);  // partly off the canvas
+  EXPECT_EQ(clipped.sum().item<float>(), 1 + 4 + 7);
+  auto coordinates = canvas_coordinates(4);
+  EXPECT_EQ(coordinates.sizes(), (std::vector<int64_t>{16, 2}));
+  EXPECT_EQ(coordinates[0][0].item<float>(), -2.0f);
+  EXPECT_EQ(coordinates[6][1].item<float>(), 0.0f);  // row 1, column 2
+}
+
+TEST_F(ImageData, TasksFollowTheProtocol) {
+  ImageTaskSource source(config);
+  const int64_t n = 16 * 16;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    auto batch = source.sample(4, seed);
+    const auto& t = batch.task;
+    EXPECT_GE(t.num_context(), (n + 99) / 100);
+    EXPECT_LE(t.num_context(), n / 3);
+    EXPECT_EQ(t.num_context() + t.num_targets(), n);  // every other pixel is a target
+    EXPECT_EQ(t.dim_x(), 2);
+    EXPECT_FALSE(batch.has_oracle());
+    // Context and targets are distinct pixels of the canvas.
+    auto all = torch::cat({t.xc[0], t.xt[0]});
+    EXPECT_EQ(std::get<0>(torch::unique_dim(all, 0)).size(0), n);
+    EXPECT_GE(t.yc.min().item<float>(), 0.0f);
+    EXPECT_LE(t.yc.max().item<float>(), 1.0f);
+  }
+  // The bright square (at most 4 x 5 pixels of an 8 x 8 image) lies inside the canvas.
+  auto batch = source.sample(1, 3);
+  EXPECT_GT(torch::cat({batch.task.yc, batch.task.yt}, 1).gt(0).sum().item<int64_t>(), 0);
+}
+
+TEST_F(ImageData, TasksAreDeterministicAndPairedAcrossTranslations) {
+  ImageTaskSource source(config);
+  auto a = source.sample(3, 11);
+  auto b = source.sample(3, 11);
+  EXPECT_TRUE(torch::equal(a.task.xc, b.task.xc) && torch::equal(a.task.yt, b.task.yt));
+  auto moved = source.sample(3, 11, {5.0, -20.0});
+  EXPECT_TRUE(torch::equal(moved.task.yc, a.task.yc));
+  EXPECT_LT(max_abs_diff(moved.task.xc - torch::tensor({5.0f, -20.0f}), a.task.xc), 1e-6);
+  EXPECT_LT(max_abs_diff(moved.task.xt - torch::tensor({5.0f, -20.0f}), a.task.xt), 1e-6);
+  NPE_EXPECT_THROW_WITH(source.sample(1, 0, {1.0, 2.0, 3.0}), InvalidInputError, "D_x = 2");
+}
+
+TEST_F(ImageData, SplitsUseDisjointImagesAndTargetsCanBeCapped) {
+  auto capped = config;
+  capped.max_targets = 50;
+  ImageTaskSource source(capped);
+  EXPECT_EQ(source.sample(2, 0).task.num_targets(), 50);
+  EXPECT_EQ(source.images(Split::Train).size(0), 24);
+  EXPECT_EQ(source.images(Split::Validation).size(0), 12);
+  EXPECT_EQ(source.images(Split::Test).size(0), 12);
+  // Test images are 100 + i, training images 200 + i: the split decides which are drawn.
+  auto test = source.sample(2, 0, {}, Split::Test);
+  EXPECT_LT(torch::cat({test.task.yc, test.task.yt}, 1).max().item<float>(), 150.0f / 255.0f);
+}
+
+TEST_F(ImageData, MissingDatasetIsAClearError) {
+  auto missing = config;
+  missing.data_dir = dir / "nowhere";
+  ImageTaskSource source(missing);
+  NPE_EXPECT_THROW_WITH(source.sample(1, 0), DataError, "no such file");
+}
+
+TEST_F(ImageData, RegistryBuildsAndRebuildsImageTasks) {
+  auto source = make_task_source("tfmnist-central", {{"data_dir", dir.string()}});
+  EXPECT_EQ(source->name(), "tfmnist-central");
+  EXPECT_EQ(source->dim_x(), 2);
+  auto rebuilt = task_source_from_json(source->to_json());
+  EXPECT_EQ(rebuilt->to_json(), source->to_json());
+  NPE_EXPECT_THROW_WITH(make_task_source("tfmnist", {{"no_such_field", 1}}), ConfigError,
+                        "no setting 'no_such_field'");
+  NPE_EXPECT_THROW_WITH(make_task_source("mnist3d"), ConfigError, "known: gp1d");
+}
+
+// A short run on the tiny image tasks raises the validation log-likelihood of every model
+// that handles images.
+class ImageModel : public ImageData, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(ImageModel, ShortTrainingRunLowersTheLoss) {
+  torch::manual_seed(3);
+  auto tasks = config;
+  tasks.max_targets = 64;
+  ImageTaskSource source(tasks);
+  auto c = tiny_config(GetParam(), 2, 1);
+  source.adapt_model_config(c, "small");
+  c.dim_model = 16;
+  c.num_layers = 2;
+  c.pairwise_width = 16;
+  c.num_pseudo_tokens = 8;
+  c.conv_channels = 8;
+  c.cnn_layers = 3;
+  auto model = make_model(c);
+  EvalOptions held_out;
+  held_out.num_tasks = 32;
+  held_out.batch_size = 8;
+  auto predictor = wrap_model(model);
+  auto before = evaluate(*predictor, source, held_out);
+  TrainOptions options;
+  options.steps = 80;
+  options.batch_size = 8;
+  options.learning_rate = 3e-3;
+  options.validation_tasks = 0;
+  train_model(*model, source, options);
+  auto after = evaluate(*predictor, source, held_out);
+  EXPECT_GT(after.ll_mean, before.ll_mean + 0.05)
+      << "log-likelihood before " << before.ll_mean << ", after " << after.ll_mean;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, ImageModel,
+                         ::testing::Values("cnp", "rcnp", "pttnp", "tepttnp", "convcnp2d"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace npe

@@ -1,0 +1,260 @@
+// GUI tests of the image tab (QtTest, offscreen): painting and erasing context with simulated
+// mouse events, undo with merged strokes, translation, predictions, metrics, session round trip,
+// and an unreadable picture leaving the state intact.
+
+#include <cmath>
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include "common/metrics_table.h"
+#include "common/model_list.h"
+#include "image/context_mask.h"
+#include "image/image_canvas.h"
+#include "image/image_explorer.h"
+#include "image/prediction_grid.h"
+#include "npe/data/image_tasks.h"
+#include "npe/errors.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_registry.h"
+
+using npe::widgets::ImageExplorer;
+
+namespace {
+
+// A tiny untrained on-grid ConvCNP saved as if trained on the central protocol.
+QString write_image_checkpoint(const QTemporaryDir& dir) {
+  npe::ImageTaskConfig task;
+  task.name = "tfmnist-central";
+  task.train_max_translation = 4;
+  npe::ImageTaskSource source(task);
+  auto config = npe::default_model_config("convcnp2d", "small", source);
+  config.conv_channels = 8;
+  config.cnn_layers = 2;
+  auto model = npe::make_model(config);
+  npe::CheckpointMetadata metadata;
+  metadata.model = config;
+  metadata.task = source.to_json();
+  const auto path = dir.filePath("convcnp2d-tiny.pt");
+  npe::save_checkpoint(path.toStdString(), *model, metadata);
+  return path;
+}
+
+void send_mouse(QWidget* widget, QEvent::Type type, QPointF position, Qt::MouseButton button,
+                Qt::MouseButtons buttons) {
+  QMouseEvent event(type, position, widget->mapToGlobal(position), button, buttons, Qt::NoModifier);
+  QApplication::sendEvent(widget, &event);
+}
+
+// Widget position of the centre of a canvas pixel.
+QPointF pixel_centre(const npe::widgets::ImageCanvas* canvas, int row, int column) {
+  const auto rect = canvas->imageRect();
+  const double cell = rect.width() / ImageExplorer::kCanvas;
+  return {rect.left() + (column + 0.5) * cell, rect.top() + (row + 0.5) * cell};
+}
+
+bool wait_for_refined_round(ImageExplorer& explorer, int timeout_ms = 60000) {
+  QSignalSpy spy(&explorer, &ImageExplorer::predictionsUpdated);
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < timeout_ms) {
+    if (!spy.wait(std::max<qint64>(1, timeout_ms - timer.elapsed()))) return false;
+    for (const auto& args : spy) {
+      if (args.at(0).toBool()) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+class ImageExplorerTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void init() {
+    m_explorer = std::make_unique<ImageExplorer>();
+    m_explorer->resize(1300, 800);
+    m_explorer->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_explorer.get()));
+  }
+  void cleanup() { m_explorer.reset(); }
+
+  void startsWithATestImageAndRandomContext() {
+    if (npe::widgets::test_image_count() == 0) QSKIP("Fashion-MNIST is not installed");
+    QCOMPARE(m_explorer->source().test_index, 0);
+    QVERIFY(m_explorer->source().pixels.max().item<float>() > 0.5f);
+    const int expected = static_cast<int>(std::lround(0.1 * 56 * 56));
+    QCOMPARE(m_explorer->mask()->count(), expected);
+    m_explorer->showTestImage(7);
+    QCOMPARE(m_explorer->source().test_index, 7);
+    QVERIFY_THROWS_EXCEPTION(npe::DataError, m_explorer->showTestImage(1000000));
+    QCOMPARE(m_explorer->source().test_index, 7);
+  }
+
+  void paintEraseAndUndoWithTheMouse() {
+    auto* canvas = m_explorer->canvas();
+    auto* undo = m_explorer->undoStack();
+    m_explorer->findChild<QSpinBox*>();  // the panel is built
+    undo->push(new npe::widgets::ReplaceMaskCommand(m_explorer->mask(), {}, "clear"));
+    canvas->setBrushSize(1);
+    const int steps_before = undo->count();
+    // One drag over three pixels: three painted pixels, one undo step.
+    send_mouse(canvas, QEvent::MouseButtonPress, pixel_centre(canvas, 20, 20), Qt::LeftButton,
+               Qt::LeftButton);
+    send_mouse(canvas, QEvent::MouseMove, pixel_centre(canvas, 20, 21), Qt::NoButton,
+               Qt::LeftButton);
+    send_mouse(canvas, QEvent::MouseMove, pixel_centre(canvas, 20, 22), Qt::NoButton,
+               Qt::LeftButton);
+    send_mouse(canvas, QEvent::MouseButtonRelease, pixel_centre(canvas, 20, 22), Qt::LeftButton,
+               Qt::NoButton);
+    QCOMPARE(m_explorer->mask()->count(), 3);
+    QVERIFY(m_explorer->mask()->at(20 * 56 + 21));
+    QCOMPARE(undo->count(), steps_before + 1);
+    // The right button erases.
+    send_mouse(canvas, QEvent::MouseButtonPress, pixel_centre(canvas, 20, 21), Qt::RightButton,
+               Qt::RightButton);
+    send_mouse(canvas, QEvent::MouseButtonRelease, pixel_centre(canvas, 20, 21), Qt::RightButton,
+               Qt::NoButton);
+    QCOMPARE(m_explorer->mask()->count(), 2);
+    QVERIFY(!m_explorer->mask()->at(20 * 56 + 21));
+    undo->undo();
+    QCOMPARE(m_explorer->mask()->count(), 3);
+    undo->undo();
+    QCOMPARE(m_explorer->mask()->count(), 0);
+    undo->redo();
+    QCOMPARE(m_explorer->mask()->count(), 3);
+    // A larger brush paints a square.
+    canvas->setBrushSize(3);
+    send_mouse(canvas, QEvent::MouseButtonPress, pixel_centre(canvas, 40, 40), Qt::LeftButton,
+               Qt::LeftButton);
+    send_mouse(canvas, QEvent::MouseButtonRelease, pixel_centre(canvas, 40, 40), Qt::LeftButton,
+               Qt::NoButton);
+    QCOMPARE(m_explorer->mask()->count(), 3 + 9);
+  }
+
+  void translationMovesThePictureAndItsContext() {
+    auto* canvas = m_explorer->canvas();
+    m_explorer->undoStack()->push(
+        new npe::widgets::ReplaceMaskCommand(m_explorer->mask(), {28 * 56 + 28}, "one pixel"));
+    m_explorer->setTranslation(3, -2);
+    QCOMPARE(m_explorer->translationH(), 3);
+    QCOMPARE(m_explorer->translationV(), -2);
+    // Painting at a displayed pixel marks the base pixel under it (displayed minus Δ).
+    canvas->setBrushSize(1);
+    send_mouse(canvas, QEvent::MouseButtonPress, pixel_centre(canvas, 10, 10), Qt::LeftButton,
+               Qt::LeftButton);
+    send_mouse(canvas, QEvent::MouseButtonRelease, pixel_centre(canvas, 10, 10), Qt::LeftButton,
+               Qt::NoButton);
+    QVERIFY(m_explorer->mask()->at((10 + 2) * 56 + (10 - 3)));
+    // The displayed truth is the picture moved by Δ.
+    auto base = npe::place_on_canvas(m_explorer->source().pixels, 56, 0, 0);
+    auto shown = m_explorer->displayedTruth();
+    QVERIFY(
+        torch::equal(shown.slice(0, 0, 54).slice(1, 3, 56), base.slice(0, 2, 56).slice(1, 0, 53)));
+    // Arrow keys translate too; the range is clamped.
+    QTest::keyClick(m_explorer.get(), Qt::Key_Right);
+    QCOMPARE(m_explorer->translationH(), 4);
+    m_explorer->setTranslation(100, -100);
+    QCOMPARE(m_explorer->translationH(), ImageExplorer::kMaxTranslation);
+    QCOMPARE(m_explorer->translationV(), -ImageExplorer::kMaxTranslation);
+  }
+
+  void predictionsMetricsAndHover() {
+    QTemporaryDir dir;
+    m_explorer->openCheckpoint(write_image_checkpoint(dir));
+    m_explorer->setTranslation(5, 5);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    auto* grid = m_explorer->predictions();
+    QCOMPARE(grid->rowCount(), 1);
+    const auto id = m_explorer->modelList()->enabledIds().front();
+    const auto ll = m_explorer->metrics()->cellText(id, 1);
+    bool ok = false;
+    QVERIFY(std::isfinite(ll.toDouble(&ok)) && ok);
+    // The on-grid ConvCNP is exactly equivariant to whole-pixel translations.
+    const auto equivariance = m_explorer->metrics()->cellText(id, 2).toDouble(&ok);
+    QVERIFY2(ok && equivariance < 1e-4, qPrintable(m_explorer->metrics()->cellText(id, 2)));
+    const auto text = m_explorer->describePixel(28, 28);
+    QVERIFY2(text.contains("ConvCNP") && text.contains("±"), qPrintable(text));
+    // An image model that cannot be read is refused with a clear error, nothing changes.
+    QFile bad(dir.filePath("bad.pt"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("not a checkpoint");
+    bad.close();
+    QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->openCheckpoint(dir.filePath("bad.pt")));
+    QCOMPARE(m_explorer->modelList()->enabledIds().size(), 1);
+  }
+
+  void sessionRoundTripRestoresTheState() {
+    if (npe::widgets::test_image_count() == 0) QSKIP("Fashion-MNIST is not installed");
+    QTemporaryDir dir;
+    const auto checkpoint = write_image_checkpoint(dir);
+    m_explorer->openCheckpoint(checkpoint);
+    m_explorer->showTestImage(12);
+    m_explorer->randomContext(5);
+    m_explorer->setTranslation(-4, 7);
+    const auto saved = m_explorer->saveSection();
+    const auto context = m_explorer->mask()->indices();
+
+    ImageExplorer other;
+    other.restoreSection(saved);
+    QCOMPARE(other.source().test_index, 12);
+    QCOMPARE(other.mask()->indices(), context);
+    QCOMPARE(other.translationH(), -4);
+    QCOMPARE(other.translationV(), 7);
+    QVERIFY(other.modelList()->enabledIds().contains(QFileInfo(checkpoint).absoluteFilePath()));
+    // A broken section changes nothing.
+    auto broken = saved;
+    broken["translation"] = QJsonArray{99, 0};
+    QVERIFY_THROWS_EXCEPTION(npe::DataError, other.restoreSection(broken));
+    QCOMPARE(other.translationH(), -4);
+    QCOMPARE(other.mask()->indices(), context);
+  }
+
+  void ownPicturesLoadAndUnreadableFilesLeaveTheStateIntact() {
+    QTemporaryDir dir;
+    // A dark square on a white page, 40 x 20: fitted into 28 x 14 and inverted.
+    QImage picture(40, 20, QImage::Format_RGB32);
+    picture.fill(Qt::white);
+    for (int y = 5; y < 15; ++y) {
+      for (int x = 10; x < 30; ++x) picture.setPixel(x, y, qRgb(0, 0, 0));
+    }
+    const auto path = dir.filePath("mine.png");
+    QVERIFY(picture.save(path));
+    m_explorer->openDataFile(path);
+    QCOMPARE(m_explorer->source().test_index, -1);
+    const auto pixels = m_explorer->source().pixels;
+    QCOMPARE(pixels.size(0), 28);
+    QVERIFY(pixels[14][14].item<float>() > 0.9f);  // the square, inverted to bright
+    QVERIFY(pixels[0][0].item<float>() < 0.1f);    // padding is background
+    QVERIFY(pixels[10][2].item<float>() < 0.1f);   // the white page, inverted to dark
+
+    QFile junk(dir.filePath("junk.png"));
+    QVERIFY(junk.open(QIODevice::WriteOnly));
+    junk.write("this is not a PNG");
+    junk.close();
+    const auto mask = m_explorer->mask()->indices();
+    QVERIFY_THROWS_EXCEPTION(npe::DataError, m_explorer->openDataFile(dir.filePath("junk.png")));
+    QCOMPARE(m_explorer->source().file_path, path);
+    QVERIFY(torch::equal(m_explorer->source().pixels, pixels));
+    QCOMPARE(m_explorer->mask()->indices(), mask);
+  }
+
+  void exportWritesEveryFormat() {
+    QTemporaryDir dir;
+    for (const auto* name : {"view.png", "view.pdf", "view.svg"}) {
+      const auto file = dir.filePath(name);
+      m_explorer->exportView(file);
+      QVERIFY2(QFileInfo(file).size() > 1000, name);
+    }
+    QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->exportView(dir.filePath("view.gifx")));
+  }
+
+ private:
+  std::unique_ptr<ImageExplorer> m_explorer;
+};
+
+QTEST_MAIN(ImageExplorerTest)
+#include "image_explorer_test.moc"

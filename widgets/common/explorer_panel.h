@@ -1,0 +1,56 @@
+#pragma once
+// What the main window needs from an explorer tab (1-D functions, images, ...): it holds a list
+// of these and routes menus, files and sessions through this interface only.
+
+#include <QJsonObject>
+#include <QStringList>
+#include <QWidget>
+
+class QUndoStack;
+
+namespace npe::widgets {
+
+class ExplorerPanel : public QWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(ExplorerPanel)
+
+ public:
+  using QWidget::QWidget;
+  ~ExplorerPanel() override = default;
+
+  /// Stable key: the session section and the --tab name ("functions", "images").
+  virtual QString panelId() const = 0;
+  /// Tab text.
+  virtual QString title() const = 0;
+  virtual QUndoStack* undoStack() const = 0;
+  /// The tab's part of a session file.
+  virtual QJsonObject saveSection() const = 0;
+  /// Applies a session section. Throws npe::Error (DataError, CheckpointError) and leaves the
+  /// current state unchanged when the section is invalid.
+  virtual void restoreSection(const QJsonObject& section) = 0;
+  /// Writes the tab's view as PNG, PDF or SVG (by suffix), atomically. Throws npe::Error.
+  virtual void exportView(const QString& path) = 0;
+  /// Whether checkpoints trained on this task (its registry name) belong in this tab.
+  virtual bool acceptsTask(const QString& task) const = 0;
+  /// Opens a checkpoint of an accepted task. Throws npe::Error.
+  virtual void openCheckpoint(const QString& path) = 0;
+  /// Data files this tab opens besides checkpoints (lower-case suffixes, e.g. "png").
+  virtual QStringList dataSuffixes() const { return {}; }
+  /// Opens a data file of one of dataSuffixes(). Throws npe::Error; the state is kept on error.
+  virtual void openDataFile(const QString& path) { (void)path; }
+  virtual void fitView() {}
+  /// Names of the models currently shown.
+  virtual QStringList shownModelNames() const = 0;
+  /// For --measure-edit-latency: makes the i-th small context edit through the undo stack, as
+  /// a user's drag or brush stroke would. Returns false when there is nothing to edit.
+  virtual bool makeProbeEdit(int index) = 0;
+  /// Repaints the view now (so a timing includes the drawing).
+  virtual void repaintNow() = 0;
+
+ Q_SIGNALS:
+  void statusMessage(const QString& message);
+  /// A prediction round was drawn; refined = the settled round with all metrics.
+  void predictionsUpdated(bool refined);
+};
+
+}  // namespace npe::widgets

@@ -1,0 +1,64 @@
+#include "common/export.h"
+
+#include <filesystem>
+
+#include <QFile>
+#include <QFileInfo>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QPixmap>
+#include <QSvgGenerator>
+#include <QWidget>
+
+#include "npe/errors.h"
+
+namespace npe::widgets {
+
+void write_atomically(const QString& path, const std::function<bool(const QString&)>& write) {
+  const QString temporary = path + ".part";
+  const bool ok = write(temporary);
+  std::error_code error;
+  if (ok) std::filesystem::rename(temporary.toStdString(), path.toStdString(), error);
+  if (!ok || error) {
+    QFile::remove(temporary);
+    throw Error(("cannot write '" + path + "'").toStdString());
+  }
+}
+
+void export_widget(QWidget* widget, const QString& path) {
+  const auto suffix = QFileInfo(path).suffix().toLower();
+  if (suffix != "png" && suffix != "pdf" && suffix != "svg") {
+    throw Error(("cannot export to '" + path + "': use .png, .pdf or .svg").toStdString());
+  }
+  write_atomically(path, [&](const QString& temporary) {
+    if (suffix == "png") {
+      QPixmap pixmap(widget->size() * 2);
+      pixmap.setDevicePixelRatio(2.0);
+      pixmap.fill(Qt::white);
+      widget->render(&pixmap);
+      return pixmap.save(temporary, "PNG");
+    }
+    if (suffix == "pdf") {
+      QPdfWriter writer(temporary);
+      writer.setPageSize(QPageSize(widget->size(), QPageSize::Point));
+      writer.setPageMargins({0, 0, 0, 0});
+      writer.setResolution(72);
+      QPainter painter;
+      if (!painter.begin(&writer)) return false;
+      widget->render(&painter);
+      return painter.end();
+    }
+    QSvgGenerator generator;
+    generator.setFileName(temporary);
+    generator.setSize(widget->size());
+    generator.setViewBox(widget->rect());
+    generator.setTitle(QObject::tr("NP Explorer"));
+    QPainter painter;
+    if (!painter.begin(&generator)) return false;
+    widget->render(&painter);
+    return painter.end();
+  });
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,75 @@
+#include "common/metrics_table.h"
+
+#include <cmath>
+
+#include <QHeaderView>
+
+namespace npe::widgets {
+namespace {
+
+QString format_number(double value, char format, int precision) {
+  return std::isfinite(value) ? QString::number(value, format, precision) : QString("—");
+}
+
+}  // namespace
+
+MetricsTable::MetricsTable(const QString& held_out_help, QWidget* parent)
+    : QTableWidget(0, 4, parent) {
+  setHorizontalHeaderLabels({tr("Model"), tr("Held-out LL"), tr("Equiv. error"), tr("ms")});
+  horizontalHeaderItem(1)->setToolTip(held_out_help);
+  horizontalHeaderItem(2)->setToolTip(
+      tr("Largest difference between the prediction for the shifted data and the shifted "
+         "prediction for the unshifted data, at the current Δ (0 = translation equivariant)"));
+  verticalHeader()->hide();
+  horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  setEditTriggers(QAbstractItemView::NoEditTriggers);
+  setMinimumHeight(150);
+}
+
+void MetricsTable::showResult(const PredictionResult& result, const ModelList& models) {
+  setRowCount(static_cast<int>(result.models.size()));
+  int row = 0;
+  for (const auto& prediction : result.models) {
+    const auto* entry = models.find(prediction.id);
+    if (!entry) continue;
+    auto* name = new QTableWidgetItem(colour_icon(entry->colour), entry->name);
+    name->setData(Qt::UserRole, entry->id);
+    setItem(row, 0, name);
+    if (!prediction.error.isEmpty()) {
+      name->setToolTip(prediction.error);
+      setItem(row, 1, new QTableWidgetItem(tr("error")));
+      item(row, 1)->setToolTip(prediction.error);
+      setItem(row, 2, new QTableWidgetItem("—"));
+      setItem(row, 3, new QTableWidgetItem("—"));
+    } else {
+      setItem(row, 1, new QTableWidgetItem(format_number(prediction.held_out_ll, 'f', 3)));
+      setItem(
+          row, 2,
+          new QTableWidgetItem(result.refine ? format_number(prediction.equivariance_error, 'g', 2)
+                                             : QString("…")));
+      setItem(row, 3, new QTableWidgetItem(QString::number(prediction.milliseconds, 'f', 1)));
+    }
+    ++row;
+  }
+  setRowCount(row);
+}
+
+void MetricsTable::markComputing(const QString& id) {
+  for (int row = 0; row < rowCount(); ++row) {
+    if (item(row, 0) && item(row, 0)->data(Qt::UserRole).toString() == id && item(row, 3)) {
+      item(row, 3)->setText(tr("computing…"));
+    }
+  }
+}
+
+QString MetricsTable::cellText(const QString& id, int column) const {
+  for (int row = 0; row < rowCount(); ++row) {
+    if (item(row, 0) && item(row, 0)->data(Qt::UserRole).toString() == id && item(row, column)) {
+      return item(row, column)->text();
+    }
+  }
+  return {};
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,28 @@
+#pragma once
+// Per-model metrics of the latest prediction round: held-out log-likelihood, equivariance
+// error, prediction time, and a "computing…" state while a model still runs.
+
+#include <QTableWidget>
+
+#include "common/model_list.h"
+#include "common/prediction_service.h"
+
+namespace npe::widgets {
+
+class MetricsTable final : public QTableWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(MetricsTable)
+
+ public:
+  /// `held_out_help` explains what the held-out points are in this tab.
+  MetricsTable(const QString& held_out_help, QWidget* parent = nullptr);
+
+  /// Shows the metrics of a round; models not in `models` are skipped.
+  void showResult(const PredictionResult& result, const ModelList& models);
+  /// Marks a model's row as computing (a busy indicator for slow models).
+  void markComputing(const QString& id);
+  /// Text of a cell of the row of model `id` (column 1 LL, 2 equivariance, 3 ms); for tests.
+  QString cellText(const QString& id, int column) const;
+};
+
+}  // namespace npe::widgets

@@ -1,0 +1,88 @@
+#include "model_entry.h"
+
+#include <cmath>
+
+#include <QIcon>
+#include <QObject>
+#include <QPixmap>
+
+#include "npe/models/checkpoint.h"
+#include "npe/predictors/predictor_registry.h"
+
+namespace npe::widgets {
+namespace {
+
+QString equivariance_sentence(const PredictorCapabilities& caps) {
+  return caps.translation_equivariant ? QObject::tr("Translation equivariant.")
+                                      : QObject::tr("Not translation equivariant.");
+}
+
+}  // namespace
+
+ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour,
+                            torch::Device device) {
+  const auto path = checkpoint_path.toStdString();
+  const auto meta = read_checkpoint_metadata(path);
+  std::shared_ptr<Predictor> predictor = load_predictor(path, device);
+  const auto& info = predictor->info();
+  ModelEntry entry;
+  entry.id = checkpoint_path;
+  entry.checkpoint_path = checkpoint_path;
+  entry.name = QString::fromStdString(info.display_name);
+  entry.capabilities = info.capabilities;
+  entry.colour = colour;
+  entry.predictor = predictor;
+  QString tooltip =
+      QString::fromStdString(info.description) + "\n" + equivariance_sentence(info.capabilities);
+  const auto task = meta.task_name();
+  tooltip += "\n" + QObject::tr("Trained on %1 for %2 steps (%3 size)")
+                        .arg(QString::fromStdString(task.empty() ? "an unnamed task" : task))
+                        .arg(meta.steps)
+                        .arg(QString::fromStdString(meta.size.empty() ? "custom" : meta.size));
+  if (std::isfinite(meta.validation_ll)) {
+    tooltip += QObject::tr(", validation log-likelihood %1").arg(meta.validation_ll, 0, 'f', 3);
+  }
+  tooltip += "\n" + checkpoint_path;
+  entry.tooltip = tooltip;
+  return entry;
+}
+
+ModelEntry baseline_entry(const std::string& name, int interactive_iterations,
+                          int refined_iterations) {
+  const auto& info = predictor_info(name);
+  ModelEntry entry;
+  entry.id = QString::fromStdString(name);
+  entry.name = QString::fromStdString(info.display_name);
+  entry.capabilities = info.capabilities;
+  PredictorOptions fast, refined;
+  fast.fitted.iterations = interactive_iterations;
+  refined.fitted.iterations = refined_iterations;
+  entry.predictor = make_predictor(name, fast);
+  if (!info.capabilities.needs_oracle) entry.refined_predictor = make_predictor(name, refined);
+  entry.colour = info.capabilities.needs_oracle ? QColor(0, 0, 0) : QColor(120, 120, 120);
+  QString tooltip = QString::fromStdString(info.description);
+  if (!info.capabilities.needs_oracle) {
+    tooltip += "\n" + QObject::tr(
+                          "Fitted with %1 Adam iterations while you edit, %2 once you "
+                          "pause.")
+                          .arg(interactive_iterations)
+                          .arg(refined_iterations);
+  }
+  entry.tooltip = tooltip + "\n" + equivariance_sentence(info.capabilities);
+  return entry;
+}
+
+QColor model_colour(int index) {
+  static const QColor palette[] = {
+      QColor(31, 119, 180),  QColor(214, 39, 40), QColor(44, 160, 44),   QColor(255, 127, 14),
+      QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(23, 190, 207)};
+  return palette[index % 8];
+}
+
+QIcon colour_icon(const QColor& colour) {
+  QPixmap pixmap(14, 14);
+  pixmap.fill(colour);
+  return QIcon(pixmap);
+}
+
+}  // namespace npe::widgets

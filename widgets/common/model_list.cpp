@@ -1,0 +1,93 @@
+#include "common/model_list.h"
+
+namespace npe::widgets {
+
+ModelList::ModelList(QWidget* parent) : QListWidget(parent) {
+  connect(this, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
+    const auto id = item->data(Qt::UserRole).toString();
+    const bool on = item->checkState() == Qt::Checked;
+    for (auto& m : m_entries) {
+      if (m.id == id) m.enabled = on;
+    }
+    Q_EMIT modelToggled(id, on);
+  });
+}
+
+QString ModelList::add(ModelEntry entry, bool enabled) {
+  for (const auto& existing : m_entries) {
+    if (existing.id == entry.id ||
+        (!entry.checkpoint_path.isEmpty() && existing.checkpoint_path == entry.checkpoint_path)) {
+      setEnabled(existing.id, true);
+      return existing.id;
+    }
+  }
+  entry.enabled = enabled;
+  auto* item = new QListWidgetItem(colour_icon(entry.colour), entry.name);
+  item->setToolTip(entry.tooltip);
+  item->setData(Qt::UserRole, entry.id);
+  item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+  {
+    QSignalBlocker block(this);
+    item->setCheckState(enabled ? Qt::Checked : Qt::Unchecked);
+    addItem(item);
+  }
+  const auto id = entry.id;
+  m_entries.push_back(std::move(entry));
+  return id;
+}
+
+void ModelList::setEnabled(const QString& id, bool enabled) {
+  for (int i = 0; i < count(); ++i) {
+    if (item(i)->data(Qt::UserRole).toString() == id) {
+      item(i)->setCheckState(enabled ? Qt::Checked : Qt::Unchecked);  // -> modelToggled
+    }
+  }
+}
+
+void ModelList::setEnabledIds(const QStringList& ids) {
+  for (int i = 0; i < count(); ++i) {
+    const auto id = item(i)->data(Qt::UserRole).toString();
+    const bool on = ids.contains(id);
+    {
+      QSignalBlocker block(this);
+      item(i)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
+    }
+    for (auto& m : m_entries) {
+      if (m.id == id) m.enabled = on;
+    }
+    if (!on) Q_EMIT modelToggled(id, false);
+  }
+}
+
+std::vector<ModelEntry> ModelList::enabledEntries() const {
+  std::vector<ModelEntry> out;
+  for (const auto& m : m_entries) {
+    if (m.enabled) out.push_back(m);
+  }
+  return out;
+}
+
+const ModelEntry* ModelList::find(const QString& id) const {
+  for (const auto& m : m_entries) {
+    if (m.id == id) return &m;
+  }
+  return nullptr;
+}
+
+QStringList ModelList::enabledIds() const {
+  QStringList ids;
+  for (const auto& m : m_entries) {
+    if (m.enabled) ids << m.id;
+  }
+  return ids;
+}
+
+QStringList ModelList::userCheckpoints() const {
+  QStringList paths;
+  for (const auto& m : m_entries) {
+    if (!m.checkpoint_path.isEmpty() && m.id == m.checkpoint_path) paths << m.id;
+  }
+  return paths;
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,40 @@
+#pragma once
+// The list of models a tab can show: coloured, checkable, with tooltips saying what each is.
+
+#include <vector>
+
+#include <QListWidget>
+
+#include "common/model_entry.h"
+
+namespace npe::widgets {
+
+class ModelList final : public QListWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(ModelList)
+
+ public:
+  explicit ModelList(QWidget* parent = nullptr);
+
+  /// Adds an entry (or, when one with the same id or checkpoint exists, enables that one).
+  /// Returns the id of the entry in the list.
+  QString add(ModelEntry entry, bool enabled);
+  void setEnabled(const QString& id, bool enabled);
+  /// Enables exactly the given ids.
+  void setEnabledIds(const QStringList& ids);
+  const std::vector<ModelEntry>& entries() const { return m_entries; }
+  std::vector<ModelEntry> enabledEntries() const;
+  const ModelEntry* find(const QString& id) const;
+  QStringList enabledIds() const;
+  /// Ids of entries opened from checkpoints by the user (not shipped, not baselines).
+  QStringList userCheckpoints() const;
+
+ Q_SIGNALS:
+  /// The user (or setEnabled) switched a model on or off.
+  void modelToggled(const QString& id, bool enabled);
+
+ private:
+  std::vector<ModelEntry> m_entries;
+};
+
+}  // namespace npe::widgets

@@ -1,0 +1,157 @@
+#include "common/prediction_service.h"
+
+#include <chrono>
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "npe/errors.h"
+#include "npe/predictors/equivariance.h"
+
+namespace npe::widgets {
+namespace {
+
+void require_finite(const Prediction& p) {
+  if (!torch::isfinite(p.mean).all().item<bool>() ||
+      !torch::isfinite(p.stddev).all().item<bool>()) {
+    throw InvalidInputError("produced non-finite values for this input");
+  }
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+PredictionResult compute_predictions(const PredictionRequest& request,
+                                     const std::function<void(const QString&)>& on_model) {
+  torch::NoGradGuard no_grad;
+  PredictionResult result;
+  result.serial = request.serial;
+  result.refine = request.refine;
+  const auto& task = request.batch.task;
+  result.xt = task.xt[0];
+  const auto num_query = task.num_targets();
+  // Extra held-out points ride along with the query points: one prediction per model.
+  const bool extra = request.held_out_x.defined() && request.held_out_x.size(1) > 0;
+  TaskBatch batch = request.batch;
+  if (extra) batch.task.xt = torch::cat({task.xt, request.held_out_x.to(task.xt.dtype())}, 1);
+  for (const auto& entry : request.models) {
+    ModelPrediction out;
+    out.id = entry.id;
+    if (on_model) on_model(entry.id);
+    try {
+      auto& predictor =
+          request.refine && entry.refined_predictor ? *entry.refined_predictor : *entry.predictor;
+      const auto start = std::chrono::steady_clock::now();
+      auto p = predictor.predict(batch);
+      require_finite(p);
+      out.milliseconds = milliseconds_since(start);
+      out.mean = p.mean[0].narrow(0, 0, num_query);
+      out.stddev = p.stddev[0].narrow(0, 0, num_query);
+      if (extra) {
+        Prediction held{p.mean.narrow(1, num_query, p.mean.size(1) - num_query),
+                        p.stddev.narrow(1, num_query, p.mean.size(1) - num_query)};
+        out.held_out_ll = log_likelihood_per_task(held, request.held_out_y).item<double>();
+      } else if (request.held_out_index.defined() && request.held_out_index.numel() > 0) {
+        Prediction held{out.mean.index_select(0, request.held_out_index).unsqueeze(0),
+                        out.stddev.index_select(0, request.held_out_index).unsqueeze(0)};
+        out.held_out_ll =
+            log_likelihood_per_task(held, request.held_out_index_y.unsqueeze(0)).item<double>();
+      }
+      if (request.refine) {
+        // Prediction for the data moved back by -shift, compared with this one moved back:
+        // zero for an exactly translation-equivariant model.
+        Translation back;
+        for (double s : request.shift) back.push_back(-s);
+        out.equivariance_error =
+            back.empty() ? 0.0 : equivariance_error(predictor, batch, back, &p);
+      }
+    } catch (const std::exception& e) {
+      out.error = QString::fromUtf8(e.what());
+      out.mean = out.stddev = torch::Tensor();
+    }
+    result.models.push_back(std::move(out));
+  }
+  return result;
+}
+
+AttentionResult compute_attention(const AttentionRequest& request) {
+  torch::NoGradGuard no_grad;
+  AttentionResult result;
+  result.serial = request.serial;
+  if (!request.model.predictor || request.batch.task.num_context() == 0) return result;
+  auto weights = request.model.predictor->target_attention(request.batch.task);
+  if (!weights.defined()) return result;
+  auto w = weights[0][0].to(torch::kFloat64);
+  w = (w / w.sum()).contiguous();
+  result.weights.assign(w.data_ptr<double>(), w.data_ptr<double>() + w.numel());
+  result.mean = request.model.predictor->predict(request.batch).mean.flatten()[0].item<double>();
+  return result;
+}
+
+PredictionService::PredictionService(QObject* parent) : QObject(parent) {
+  m_worker = new QObject;
+  m_worker->moveToThread(&m_thread);
+  connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+  m_thread.setObjectName("npe-predictions");
+  m_thread.start();
+}
+
+PredictionService::~PredictionService() {
+  m_thread.quit();
+  m_thread.wait();
+}
+
+void PredictionService::request(PredictionRequest request) {
+  m_pending = std::move(request);
+  dispatch();
+}
+
+void PredictionService::request_attention(AttentionRequest request) {
+  m_pending_attention = std::move(request);
+  dispatch();
+}
+
+void PredictionService::dispatch() {
+  if (m_busy) return;
+  if (m_pending) {
+    auto request = std::move(*m_pending);
+    m_pending.reset();
+    m_busy = true;
+    QMetaObject::invokeMethod(m_worker, [this, request = std::move(request)] {
+      const auto serial = request.serial;
+      auto result = compute_predictions(request, [this, serial](const QString& id) {
+        QMetaObject::invokeMethod(this, [this, id, serial] { Q_EMIT modelStarted(id, serial); });
+      });
+      QMetaObject::invokeMethod(this, [this, result = std::move(result)] {
+        m_busy = false;
+        Q_EMIT predictionsReady(result);
+        dispatch();
+      });
+    });
+    return;
+  }
+  if (m_pending_attention) {
+    auto request = std::move(*m_pending_attention);
+    m_pending_attention.reset();
+    m_busy = true;
+    QMetaObject::invokeMethod(m_worker, [this, request = std::move(request)] {
+      AttentionResult result;
+      try {
+        result = compute_attention(request);
+      } catch (const std::exception&) {
+        result.serial = request.serial;  // no weights: the overlay is simply cleared
+      }
+      QMetaObject::invokeMethod(this, [this, result = std::move(result)] {
+        m_busy = false;
+        Q_EMIT attentionReady(result);
+        dispatch();
+      });
+    });
+  }
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,103 @@
+#pragma once
+// Off-GUI-thread predictions for every explorer tab. A tab posts requests; a newer request
+// supersedes one still waiting, so the view follows the mouse and the GUI never waits.
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+#include "common/model_entry.h"
+#include "npe/data/task_source.h"
+
+namespace npe::widgets {
+
+/// Everything one prediction round needs, copied (the worker never touches GUI state).
+struct PredictionRequest {
+  uint64_t serial = 0;
+  /// Settled round: refined predictors (more fitted-GP iterations) and the equivariance metric.
+  bool refine = false;
+  /// One task (batch size 1, any D_x): the context and the query points xt, plus the oracle
+  /// when the data's generating process is known.
+  TaskBatch batch;
+  /// The translation the data are shown at. On the refined round the equivariance error
+  /// compares the prediction with the prediction for the data translated back by -shift.
+  Translation shift;
+  /// Held-out observations for the live log-likelihood, either as extra points
+  /// (held_out_x [1,Nh,Dx], held_out_y [1,Nh,Dy]) ...
+  torch::Tensor held_out_x, held_out_y;
+  /// ... or as known outputs of some query points: indices [Nh] into xt and outputs [Nh,Dy].
+  torch::Tensor held_out_index, held_out_index_y;
+  std::vector<ModelEntry> models;
+};
+
+struct ModelPrediction {
+  QString id;
+  torch::Tensor mean, stddev;  ///< [Nt, Dy] on the CPU; undefined on error
+  double held_out_ll = std::numeric_limits<double>::quiet_NaN();
+  double equivariance_error = std::numeric_limits<double>::quiet_NaN();
+  double milliseconds = 0.0;
+  QString error;  ///< non-empty when this model failed; the others still report
+};
+
+struct PredictionResult {
+  uint64_t serial = 0;
+  bool refine = false;
+  torch::Tensor xt;  ///< [Nt, Dx] query points
+  std::vector<ModelPrediction> models;
+};
+
+/// Attention of one model's prediction at one query point over the context points.
+struct AttentionRequest {
+  uint64_t serial = 0;
+  TaskBatch batch;  ///< one task with exactly one target
+  ModelEntry model;
+};
+struct AttentionResult {
+  uint64_t serial = 0;
+  double mean = 0.0;
+  std::vector<double> weights;  ///< one per context point, normalised to sum to 1
+};
+
+/// Computes one request (runs on the worker thread; exposed for tests). `on_model` is called
+/// before each model starts.
+PredictionResult compute_predictions(const PredictionRequest& request,
+                                     const std::function<void(const QString&)>& on_model = {});
+AttentionResult compute_attention(const AttentionRequest& request);
+
+/// Owns the worker thread and coalesces requests.
+class PredictionService final : public QObject {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(PredictionService)
+
+ public:
+  explicit PredictionService(QObject* parent = nullptr);
+  ~PredictionService() override;
+
+  /// Queues a request; if one is already waiting it is replaced (only the newest matters).
+  void request(PredictionRequest request);
+  void request_attention(AttentionRequest request);
+  bool isBusy() const { return m_busy; }
+
+ Q_SIGNALS:
+  void predictionsReady(const npe::widgets::PredictionResult& result);
+  void attentionReady(const npe::widgets::AttentionResult& result);
+  /// A model of the running request started computing (for "computing…" indicators).
+  void modelStarted(const QString& id, uint64_t serial);
+
+ private:
+  void dispatch();
+
+  QThread m_thread;
+  QObject* m_worker = nullptr;  // lives in m_thread
+  std::optional<PredictionRequest> m_pending;
+  std::optional<AttentionRequest> m_pending_attention;
+  bool m_busy = false;
+};
+
+}  // namespace npe::widgets

@@ -1,0 +1,68 @@
+#include "common/shift_control.h"
+
+#include <cmath>
+
+#include <QDoubleSpinBox>
+#include <QGridLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+
+namespace npe::widgets {
+
+ShiftControl::ShiftControl(const QStringList& axes, double limit, double step, int decimals,
+                           QWidget* parent)
+    : QWidget(parent), m_limit(limit), m_step(step), m_value(axes.size(), 0.0) {
+  auto* grid = new QGridLayout(this);
+  grid->setContentsMargins(0, 0, 0, 0);
+  for (int axis = 0; axis < axes.size(); ++axis) {
+    auto* label = new QLabel(axes[axis], this);
+    auto* slider = new QSlider(Qt::Horizontal, this);
+    const int ticks = static_cast<int>(std::lround(limit / step));
+    slider->setRange(-ticks, ticks);
+    slider->setPageStep(std::max(1, ticks / 10));
+    auto* box = new QDoubleSpinBox(this);
+    box->setRange(-limit, limit);
+    box->setSingleStep(step);
+    box->setDecimals(decimals);
+    // Typed values apply on Enter or focus loss, not at every keystroke (which would reject
+    // the rest of a number being typed).
+    box->setKeyboardTracking(false);
+    label->setBuddy(box);
+    grid->addWidget(label, axis, 0);
+    grid->addWidget(slider, axis, 1);
+    grid->addWidget(box, axis, 2);
+    const auto index = static_cast<size_t>(axis);
+    connect(slider, &QSlider::valueChanged, this,
+            [this, index](int v) { apply(index, v * m_step); });
+    connect(box, &QDoubleSpinBox::valueChanged, this, [this, index](double v) { apply(index, v); });
+    m_sliders.push_back(slider);
+    m_boxes.push_back(box);
+  }
+  auto* reset = new QPushButton(tr("Δ = 0"), this);
+  grid->addWidget(reset, 0, 3);
+  grid->setColumnStretch(1, 1);
+  connect(reset, &QPushButton::clicked, this, [this] {
+    setValue(Translation(m_value.size(), 0.0));
+    Q_EMIT changed(m_value);
+  });
+}
+
+void ShiftControl::setValue(const Translation& value) {
+  for (size_t axis = 0; axis < m_value.size() && axis < value.size(); ++axis) {
+    if (!std::isfinite(value[axis])) continue;
+    m_value[axis] = std::clamp(value[axis], -m_limit, m_limit);
+    QSignalBlocker a(m_sliders[axis]), b(m_boxes[axis]);
+    m_sliders[axis]->setValue(static_cast<int>(std::lround(m_value[axis] / m_step)));
+    m_boxes[axis]->setValue(m_value[axis]);
+  }
+}
+
+void ShiftControl::apply(size_t axis, double value) {
+  auto next = m_value;
+  next[axis] = value;
+  setValue(next);
+  Q_EMIT changed(m_value);
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,636 @@
+#include "function_explorer.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QSvgGenerator>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include "common/export.h"
+#include "common/metrics_table.h"
+#include "common/model_list.h"
+#include "common/session_file.h"
+#include "function_plot.h"
+#include "npe/errors.h"
+#include "npe/models/model_catalog.h"
+#include "npe/predictors/gp.h"
+#include "npe/runtime.h"
+#include "point_set.h"
+#include "sweep_dialog.h"
+
+namespace npe::widgets {
+namespace {
+
+constexpr double kMaxShift = 10.0;
+constexpr double kTrainingContextLow = -2.0, kTrainingContextHigh = 2.0;
+constexpr double kTargetLow = -3.0, kTargetHigh = 3.0;
+// Shown by default: the models the teaching story compares.
+const QStringList kDefaultKinds = {"tnp", "tetnp", "convcnp"};
+
+std::vector<double> to_vector(const torch::Tensor& t) {
+  auto flat = t.reshape({-1}).to(torch::kCPU, torch::kFloat64).contiguous();
+  return {flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel()};
+}
+
+}  // namespace
+
+FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
+    : ExplorerPanel(parent), m_device(device) {
+  m_points = new PointSet(this);
+  m_undo = new QUndoStack(this);
+  m_service = new PredictionService(this);
+  m_plot = new FunctionPlot(this);
+
+  auto* left = new QWidget(this);
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(m_plot, 1);
+  left_layout->addWidget(buildShiftBar());
+
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(buildSidePanel());
+  scroll->setWidgetResizable(true);
+  scroll->setMinimumWidth(340);
+
+  auto* splitter = new QSplitter(this);
+  splitter->addWidget(left);
+  splitter->addWidget(scroll);
+  splitter->setStretchFactor(0, 1);
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter);
+
+  connect(m_plot, &FunctionPlot::addRequested, this, &FunctionExplorer::onAddRequested);
+  connect(m_plot, &FunctionPlot::moveRequested, this, &FunctionExplorer::onMoveRequested);
+  connect(m_plot, &FunctionPlot::removeRequested, this, &FunctionExplorer::onRemoveRequested);
+  connect(m_plot, &FunctionPlot::hovered, this, &FunctionExplorer::onHovered);
+  connect(m_plot, &FunctionPlot::viewChangedByUser, this, [this] {
+    m_user_view = true;
+    m_view_timer.start();
+  });
+  connect(m_points, &PointSet::changed, this, [this] {
+    redrawData();
+    schedulePredictions(false);
+  });
+  connect(m_service, &PredictionService::predictionsReady, this, &FunctionExplorer::onPredictions);
+  connect(m_service, &PredictionService::attentionReady, this, &FunctionExplorer::onAttention);
+
+  // Settle-time refinement: full fitted-GP iterations and the equivariance metric run once the
+  // user pauses, so dragging stays fluid.
+  m_refine_timer.setSingleShot(true);
+  m_refine_timer.setInterval(300);
+  connect(&m_refine_timer, &QTimer::timeout, this, [this] { schedulePredictions(true); });
+  m_view_timer.setSingleShot(true);
+  m_view_timer.setInterval(60);
+  connect(&m_view_timer, &QTimer::timeout, this, [this] { schedulePredictions(false); });
+
+  auto oracle = baseline_entry("gp-oracle");
+  oracle.tooltip =
+      tr("Exact GP posterior with the kernel, lengthscale and noise chosen under Ground truth: the "
+         "best any model can do on this data.\nTranslation equivariant (stationary kernel).");
+  addModel(std::move(oracle), true);
+  addModel(baseline_entry("gp-fitted"), false);
+  std::vector<std::string> problems;
+  for (const auto& shipped : find_shipped_models("gp1d", &problems)) {
+    try {
+      auto entry = load_model_entry(QString::fromStdString(shipped.path.string()),
+                                    model_colour(static_cast<int>(models().size())), m_device);
+      entry.id = "shipped:" + QString::fromStdString(shipped.metadata.model.kind);
+      const bool on = kDefaultKinds.contains(QString::fromStdString(shipped.metadata.model.kind));
+      addModel(std::move(entry), on);
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    }
+  }
+  for (const auto& problem : problems) {
+    qWarning("np-explorer: skipped a shipped model: %s", problem.c_str());
+  }
+
+  resampleTruth();
+  m_points->replace(m_truth.sample_points(10, m_truth.spec().noise_std, kTrainingContextLow,
+                                          kTrainingContextHigh, m_sample_seed++));
+  m_undo->clear();
+  fitView();
+}
+
+FunctionExplorer::~FunctionExplorer() = default;
+
+QWidget* FunctionExplorer::buildShiftBar() {
+  auto* bar = new QWidget(this);
+  auto* row = new QHBoxLayout(bar);
+  row->setContentsMargins(8, 0, 8, 0);
+  auto* label = new QLabel(tr("Shift Δ:"), bar);
+  m_shift_slider = new QSlider(Qt::Horizontal, bar);
+  m_shift_slider->setRange(static_cast<int>(-kMaxShift * 100), static_cast<int>(kMaxShift * 100));
+  m_shift_slider->setSingleStep(1);
+  m_shift_slider->setPageStep(50);
+  m_shift_slider->setToolTip(
+      tr("Translate every context point and the target window by Δ. The shaded band is the "
+         "range the models saw in training."));
+  m_shift_box = new QDoubleSpinBox(bar);
+  m_shift_box->setRange(-kMaxShift, kMaxShift);
+  m_shift_box->setSingleStep(0.01);
+  m_shift_box->setDecimals(2);
+  label->setBuddy(m_shift_box);
+  auto* reset = new QPushButton(tr("Δ = 0"), bar);
+  row->addWidget(label);
+  row->addWidget(m_shift_slider, 1);
+  row->addWidget(m_shift_box);
+  row->addWidget(reset);
+  connect(m_shift_slider, &QSlider::valueChanged, this,
+          [this](int value) { setShift(value / 100.0); });
+  connect(m_shift_box, &QDoubleSpinBox::valueChanged, this, [this](double v) { setShift(v); });
+  connect(reset, &QPushButton::clicked, this, [this] { setShift(0.0); });
+  return bar;
+}
+
+QWidget* FunctionExplorer::buildSidePanel() {
+  auto* panel = new QWidget(this);
+  auto* column = new QVBoxLayout(panel);
+
+  auto* truth_box = new QGroupBox(tr("Ground truth"), panel);
+  auto* form = new QFormLayout(truth_box);
+  m_mode = new QComboBox(truth_box);
+  m_mode->addItems({tr("GP sample"), tr("Free-hand (points only)")});
+  m_kernel = new QComboBox(truth_box);
+  m_kernel->addItem(tr("Squared exponential"), "se");
+  m_kernel->addItem(tr("Periodic (period 1)"), "periodic");
+  m_kernel->addItem(tr("Matérn-5/2"), "matern52");
+  m_lengthscale = new QDoubleSpinBox(truth_box);
+  m_lengthscale->setRange(0.1, 10.0);
+  m_lengthscale->setSingleStep(0.05);
+  m_lengthscale->setValue(0.5);
+  m_noise = new QDoubleSpinBox(truth_box);
+  m_noise->setRange(0.0, 2.0);
+  m_noise->setSingleStep(0.05);
+  m_noise->setValue(0.2);
+  m_sample_count = new QSpinBox(truth_box);
+  m_sample_count->setRange(1, 256);
+  m_sample_count->setValue(10);
+  m_show_truth = new QCheckBox(tr("Show true function"), truth_box);
+  m_show_truth->setChecked(true);
+  form->addRow(tr("Mode"), m_mode);
+  form->addRow(tr("Kernel"), m_kernel);
+  form->addRow(tr("Lengthscale"), m_lengthscale);
+  form->addRow(tr("Noise σ"), m_noise);
+  form->addRow(tr("Points to sample"), m_sample_count);
+  form->addRow(m_show_truth);
+  auto* buttons = new QHBoxLayout;
+  auto* resample = new QPushButton(tr("Resample"), truth_box);
+  resample->setToolTip(tr("Draw a new function from the GP"));
+  auto* sample = new QPushButton(tr("Sample context"), truth_box);
+  sample->setToolTip(
+      tr("Replace the context with noisy samples of the true function in the "
+         "training range"));
+  auto* clear = new QPushButton(tr("Clear"), truth_box);
+  buttons->addWidget(resample);
+  buttons->addWidget(sample);
+  buttons->addWidget(clear);
+  form->addRow(buttons);
+  connect(resample, &QPushButton::clicked, this, [this] {
+    auto spec = m_truth.spec();
+    ++spec.seed;
+    m_truth = GroundTruth(spec);
+    redrawData();
+    schedulePredictions(false);
+  });
+  connect(sample, &QPushButton::clicked, this, [this] { sampleContext(m_sample_count->value()); });
+  connect(clear, &QPushButton::clicked, this,
+          [this] { m_undo->push(new ReplacePointsCommand(m_points, {}, tr("Clear points"))); });
+  connect(m_mode, &QComboBox::currentIndexChanged, this, [this] { applyTruthSettings(); });
+  connect(m_kernel, &QComboBox::currentIndexChanged, this, [this] { applyTruthSettings(); });
+  connect(m_lengthscale, &QDoubleSpinBox::valueChanged, this, [this] { applyTruthSettings(); });
+  connect(m_noise, &QDoubleSpinBox::valueChanged, this, [this] { applyTruthSettings(); });
+  connect(m_show_truth, &QCheckBox::toggled, this, [this] { redrawData(); });
+
+  auto* models_box = new QGroupBox(tr("Models"), panel);
+  auto* models_layout = new QVBoxLayout(models_box);
+  m_model_list = new ModelList(models_box);
+  m_model_list->setMinimumHeight(170);
+  auto* open = new QPushButton(tr("Open checkpoint…"), models_box);
+  models_layout->addWidget(m_model_list);
+  models_layout->addWidget(open);
+  connect(m_model_list, &ModelList::modelToggled, this, &FunctionExplorer::onModelToggled);
+  connect(open, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), {},
+                                                   tr("Checkpoints (*.pt);;All files (*)"));
+    if (path.isEmpty()) return;
+    try {
+      openCheckpoint(path);
+    } catch (const Error& e) {
+      Q_EMIT statusMessage(tr("Could not open checkpoint: %1").arg(e.what()));
+    }
+  });
+
+  auto* metrics_box = new QGroupBox(tr("Metrics"), panel);
+  auto* metrics_layout = new QVBoxLayout(metrics_box);
+  m_metrics = new MetricsTable(
+      tr("Mean log-likelihood of 100 held-out noisy points of the true function in the target "
+         "window (higher is better)"),
+      metrics_box);
+  metrics_layout->addWidget(m_metrics);
+
+  auto* aids_box = new QGroupBox(tr("Teaching aids"), panel);
+  auto* aids = new QFormLayout(aids_box);
+  auto* sweep = new QPushButton(tr("Δ sweep…"), aids_box);
+  sweep->setToolTip(
+      tr("Log-likelihood against Δ for the shown models on fixed sampled tasks "
+         "(the paper's Figure 2, live)"));
+  m_attention = new QCheckBox(tr("Show attention of"), aids_box);
+  m_attention->setToolTip(
+      tr("Hover over the plot: lines show which context points the "
+         "prediction at that x attends to (last cross-attention layer, "
+         "summed over heads)"));
+  m_attention_model = new QComboBox(aids_box);
+  aids->addRow(sweep);
+  aids->addRow(m_attention, m_attention_model);
+  connect(sweep, &QPushButton::clicked, this, &FunctionExplorer::openSweep);
+  connect(m_attention, &QCheckBox::toggled, this, [this](bool on) {
+    if (!on) m_plot->clearAttention();
+  });
+
+  column->addWidget(truth_box);
+  column->addWidget(models_box);
+  column->addWidget(metrics_box);
+  column->addWidget(aids_box);
+  column->addStretch(1);
+  return panel;
+}
+
+const std::vector<ModelEntry>& FunctionExplorer::models() const {
+  return m_model_list->entries();
+}
+
+void FunctionExplorer::addModel(ModelEntry entry, bool enabled) {
+  const bool attention = entry.capabilities.attention;
+  const auto name = entry.name;
+  const auto count = m_model_list->count();
+  const auto id = m_model_list->add(std::move(entry), enabled);
+  if (attention && m_model_list->count() > count) m_attention_model->addItem(name, id);
+}
+
+void FunctionExplorer::setModelEnabled(const QString& id, bool enabled) {
+  m_model_list->setEnabled(id, enabled);
+}
+
+void FunctionExplorer::onModelToggled(const QString& id, bool enabled) {
+  if (!enabled) m_plot->removeModelCurve(id);
+  schedulePredictions(false);
+}
+
+void FunctionExplorer::resampleTruth() {
+  GroundTruthSpec spec;
+  spec.kernel = kernel_kind_from_name(m_kernel->currentData().toString().toStdString());
+  spec.lengthscale = m_lengthscale->value();
+  spec.noise_std = m_noise->value();
+  spec.seed = m_truth.spec().seed;
+  m_has_truth = m_mode->currentIndex() == 0;
+  m_truth = GroundTruth(spec);
+}
+
+void FunctionExplorer::applyTruthSettings() {
+  resampleTruth();
+  m_kernel->setEnabled(m_has_truth);
+  m_lengthscale->setEnabled(m_has_truth);
+  m_show_truth->setEnabled(m_has_truth);
+  redrawData();
+  schedulePredictions(false);
+}
+
+std::vector<QPointF> FunctionExplorer::displayPoints() const {
+  std::vector<QPointF> points;
+  for (const auto& p : m_points->points()) points.emplace_back(p.x() + m_shift, p.y());
+  return points;
+}
+
+torch::Tensor FunctionExplorer::column(const std::vector<double>& values) const {
+  return torch::tensor(values, torch::kFloat64)
+      .to(torch::kFloat32)
+      .view({1, static_cast<int64_t>(values.size()), 1});
+}
+
+void FunctionExplorer::appendDisplayContext(std::vector<double>& xc,
+                                            std::vector<double>& yc) const {
+  for (const auto& p : displayPoints()) {
+    xc.push_back(p.x());
+    yc.push_back(p.y());
+  }
+}
+
+void FunctionExplorer::redrawData() {
+  m_plot->setContextPoints(displayPoints());
+  m_plot->setTargetWindow(kTargetLow + m_shift, kTargetHigh + m_shift);
+  const bool show = m_has_truth && m_show_truth->isChecked();
+  if (show) {
+    QVector<double> x, y;
+    for (int i = 0; i <= 1600; ++i) {
+      const double base = -GroundTruth::kHalfRange + i * 2.0 * GroundTruth::kHalfRange / 1600;
+      x.push_back(base + m_shift);
+      y.push_back(m_truth.value(base));
+    }
+    m_plot->setTruth(x, y);
+  }
+  m_plot->setTruthVisible(show);
+}
+
+void FunctionExplorer::setShift(double shift) {
+  if (!std::isfinite(shift)) return;
+  shift = std::clamp(shift, -kMaxShift, kMaxShift);
+  {
+    QSignalBlocker a(m_shift_slider), b(m_shift_box);
+    m_shift_slider->setValue(static_cast<int>(std::lround(shift * 100)));
+    m_shift_box->setValue(shift);
+  }
+  if (shift == m_shift) return;
+  m_shift = shift;
+  m_plot->clearAttention();
+  redrawData();
+  if (!m_user_view) {
+    fitView();
+  } else {
+    schedulePredictions(false);
+  }
+}
+
+void FunctionExplorer::fitView() {
+  const double low = std::min(-4.0, kTargetLow - 1.0 + m_shift);
+  const double high = std::max(4.0, kTargetHigh + 1.0 + m_shift);
+  double y_low = -2.5, y_high = 2.5;
+  for (const auto& p : m_points->points()) {
+    y_low = std::min(y_low, p.y() - 1.0);
+    y_high = std::max(y_high, p.y() + 1.0);
+  }
+  m_plot->xAxis->setRange(low, high);
+  m_plot->yAxis->setRange(y_low, y_high);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  m_user_view = false;
+  schedulePredictions(false);
+}
+
+void FunctionExplorer::sampleContext(int n) {
+  if (!m_has_truth) {
+    Q_EMIT statusMessage(tr("Sampling context needs a ground truth (switch off free-hand mode)."));
+    return;
+  }
+  auto points = m_truth.sample_points(n, m_noise->value(), kTrainingContextLow,
+                                      kTrainingContextHigh, m_sample_seed++);
+  m_undo->push(new ReplacePointsCommand(m_points, std::move(points), tr("Sample context")));
+}
+
+void FunctionExplorer::onAddRequested(QPointF point) {
+  if (!std::isfinite(point.x()) || !std::isfinite(point.y())) return;
+  m_undo->push(new AddPointCommand(m_points, {point.x() - m_shift, point.y()}));
+}
+
+void FunctionExplorer::onMoveRequested(int index, QPointF point, int drag_id) {
+  if (index < 0 || index >= m_points->size() || !std::isfinite(point.x())) return;
+  const QPointF to(point.x() - m_shift, point.y());
+  m_undo->push(new MovePointCommand(m_points, index, m_points->points()[index], to, drag_id));
+}
+
+void FunctionExplorer::onRemoveRequested(int index) {
+  if (index < 0 || index >= m_points->size()) return;
+  m_undo->push(new RemovePointCommand(m_points, index));
+}
+
+void FunctionExplorer::schedulePredictions(bool refine) {
+  PredictionRequest request;
+  request.serial = ++m_serial;
+  request.refine = refine;
+  request.shift = {m_shift};
+  std::vector<double> xc, yc, xt;
+  appendDisplayContext(xc, yc);
+  const auto range = m_plot->xAxis->range();
+  // At least 256 query points, more when the plot is wide (one per two pixels).
+  const int n = std::clamp(m_plot->axisRect()->width() / 2, 256, 2000);
+  for (int i = 0; i < n; ++i) xt.push_back(range.lower + range.size() * i / (n - 1));
+  request.batch.task = {column(xc), column(yc), column(xt), {}};
+  if (m_has_truth) {
+    std::vector<double> hx, hy;
+    for (const auto& p : m_truth.held_out()) {
+      hx.push_back(p.x() + m_shift);
+      hy.push_back(p.y());
+    }
+    request.held_out_x = column(hx);
+    request.held_out_y = column(hy);
+    // The ground truth is a GP sample: its kernel is the oracle of this data.
+    request.batch.oracle = std::make_shared<GpOracle>(std::vector<KernelSpec>{m_truth.kernel()},
+                                                      m_truth.spec().noise_std);
+  }
+  request.models = m_model_list->enabledEntries();
+  m_service->request(std::move(request));
+  if (!refine) m_refine_timer.start();
+}
+
+void FunctionExplorer::onPredictions(const PredictionResult& result) {
+  const auto xt = to_vector(result.xt);
+  const QVector<double> x(xt.begin(), xt.end());
+  for (const auto& prediction : result.models) {
+    const auto* entry = m_model_list->find(prediction.id);
+    if (!entry) continue;
+    if (!prediction.error.isEmpty() || !entry->enabled) {
+      m_plot->removeModelCurve(prediction.id);
+      continue;
+    }
+    const auto mean = to_vector(prediction.mean), stddev = to_vector(prediction.stddev);
+    m_plot->setModelCurve(prediction.id, entry->name, entry->colour, x,
+                          QVector<double>(mean.begin(), mean.end()),
+                          QVector<double>(stddev.begin(), stddev.end()));
+    m_last_ms[entry->name] = prediction.milliseconds;
+  }
+  m_metrics->showResult(result, *m_model_list);
+  Q_EMIT statusMessage(describeModels());
+  Q_EMIT predictionsUpdated(result.refine);
+}
+
+QString FunctionExplorer::describeModels() const {
+  QStringList parts;
+  for (const auto& [name, ms] : m_last_ms)
+    parts << QString("%1 %2 ms").arg(name).arg(ms, 0, 'f', 1);
+  return tr("Models run on %1 · last prediction: %2")
+      .arg(QString::fromStdString(describe_device(m_device)), parts.join(", "));
+}
+
+void FunctionExplorer::onHovered(double x) {
+  if (!m_attention->isChecked() || m_attention_model->count() == 0) return;
+  const auto id = m_attention_model->currentData().toString();
+  const auto* entry = m_model_list->find(id);
+  if (!entry) return;
+  AttentionRequest request;
+  request.serial = ++m_serial;
+  request.model = *entry;
+  std::vector<double> xc, yc;
+  appendDisplayContext(xc, yc);
+  request.batch.task = {column(xc), column(yc), column({x}), {}};
+  m_attention_x = x;
+  m_service->request_attention(std::move(request));
+}
+
+void FunctionExplorer::onAttention(const AttentionResult& result) {
+  if (!m_attention->isChecked() || result.weights.empty()) {
+    m_plot->clearAttention();
+    return;
+  }
+  m_plot->setAttention(m_attention_x, result.mean, result.weights);
+}
+
+void FunctionExplorer::openSweep() {
+  auto* dialog = new SweepDialog(m_model_list->enabledEntries(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->show();
+  dialog->start();
+}
+
+void FunctionExplorer::openCheckpoint(const QString& path) {
+  auto absolute = QFileInfo(path).absoluteFilePath();
+  addModel(load_model_entry(absolute, model_colour(static_cast<int>(models().size())), m_device),
+           true);
+  schedulePredictions(false);
+}
+
+Session FunctionExplorer::session() const {
+  Session s;
+  s.has_truth = m_has_truth;
+  s.truth = m_truth.spec();
+  s.show_truth = m_show_truth->isChecked();
+  s.context = m_points->points();
+  s.shift = m_shift;
+  s.enabled_models = m_model_list->enabledIds();
+  s.checkpoints = m_model_list->userCheckpoints();
+  s.has_view = true;
+  s.view_x_low = m_plot->xAxis->range().lower;
+  s.view_x_high = m_plot->xAxis->range().upper;
+  s.view_y_low = m_plot->yAxis->range().lower;
+  s.view_y_high = m_plot->yAxis->range().upper;
+  return s;
+}
+
+void FunctionExplorer::applySession(const Session& s) {
+  if (std::abs(s.shift) > kMaxShift) {
+    throw DataError(QString("session: shift %1 is outside [-%2, %2]")
+                        .arg(s.shift)
+                        .arg(kMaxShift)
+                        .toStdString());
+  }
+  // Load every checkpoint first: if one fails, nothing has changed yet.
+  std::vector<ModelEntry> loaded;
+  for (const auto& path : s.checkpoints) {
+    if (!m_model_list->find(path)) {
+      loaded.push_back(
+          load_model_entry(path, model_colour(int(models().size() + loaded.size())), m_device));
+    }
+  }
+  for (auto& entry : loaded) addModel(std::move(entry), false);
+  {
+    QSignalBlocker a(m_mode), b(m_kernel), c(m_lengthscale), d(m_noise), e(m_show_truth);
+    m_mode->setCurrentIndex(s.has_truth ? 0 : 1);
+    m_kernel->setCurrentIndex(
+        m_kernel->findData(QString::fromStdString(kernel_name(s.truth.kernel))));
+    m_lengthscale->setValue(s.truth.lengthscale);
+    m_noise->setValue(s.truth.noise_std);
+    m_show_truth->setChecked(s.show_truth);
+  }
+  m_has_truth = s.has_truth;
+  m_truth = GroundTruth(s.truth);
+  m_model_list->setEnabledIds(s.enabled_models);
+  m_undo->clear();
+  {
+    QSignalBlocker block(m_points);
+    m_points->replace(s.context);
+  }
+  m_shift = s.shift + 1.0;  // force setShift to apply
+  m_user_view = s.has_view;
+  setShift(s.shift);
+  if (s.has_view) {
+    m_plot->xAxis->setRange(s.view_x_low, s.view_x_high);
+    m_plot->yAxis->setRange(s.view_y_low, s.view_y_high);
+  }
+  redrawData();
+  schedulePredictions(false);
+}
+
+void FunctionExplorer::loadSession(const QString& path) {
+  const auto file = read_session_file(path);
+  if (!file.tabs.contains(panelId())) {
+    throw DataError(("'" + path + "' has no 1-D explorer section").toStdString());
+  }
+  try {
+    restoreSection(file.tabs.value(panelId()).toObject());
+  } catch (const DataError& e) {
+    throw DataError(("'" + path + "': ").toStdString() + e.what());
+  }
+}
+
+void FunctionExplorer::saveSession(const QString& path) const {
+  SessionFile file;
+  file.current_tab = panelId();
+  file.tabs[panelId()] = saveSection();
+  write_session_file(path, file);
+}
+
+void FunctionExplorer::restoreSection(const QJsonObject& section) {
+  applySession(Session::from_json(section));
+}
+
+QStringList FunctionExplorer::shownModelNames() const {
+  QStringList names;
+  for (const auto& m : models()) {
+    if (m.enabled) names << m.name;
+  }
+  return names;
+}
+
+bool FunctionExplorer::makeProbeEdit(int index) {
+  if (m_points->size() == 0) return false;
+  const int point = index % m_points->size();
+  const QPointF from = m_points->points()[point];
+  const double step = index % 2 == 0 ? 0.05 : -0.05;
+  m_undo->push(
+      new MovePointCommand(m_points, point, from, from + QPointF(step, step), index + 1000));
+  return true;
+}
+
+void FunctionExplorer::repaintNow() {
+  m_plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+
+void FunctionExplorer::exportPlot(const QString& path) {
+  const auto suffix = QFileInfo(path).suffix().toLower();
+  if (suffix != "png" && suffix != "pdf" && suffix != "svg") {
+    throw Error(("cannot export to '" + path + "': use .png, .pdf or .svg").toStdString());
+  }
+  // QCustomPlot's own writers keep PDF and SVG as vector graphics.
+  write_atomically(path, [&](const QString& temporary) {
+    if (suffix == "png") return m_plot->savePng(temporary, 0, 0, 2.0);
+    if (suffix == "pdf") return m_plot->savePdf(temporary);
+    QSvgGenerator generator;
+    generator.setFileName(temporary);
+    generator.setSize(m_plot->size());
+    generator.setViewBox(m_plot->rect());
+    generator.setTitle(tr("NP Explorer plot"));
+    QCPPainter painter;
+    if (!painter.begin(&generator)) return false;
+    m_plot->toPainter(&painter, m_plot->width(), m_plot->height());
+    painter.end();
+    return true;
+  });
+}
+
+}  // namespace npe::widgets

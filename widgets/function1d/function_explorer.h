@@ -1,0 +1,129 @@
+#pragma once
+// The "1-D functions" tab: place context points, shift them by Δ, compare models live.
+
+#include <vector>
+
+#include <QTimer>
+
+#include "common/explorer_panel.h"
+#include "common/model_entry.h"
+#include "common/prediction_service.h"
+#include "function_session.h"
+#include "ground_truth.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QUndoStack;
+
+namespace npe::widgets {
+
+class FunctionPlot;
+class MetricsTable;
+class ModelList;
+class PointSet;
+
+class FunctionExplorer final : public ExplorerPanel {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(FunctionExplorer)
+
+ public:
+  /// Loads the shipped 1-D models found by npe::find_shipped_models("gp1d"); neural models run
+  /// on `device` (the GP baselines always on the CPU).
+  explicit FunctionExplorer(QWidget* parent = nullptr, torch::Device device = torch::kCPU);
+  ~FunctionExplorer() override;
+
+  // ExplorerPanel
+  QString panelId() const override { return "functions"; }
+  QString title() const override { return tr("1-D functions"); }
+  QUndoStack* undoStack() const override { return m_undo; }
+  QJsonObject saveSection() const override { return session().to_json(); }
+  void restoreSection(const QJsonObject& section) override;
+  void exportView(const QString& path) override { exportPlot(path); }
+  bool acceptsTask(const QString& task) const override { return task == "gp1d"; }
+  QStringList shownModelNames() const override;
+  bool makeProbeEdit(int index) override;
+  void repaintNow() override;
+
+  FunctionPlot* plot() const { return m_plot; }
+  PointSet* points() const { return m_points; }
+  const std::vector<ModelEntry>& models() const;
+  MetricsTable* metrics() const { return m_metrics; }
+
+  double shift() const { return m_shift; }
+  void setShift(double shift);
+  void setModelEnabled(const QString& id, bool enabled);
+  /// Replaces the context with n noisy samples of the ground truth (undoable).
+  void sampleContext(int n);
+
+  Session session() const;
+  /// Applies a session; throws npe::Error (nothing changes) when a checkpoint it names fails.
+  void applySession(const Session& session);
+  /// Throws npe::DataError / npe::CheckpointError; the current state is kept on error.
+  void loadSession(const QString& path);
+  void saveSession(const QString& path) const;
+  /// Adds a model from a checkpoint file and shows it. Throws npe::CheckpointError.
+  void openCheckpoint(const QString& path) override;
+  /// PNG, PDF or SVG by suffix. Throws npe::Error.
+  void exportPlot(const QString& path);
+  void fitView() override;
+
+ private Q_SLOTS:
+  void onAddRequested(QPointF point);
+  void onMoveRequested(int index, QPointF point, int drag_id);
+  void onRemoveRequested(int index);
+  void onPredictions(const npe::widgets::PredictionResult& result);
+  void onAttention(const npe::widgets::AttentionResult& result);
+  void onHovered(double x);
+  void onModelToggled(const QString& id, bool enabled);
+  void openSweep();
+
+ private:
+  QWidget* buildSidePanel();
+  QWidget* buildShiftBar();
+  void addModel(ModelEntry entry, bool enabled);
+  torch::Tensor column(const std::vector<double>& values) const;
+  void resampleTruth();
+  void applyTruthSettings();
+  void redrawData();
+  void schedulePredictions(bool refine);
+  std::vector<QPointF> displayPoints() const;
+  void appendDisplayContext(std::vector<double>& xc, std::vector<double>& yc) const;
+  QString describeModels() const;
+
+  PointSet* m_points = nullptr;
+  QUndoStack* m_undo = nullptr;
+  FunctionPlot* m_plot = nullptr;
+  PredictionService* m_service = nullptr;
+  QTimer m_refine_timer;
+  QTimer m_view_timer;
+
+  // Ground truth controls.
+  QComboBox* m_mode = nullptr;
+  QComboBox* m_kernel = nullptr;
+  QDoubleSpinBox* m_lengthscale = nullptr;
+  QDoubleSpinBox* m_noise = nullptr;
+  QSpinBox* m_sample_count = nullptr;
+  QCheckBox* m_show_truth = nullptr;
+  QSlider* m_shift_slider = nullptr;
+  QDoubleSpinBox* m_shift_box = nullptr;
+  ModelList* m_model_list = nullptr;
+  MetricsTable* m_metrics = nullptr;
+  QCheckBox* m_attention = nullptr;
+  QComboBox* m_attention_model = nullptr;
+
+  GroundTruth m_truth;
+  bool m_has_truth = true;
+  torch::Device m_device = torch::kCPU;
+  double m_shift = 0.0;
+  bool m_user_view = false;
+  uint64_t m_serial = 0;
+  uint64_t m_sample_seed = 100;
+  std::map<QString, double> m_last_ms;
+  double m_attention_x = 0.0;
+};
+
+}  // namespace npe::widgets

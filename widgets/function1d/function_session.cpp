@@ -1,0 +1,95 @@
+#include "function_session.h"
+
+#include <cmath>
+
+#include <QJsonArray>
+
+#include "npe/errors.h"
+
+namespace npe::widgets {
+namespace {
+
+[[noreturn]] void fail(const QString& message) {
+  throw DataError(("session: " + message).toStdString());
+}
+
+double finite_number(const QJsonObject& object, const char* key, double fallback) {
+  if (!object.contains(key)) return fallback;
+  const auto value = object.value(key);
+  if (!value.isDouble() || !std::isfinite(value.toDouble())) {
+    fail(QString("'%1' must be a finite number").arg(key));
+  }
+  return value.toDouble();
+}
+
+}  // namespace
+
+QJsonObject Session::to_json() const {
+  QJsonArray points;
+  for (const auto& p : context) points.append(QJsonArray{p.x(), p.y()});
+  QJsonObject json{
+      {"ground_truth", QJsonObject{{"mode", has_truth ? "gp" : "free-hand"},
+                                   {"kernel", QString::fromStdString(kernel_name(truth.kernel))},
+                                   {"lengthscale", truth.lengthscale},
+                                   {"noise_std", truth.noise_std},
+                                   {"seed", QString::number(truth.seed)},
+                                   {"show", show_truth}}},
+      {"context", points},
+      {"shift", shift},
+      {"models", QJsonObject{{"enabled", QJsonArray::fromStringList(enabled_models)},
+                             {"checkpoints", QJsonArray::fromStringList(checkpoints)}}},
+  };
+  if (has_view) {
+    json["view"] = QJsonObject{{"x", QJsonArray{view_x_low, view_x_high}},
+                               {"y", QJsonArray{view_y_low, view_y_high}}};
+  }
+  return json;
+}
+
+Session Session::from_json(const QJsonObject& json) {
+  Session s;
+  const auto truth = json.value("ground_truth").toObject();
+  s.has_truth = truth.value("mode").toString("gp") != "free-hand";
+  try {
+    s.truth.kernel = kernel_kind_from_name(truth.value("kernel").toString("se").toStdString());
+  } catch (const Error& e) {
+    fail(e.what());
+  }
+  s.truth.lengthscale = finite_number(truth, "lengthscale", 1.0);
+  s.truth.noise_std = finite_number(truth, "noise_std", 0.2);
+  bool ok = true;
+  s.truth.seed = truth.value("seed").toString("1").toULongLong(&ok);
+  if (!ok) fail("'seed' must be an unsigned integer");
+  if (!(s.truth.lengthscale > 0) || !(s.truth.noise_std >= 0)) {
+    fail("lengthscale must be positive and noise non-negative");
+  }
+  s.show_truth = truth.value("show").toBool(true);
+  for (const auto& item : json.value("context").toArray()) {
+    const auto pair = item.toArray();
+    if (pair.size() != 2 || !pair[0].isDouble() || !pair[1].isDouble() ||
+        !std::isfinite(pair[0].toDouble()) || !std::isfinite(pair[1].toDouble())) {
+      fail("every context point must be a pair of finite numbers [x, y]");
+    }
+    s.context.emplace_back(pair[0].toDouble(), pair[1].toDouble());
+  }
+  s.shift = finite_number(json, "shift", 0.0);
+  const auto models = json.value("models").toObject();
+  for (const auto& v : models.value("enabled").toArray()) s.enabled_models << v.toString();
+  for (const auto& v : models.value("checkpoints").toArray()) s.checkpoints << v.toString();
+  if (json.contains("view")) {
+    const auto view = json.value("view").toObject();
+    const auto x = view.value("x").toArray(), y = view.value("y").toArray();
+    if (x.size() != 2 || y.size() != 2) fail("'view' needs x and y ranges");
+    s.has_view = true;
+    s.view_x_low = x[0].toDouble();
+    s.view_x_high = x[1].toDouble();
+    s.view_y_low = y[0].toDouble();
+    s.view_y_high = y[1].toDouble();
+    if (!(s.view_x_high > s.view_x_low) || !(s.view_y_high > s.view_y_low)) {
+      fail("'view' ranges must be increasing");
+    }
+  }
+  return s;
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,36 @@
+#pragma once
+// The 1-D explorer's section of a session file: ground truth, context points, shift, models
+// and view (common/session_file.h holds the sections of every tab).
+
+#include <vector>
+
+#include <QJsonObject>
+#include <QPointF>
+#include <QString>
+#include <QStringList>
+
+#include "ground_truth.h"
+
+namespace npe::widgets {
+
+struct Session {
+  /// false: free-hand mode (points only, no ground truth).
+  bool has_truth = true;
+  GroundTruthSpec truth;
+  bool show_truth = true;
+  /// Context points in base coordinates (before the shift).
+  std::vector<QPointF> context;
+  double shift = 0.0;
+  /// Ids of the models shown ("gp-oracle", "gp-fitted", "shipped:tetnp", or a checkpoint path).
+  QStringList enabled_models;
+  /// Checkpoints opened by the user (besides the shipped ones).
+  QStringList checkpoints;
+  bool has_view = false;
+  double view_x_low = -4, view_x_high = 4, view_y_low = -3, view_y_high = 3;
+
+  QJsonObject to_json() const;
+  /// Throws npe::DataError naming the first problem (wrong format, missing or non-finite field).
+  static Session from_json(const QJsonObject& json);
+};
+
+}  // namespace npe::widgets

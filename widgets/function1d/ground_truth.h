@@ -1,0 +1,49 @@
+#pragma once
+// The known function behind the 1-D explorer's data: a GP sample on a dense grid.
+
+#include <cstdint>
+#include <vector>
+
+#include <QPointF>
+
+#include "npe/data/gp_function.h"
+#include "npe/data/kernels.h"
+
+namespace npe::widgets {
+
+/// What generates the ground truth; the same spec (and seed) always gives the same function.
+struct GroundTruthSpec {
+  KernelKind kernel = KernelKind::SquaredExponential;
+  double lengthscale = 1.0;
+  double noise_std = 0.2;
+  uint64_t seed = 1;
+};
+
+/// A function sampled from a GP prior on a dense grid of base coordinates (before any shift),
+/// plus held-out noisy observations in the training target range [-3, 3].
+class GroundTruth {
+ public:
+  /// Half-width of the base range the function is defined on.
+  static constexpr double kHalfRange = 20.0;
+
+  GroundTruth() = default;
+  /// Samples the function (core's GpFunctionSample: 801 grid points; ~10 ms).
+  explicit GroundTruth(const GroundTruthSpec& spec);
+
+  const GroundTruthSpec& spec() const { return m_spec; }
+  /// Linear interpolation of the function at a base coordinate; NaN outside the range.
+  double value(double base_x) const;
+  /// Held-out observations (base coordinates) used for the live log-likelihood.
+  const std::vector<QPointF>& held_out() const { return m_held_out; }
+  /// n noisy observations at x ~ U(low, high) (base coordinates), reproducible from seed.
+  std::vector<QPointF> sample_points(int n, double noise_std, double low, double high,
+                                     uint64_t seed) const;
+  KernelSpec kernel() const { return {m_spec.kernel, m_spec.lengthscale, 1.0, 1.0}; }
+
+ private:
+  GroundTruthSpec m_spec;
+  GpFunctionSample m_function;
+  std::vector<QPointF> m_held_out;
+};
+
+}  // namespace npe::widgets

@@ -1,0 +1,644 @@
+#include "image/image_explorer.h"
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include <QCheckBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include "common/export.h"
+#include "common/metrics_table.h"
+#include "common/model_list.h"
+#include "common/shift_control.h"
+#include "image/colour_map.h"
+#include "image/context_mask.h"
+#include "image/image_canvas.h"
+#include "image/prediction_grid.h"
+#include "npe/data/image_tasks.h"
+#include "npe/errors.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_catalog.h"
+
+namespace npe::widgets {
+namespace {
+
+constexpr int kN = ImageExplorer::kCanvas;
+// Shown by default: the teaching comparison of models trained with translations |Δ| <= 4.
+const QStringList kDefaultModels = {"convcnp2d-central", "pttnp-central", "tepttnp-central"};
+// The SE-ARD GP is cubic in the context size: beyond this it reports instead of freezing.
+constexpr int64_t kGpMaxContext = 1200;
+
+// Tasks whose checkpoints belong in this tab (the image task and its protocols).
+bool is_image_task(const std::string& task) {
+  return task == "tfmnist" || task == "tfmnist-central" || task == "image";
+}
+
+int train_window_of(const CheckpointMetadata& meta) {
+  if (!meta.task.is_object()) return -1;
+  auto found = meta.task.find("train_max_translation");
+  return found != meta.task.end() && found->is_number_integer() ? found->get<int>() : -1;
+}
+
+torch::Tensor column_of(const std::vector<float>& values, int64_t dims) {
+  return torch::tensor(values).view({1, -1, dims});
+}
+
+}  // namespace
+
+ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device)
+    : ExplorerPanel(parent), m_device(device) {
+  setFocusPolicy(Qt::StrongFocus);
+  m_mask = new ContextMask(kN, this);
+  m_undo = new QUndoStack(this);
+  m_service = new PredictionService(this);
+  m_canvas = new ImageCanvas(this);
+  m_canvas->setMinimumSize(300, 300);
+  m_grid = new PredictionGrid(this);
+  m_hover =
+      new QLabel(tr("Hover over a pixel to see its value and every model's prediction."), this);
+  m_hover->setWordWrap(true);
+  m_hover->setMinimumHeight(48);
+
+  // The exported / screenshotted view: canvas and predictions side by side.
+  m_view_area = new QWidget(this);
+  auto* view_layout = new QHBoxLayout(m_view_area);
+  auto* canvas_column = new QVBoxLayout;
+  auto* caption = new QLabel(tr("<b>Ground truth and context</b>: context pixels in their true "
+                                "grey, the other pixels tinted blue; dashed square: where the "
+                                "shown models saw pictures in training"),
+                             m_view_area);
+  caption->setWordWrap(true);
+  canvas_column->addWidget(caption);
+  canvas_column->addWidget(m_canvas, 1);
+  canvas_column->addWidget(m_hover);
+  view_layout->addLayout(canvas_column, 3);
+  auto* scroll = new QScrollArea(m_view_area);
+  scroll->setWidget(m_grid);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  view_layout->addWidget(scroll, 4);
+
+  auto* controls = new QScrollArea(this);
+  controls->setWidget(buildControls());
+  controls->setWidgetResizable(true);
+  controls->setMinimumWidth(330);
+  auto* splitter = new QSplitter(this);
+  splitter->addWidget(m_view_area);
+  splitter->addWidget(controls);
+  splitter->setStretchFactor(0, 1);
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter);
+
+  connect(m_mask, &ContextMask::changed, this, [this] {
+    redrawCanvas();
+    schedulePredictions(false);
+  });
+  connect(m_canvas, &ImageCanvas::strokeRequested, this, &ImageExplorer::onStroke);
+  connect(m_canvas, &PixelView::hovered, this, &ImageExplorer::onHovered);
+  connect(m_grid, &PredictionGrid::hovered, this, &ImageExplorer::onHovered);
+  connect(m_service, &PredictionService::predictionsReady, this, &ImageExplorer::onPredictions);
+  connect(m_service, &PredictionService::modelStarted, this,
+          [this](const QString& id, uint64_t) { m_metrics->markComputing(id); });
+  m_refine_timer.setSingleShot(true);
+  m_refine_timer.setInterval(300);
+  connect(&m_refine_timer, &QTimer::timeout, this, [this] { schedulePredictions(true); });
+
+  auto gp = baseline_entry("gp-se-ard", 40, 200);
+  gp.tooltip += "\n" + tr("Limited to %1 context pixels in this tab.").arg(kGpMaxContext);
+  m_models->add(std::move(gp), false);
+  addShippedModels();
+
+  try {
+    setSource(test_image(0));
+  } catch (const Error& e) {
+    ImageSource blank;
+    blank.test_index = -1;
+    blank.pixels = torch::zeros({ImageSource::kSide, ImageSource::kSide});
+    blank.description =
+        tr("no Fashion-MNIST data (install dataset-fashion-mnist) — open a picture");
+    setSource(std::move(blank));
+    Q_EMIT statusMessage(QString::fromUtf8(e.what()));
+  }
+  randomContext(10.0);
+  m_undo->clear();
+}
+
+ImageExplorer::~ImageExplorer() = default;
+
+QWidget* ImageExplorer::buildControls() {
+  auto* panel = new QWidget(this);
+  auto* column = new QVBoxLayout(panel);
+
+  auto* source_box = new QGroupBox(tr("Picture"), panel);
+  auto* source_form = new QFormLayout(source_box);
+  m_index = new QSpinBox(source_box);
+  m_index->setRange(0, std::max(0, test_image_count() - 1));
+  m_index->setKeyboardTracking(false);
+  auto* browse = new QHBoxLayout;
+  auto* previous = new QPushButton(tr("◀"), source_box);
+  auto* next = new QPushButton(tr("▶"), source_box);
+  auto* random = new QPushButton(tr("Random"), source_box);
+  previous->setToolTip(tr("Previous test image"));
+  next->setToolTip(tr("Next test image"));
+  browse->addWidget(m_index, 1);
+  browse->addWidget(previous);
+  browse->addWidget(next);
+  browse->addWidget(random);
+  auto* open = new QPushButton(tr("Open picture…"), source_box);
+  open->setToolTip(
+      tr("Your own picture (PNG, JPEG, BMP, …): converted to grey and fitted into "
+         "28×28 keeping its aspect ratio. You can also drop it on the window."));
+  m_source_label = new QLabel(source_box);
+  m_source_label->setWordWrap(true);
+  source_form->addRow(tr("Test image"), browse);
+  source_form->addRow(open);
+  source_form->addRow(m_source_label);
+  auto show = [this](int index) {
+    try {
+      showTestImage(index);
+    } catch (const Error& e) {
+      Q_EMIT statusMessage(QString::fromUtf8(e.what()));
+    }
+  };
+  connect(m_index, &QSpinBox::valueChanged, this, show);
+  connect(previous, &QPushButton::clicked, this,
+          [this] { m_index->setValue(m_index->value() - 1); });
+  connect(next, &QPushButton::clicked, this, [this] { m_index->setValue(m_index->value() + 1); });
+  connect(random, &QPushButton::clicked, this, [this] {
+    std::mt19937_64 engine(m_random_seed++);
+    m_index->setValue(std::uniform_int_distribution<int>(0, m_index->maximum())(engine));
+  });
+  connect(open, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getOpenFileName(
+        this, tr("Open picture"), {},
+        tr("Pictures (%1);;All files (*)").arg("*." + picture_suffixes().join(" *.")));
+    if (path.isEmpty()) return;
+    try {
+      openDataFile(path);
+    } catch (const Error& e) {
+      Q_EMIT statusMessage(tr("Could not open picture: %1").arg(e.what()));
+    }
+  });
+
+  auto* context_box = new QGroupBox(tr("Context"), panel);
+  auto* context_form = new QFormLayout(context_box);
+  m_brush = new QSpinBox(context_box);
+  m_brush->setRange(1, 9);
+  m_brush->setValue(2);
+  m_brush->setSuffix(tr(" px"));
+  m_canvas->setBrushSize(2);
+  connect(m_brush, &QSpinBox::valueChanged, m_canvas, &ImageCanvas::setBrushSize);
+  m_percent = new QSpinBox(context_box);
+  m_percent->setRange(1, 100);
+  m_percent->setValue(10);
+  m_percent->setSuffix(" %");
+  auto* random_context = new QPushButton(tr("Random"), context_box);
+  random_context->setToolTip(tr("Replace the context with this share of the canvas pixels"));
+  auto* clear = new QPushButton(tr("Clear"), context_box);
+  auto* random_row = new QHBoxLayout;
+  random_row->addWidget(m_percent);
+  random_row->addWidget(random_context);
+  random_row->addWidget(clear);
+  context_form->addRow(tr("Brush size"), m_brush);
+  context_form->addRow(tr("Random pixels"), random_row);
+  connect(random_context, &QPushButton::clicked, this,
+          [this] { randomContext(m_percent->value()); });
+  connect(clear, &QPushButton::clicked, this,
+          [this] { m_undo->push(new ReplaceMaskCommand(m_mask, {}, tr("Clear context"))); });
+
+  auto* shift_box = new QGroupBox(tr("Translation Δ (pixels)"), panel);
+  auto* shift_layout = new QVBoxLayout(shift_box);
+  m_shift = new ShiftControl({tr("Δh"), tr("Δv")}, kMaxTranslation, 1.0, 0, shift_box);
+  m_shift->setToolTip(
+      tr("Move the picture and its context across the canvas (arrow keys too). "
+         "The dashed square is where the shown models saw pictures in "
+         "training."));
+  shift_layout->addWidget(m_shift);
+  connect(m_shift, &ShiftControl::changed, this, [this](const Translation& t) {
+    setTranslation(static_cast<int>(std::lround(t[0])), static_cast<int>(std::lround(t[1])));
+  });
+
+  auto* models_box = new QGroupBox(tr("Models"), panel);
+  auto* models_layout = new QVBoxLayout(models_box);
+  m_models = new ModelList(models_box);
+  m_models->setMinimumHeight(140);
+  auto* open_checkpoint = new QPushButton(tr("Open checkpoint…"), models_box);
+  models_layout->addWidget(m_models);
+  models_layout->addWidget(open_checkpoint);
+  connect(m_models, &ModelList::modelToggled, this, [this] {
+    redrawCanvas();
+    schedulePredictions(false);
+  });
+  connect(open_checkpoint, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), {},
+                                                   tr("Checkpoints (*.pt);;All files (*)"));
+    if (path.isEmpty()) return;
+    try {
+      openCheckpoint(path);
+    } catch (const Error& e) {
+      Q_EMIT statusMessage(tr("Could not open checkpoint: %1").arg(e.what()));
+    }
+  });
+
+  auto* metrics_box = new QGroupBox(tr("Metrics"), panel);
+  auto* metrics_layout = new QVBoxLayout(metrics_box);
+  m_metrics = new MetricsTable(
+      tr("Mean log-likelihood of the true grey values of every non-context pixel of the canvas "
+         "(higher is better)"),
+      metrics_box);
+  metrics_layout->addWidget(m_metrics);
+
+  column->addWidget(source_box);
+  column->addWidget(context_box);
+  column->addWidget(shift_box);
+  column->addWidget(models_box);
+  column->addWidget(metrics_box);
+  column->addStretch(1);
+  return panel;
+}
+
+void ImageExplorer::addShippedModels() {
+  std::vector<std::string> problems;
+  for (const auto& shipped : find_shipped_models("tfmnist", &problems)) {
+    try {
+      const auto stem = QString::fromStdString(shipped.path.stem().string());
+      auto entry = load_model_entry(QString::fromStdString(shipped.path.string()),
+                                    model_colour(static_cast<int>(m_models->entries().size()) - 1),
+                                    m_device);
+      entry.id = "shipped:" + stem;
+      const int window = train_window_of(shipped.metadata);
+      if (window >= 0 && window < kMaxTranslation) {
+        entry.name += tr(" · trained |Δ|≤%1").arg(window);
+      }
+      m_train_window[entry.id] = window;
+      m_models->add(std::move(entry), kDefaultModels.contains(stem));
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    }
+  }
+  for (const auto& problem : problems) {
+    qWarning("np-explorer: skipped a shipped image model: %s", problem.c_str());
+  }
+}
+
+bool ImageExplorer::acceptsTask(const QString& task) const {
+  return is_image_task(task.toStdString());
+}
+
+void ImageExplorer::openCheckpoint(const QString& path) {
+  const auto absolute = QFileInfo(path).absoluteFilePath();
+  const auto meta = read_checkpoint_metadata(absolute.toStdString());
+  if (meta.model.dim_x != 2 || meta.model.dim_y != 1) {
+    throw CheckpointError(
+        ("'" + absolute + "' is not an image model (D_x = 2, D_y = 1)").toStdString());
+  }
+  auto entry =
+      load_model_entry(absolute, model_colour(int(m_models->entries().size()) - 1), m_device);
+  m_train_window[entry.id] = train_window_of(meta);
+  m_models->add(std::move(entry), true);
+  schedulePredictions(false);
+}
+
+QStringList ImageExplorer::dataSuffixes() const {
+  return picture_suffixes();
+}
+
+void ImageExplorer::openDataFile(const QString& path) {
+  setSource(picture_file(path));  // throws before anything changes
+  Q_EMIT statusMessage(tr("Opened %1").arg(m_source.description));
+}
+
+void ImageExplorer::showTestImage(int index) {
+  setSource(test_image(index));
+}
+
+void ImageExplorer::setSource(ImageSource source) {
+  m_source = std::move(source);
+  m_base_truth = place_on_canvas(m_source.pixels, kN, 0, 0);
+  if (m_source.test_index >= 0 && m_index->value() != m_source.test_index) {
+    QSignalBlocker block(m_index);
+    m_index->setValue(m_source.test_index);
+  }
+  m_source_label->setText(m_source.description);
+  redrawCanvas();
+  schedulePredictions(false);
+}
+
+void ImageExplorer::randomContext(double percent) {
+  std::mt19937_64 engine(m_random_seed++);
+  std::vector<int> all(kN * kN);
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), engine);
+  const auto n =
+      static_cast<size_t>(std::lround(std::clamp(percent, 0.0, 100.0) / 100.0 * kN * kN));
+  all.resize(n);
+  std::sort(all.begin(), all.end());
+  m_undo->push(new ReplaceMaskCommand(m_mask, std::move(all), tr("Random context")));
+}
+
+void ImageExplorer::setTranslation(int h, int v) {
+  h = std::clamp(h, -kMaxTranslation, kMaxTranslation);
+  v = std::clamp(v, -kMaxTranslation, kMaxTranslation);
+  m_shift->setValue({double(h), double(v)});
+  if (h == m_h && v == m_v) return;
+  m_h = h;
+  m_v = v;
+  redrawCanvas();
+  schedulePredictions(false);
+}
+
+void ImageExplorer::setModelEnabled(const QString& id, bool enabled) {
+  m_models->setEnabled(id, enabled);
+}
+
+int ImageExplorer::baseIndex(int row, int column) const {
+  const int r = row - m_v, c = column - m_h;
+  return r >= 0 && c >= 0 && r < kN && c < kN ? r * kN + c : -1;
+}
+
+torch::Tensor ImageExplorer::displayedTruth() const {
+  return place_on_canvas(m_source.pixels, kN, m_h, m_v);
+}
+
+QRect ImageExplorer::trainingWindow() const {
+  // The smallest training window among the shown models: where their pictures were placed.
+  int window = -1;
+  for (const auto& id : m_models->enabledIds()) {
+    auto found = m_train_window.find(id);
+    if (found != m_train_window.end() && found->second >= 0) {
+      window = window < 0 ? found->second : std::min(window, found->second);
+    }
+  }
+  if (window < 0) return {};
+  const int start = (kN - ImageSource::kSide) / 2 - window;
+  return {start, start, ImageSource::kSide + 2 * window, ImageSource::kSide + 2 * window};
+}
+
+void ImageExplorer::redrawCanvas() {
+  const auto truth = displayedTruth().contiguous();
+  const auto* values = truth.data_ptr<float>();
+  QImage image(kN, kN, QImage::Format_RGB32);
+  for (int r = 0; r < kN; ++r) {
+    auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
+    for (int c = 0; c < kN; ++c) {
+      const double v = values[r * kN + c];
+      const int base = baseIndex(r, c);
+      if (base >= 0 && m_mask->at(base)) {
+        const int g = static_cast<int>(std::lround(255 * std::clamp(v, 0.0, 1.0)));
+        line[c] = qRgb(g, g, g);
+      } else {
+        // Targets: the picture faintly, over dark blue, so context pixels stand out.
+        line[c] = qRgb(static_cast<int>(20 + 60 * v), static_cast<int>(30 + 60 * v),
+                       static_cast<int>(80 + 60 * v));
+      }
+    }
+  }
+  m_canvas->setImage(image);
+  m_canvas->setFrame(trainingWindow());
+}
+
+void ImageExplorer::onStroke(const std::vector<int>& display_pixels, bool on, int stroke) {
+  std::vector<int> base;
+  for (int p : display_pixels) {
+    const int b = baseIndex(p / kN, p % kN);
+    if (b >= 0) base.push_back(b);
+  }
+  if (!base.empty()) m_undo->push(new PaintPixelsCommand(m_mask, base, on, stroke));
+}
+
+void ImageExplorer::schedulePredictions(bool refine) {
+  const auto truth = displayedTruth().reshape({-1}).contiguous();
+  const auto* values = truth.data_ptr<float>();
+  std::vector<float> xc, yc;
+  std::vector<int64_t> held_index;
+  std::vector<float> held_y;
+  m_last_context.clear();
+  std::vector<uint8_t> is_context(kN * kN, 0);
+  for (int base : m_mask->indices()) {
+    const int r = base / kN + m_v, c = base % kN + m_h;
+    // Context keeps its coordinates even off the canvas: the picture and its context move
+    // together, whatever the translation.
+    xc.push_back(static_cast<float>(r - kN / 2));
+    xc.push_back(static_cast<float>(c - kN / 2));
+    yc.push_back(m_base_truth.reshape({-1})[base].item<float>());
+    if (r >= 0 && c >= 0 && r < kN && c < kN) {
+      is_context[r * kN + c] = 1;
+      m_last_context.push_back(r * kN + c);
+    }
+  }
+  for (int p = 0; p < kN * kN; ++p) {
+    if (!is_context[p]) {
+      held_index.push_back(p);
+      held_y.push_back(values[p]);
+    }
+  }
+  PredictionRequest request;
+  request.serial = ++m_serial;
+  request.refine = refine;
+  request.shift = {double(m_v), double(m_h)};  // inputs are (row, column)
+  request.batch.task = {
+      column_of(xc, 2), column_of(yc, 1), canvas_coordinates(kN).unsqueeze(0), {}};
+  request.held_out_index = torch::tensor(held_index, torch::kLong);
+  request.held_out_index_y = torch::tensor(held_y).view({-1, 1});
+  for (const auto& entry : m_models->enabledEntries()) {
+    if (!entry.capabilities.trainable && m_mask->count() > kGpMaxContext) {
+      continue;  // reported in onPredictions
+    }
+    request.models.push_back(entry);
+  }
+  m_service->request(std::move(request));
+  if (!refine) m_refine_timer.start();
+}
+
+void ImageExplorer::onPredictions(const PredictionResult& result) {
+  m_last = result;
+  std::vector<PredictionGrid::Row> rows;
+  for (const auto& entry : m_models->enabledEntries()) {
+    PredictionGrid::Row row{entry.id, entry.name, {}, entry.colour, {}, {}};
+    bool found = false;
+    for (const auto& p : result.models) {
+      if (p.id != entry.id) continue;
+      found = true;
+      if (!p.error.isEmpty()) {
+        row.status = tr("error: %1").arg(p.error);
+      } else {
+        row.mean = p.mean.view({kN, kN});
+        row.stddev = p.stddev.view({kN, kN});
+      }
+    }
+    if (!found) {
+      row.status = entry.capabilities.trainable
+                       ? tr("computing…")
+                       : tr("skipped: more than %1 context pixels").arg(kGpMaxContext);
+    }
+    rows.push_back(std::move(row));
+  }
+  m_grid->setRows(std::move(rows));
+  m_metrics->showResult(result, *m_models);
+  QStringList timing;
+  for (const auto& p : result.models) {
+    if (const auto* entry = m_models->find(p.id); entry && p.error.isEmpty()) {
+      timing << QString("%1 %2 ms").arg(entry->name).arg(p.milliseconds, 0, 'f', 1);
+    }
+  }
+  Q_EMIT statusMessage(tr("%1 context pixels · Δ = (%2, %3) · %4")
+                           .arg(m_mask->count())
+                           .arg(m_h)
+                           .arg(m_v)
+                           .arg(timing.join(", ")));
+  Q_EMIT predictionsUpdated(result.refine);
+}
+
+QString ImageExplorer::describePixel(int row, int column) const {
+  if (row < 0 || column < 0 || row >= kN || column >= kN) return {};
+  const int p = row * kN + column;
+  const auto truth = displayedTruth()[row][column].item<double>();
+  const int base = baseIndex(row, column);
+  QString text = tr("pixel (%1, %2): true value %3%4")
+                     .arg(row)
+                     .arg(column)
+                     .arg(truth, 0, 'f', 3)
+                     .arg(base >= 0 && m_mask->at(base) ? tr(" (context)") : QString());
+  for (const auto& prediction : m_last.models) {
+    const auto* entry = m_models->find(prediction.id);
+    if (!entry || !prediction.mean.defined()) continue;
+    text += QString(" · %1 %2 ± %3")
+                .arg(entry->name)
+                .arg(prediction.mean[p][0].item<double>(), 0, 'f', 3)
+                .arg(prediction.stddev[p][0].item<double>(), 0, 'f', 3);
+  }
+  return text;
+}
+
+void ImageExplorer::onHovered(int row, int column) {
+  m_canvas->setHighlight(row, column);
+  m_grid->setHighlight(row, column);
+  if (row >= 0) m_hover->setText(describePixel(row, column));
+}
+
+void ImageExplorer::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_Left:
+      setTranslation(m_h - 1, m_v);
+      return;
+    case Qt::Key_Right:
+      setTranslation(m_h + 1, m_v);
+      return;
+    case Qt::Key_Up:
+      setTranslation(m_h, m_v - 1);
+      return;
+    case Qt::Key_Down:
+      setTranslation(m_h, m_v + 1);
+      return;
+    default:
+      ExplorerPanel::keyPressEvent(event);
+  }
+}
+
+QJsonObject ImageExplorer::saveSection() const {
+  QJsonObject source;
+  if (m_source.test_index >= 0) {
+    source["test_index"] = m_source.test_index;
+  } else {
+    source["file"] = m_source.file_path;
+  }
+  QJsonArray context;
+  for (int i : m_mask->indices()) context.append(i);
+  QJsonArray checkpoints;
+  for (const auto& path : m_models->userCheckpoints()) checkpoints.append(path);
+  return {{"source", source},
+          {"context", context},
+          {"translation", QJsonArray{m_h, m_v}},
+          {"brush", m_brush->value()},
+          {"models", QJsonObject{{"enabled", QJsonArray::fromStringList(m_models->enabledIds())},
+                                 {"checkpoints", checkpoints}}}};
+}
+
+void ImageExplorer::restoreSection(const QJsonObject& section) {
+  auto fail = [](const QString& message) { throw DataError(("images: " + message).toStdString()); };
+  // Validate and load everything first: on any error nothing has changed.
+  const auto source_json = section.value("source").toObject();
+  ImageSource source;
+  if (source_json.contains("file")) {
+    source = picture_file(source_json.value("file").toString());
+  } else {
+    const auto index = source_json.value("test_index").toInt(-1);
+    if (index < 0) fail("'source' needs a test_index >= 0 or a file");
+    source = test_image(index);
+  }
+  std::vector<int> context;
+  for (const auto& v : section.value("context").toArray()) {
+    if (!v.isDouble() || v.toInt(-1) < 0 || v.toInt() >= kN * kN || v.toDouble() != v.toInt()) {
+      fail(QString("context pixels must be integers in 0..%1").arg(kN * kN - 1));
+    }
+    context.push_back(v.toInt());
+  }
+  const auto translation = section.value("translation").toArray();
+  if (translation.size() != 2 || !translation[0].isDouble() || !translation[1].isDouble() ||
+      std::abs(translation[0].toDouble()) > kMaxTranslation ||
+      std::abs(translation[1].toDouble()) > kMaxTranslation) {
+    fail(QString("'translation' must be [Δh, Δv] within ±%1").arg(kMaxTranslation));
+  }
+  const auto models = section.value("models").toObject();
+  std::vector<ModelEntry> loaded;
+  for (const auto& v : models.value("checkpoints").toArray()) {
+    const auto path = v.toString();
+    if (!m_models->find(path)) {
+      loaded.push_back(load_model_entry(
+          path, model_colour(int(m_models->entries().size() + loaded.size()) - 1), m_device));
+    }
+  }
+  for (auto& entry : loaded) m_models->add(std::move(entry), false);
+  QStringList enabled;
+  for (const auto& v : models.value("enabled").toArray()) enabled << v.toString();
+  m_models->setEnabledIds(enabled);
+  m_brush->setValue(section.value("brush").toInt(m_brush->value()));
+  {
+    QSignalBlocker block(m_mask);
+    m_mask->replace(context);
+  }
+  setSource(std::move(source));
+  m_undo->clear();
+  setTranslation(translation[0].toInt(), translation[1].toInt());
+  redrawCanvas();
+  schedulePredictions(false);
+}
+
+void ImageExplorer::exportView(const QString& path) {
+  export_widget(m_view_area, path);
+}
+
+QStringList ImageExplorer::shownModelNames() const {
+  QStringList names;
+  for (const auto& m : m_models->enabledEntries()) names << m.name;
+  return names;
+}
+
+bool ImageExplorer::makeProbeEdit(int index) {
+  // Toggle a pixel near the picture's centre, as one brush dab would.
+  const int r = kN / 2 - 4 + index % 8, c = kN / 2 - 4 + (index / 8) % 8;
+  const int base = r * kN + c;
+  m_undo->push(new PaintPixelsCommand(m_mask, {base}, !m_mask->at(base), 100000 + index));
+  return true;
+}
+
+void ImageExplorer::repaintNow() {
+  m_view_area->repaint();
+}
+
+}  // namespace npe::widgets

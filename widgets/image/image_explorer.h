@@ -1,0 +1,122 @@
+#pragma once
+// The "Images" tab: a picture (Fashion-MNIST test image or the user's own) on the 56 x 56
+// canvas of the T-FashionMNIST task, context pixels painted with a brush, a whole-pixel
+// translation (Δh, Δv), and every shown model's predictive mean and standard deviation.
+
+#include <map>
+#include <vector>
+
+#include <QTimer>
+
+#include "common/explorer_panel.h"
+#include "common/prediction_service.h"
+#include "image/image_source.h"
+
+class QCheckBox;
+class QLabel;
+class QSpinBox;
+class QUndoStack;
+
+namespace npe::widgets {
+
+class ContextMask;
+class ImageCanvas;
+class MetricsTable;
+class ModelList;
+class PredictionGrid;
+class ShiftControl;
+
+class ImageExplorer final : public ExplorerPanel {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(ImageExplorer)
+
+ public:
+  static constexpr int kCanvas = 56;
+  /// |Δh|, |Δv| <= this keeps the picture on the canvas.
+  static constexpr int kMaxTranslation = 14;
+
+  /// Loads the shipped image models (models/tfmnist); neural models run on `device`.
+  explicit ImageExplorer(QWidget* parent = nullptr, torch::Device device = torch::kCPU);
+  ~ImageExplorer() override;
+
+  // ExplorerPanel
+  QString panelId() const override { return "images"; }
+  QString title() const override { return tr("Images"); }
+  QUndoStack* undoStack() const override { return m_undo; }
+  QJsonObject saveSection() const override;
+  void restoreSection(const QJsonObject& section) override;
+  void exportView(const QString& path) override;
+  bool acceptsTask(const QString& task) const override;
+  void openCheckpoint(const QString& path) override;
+  QStringList dataSuffixes() const override;
+  void openDataFile(const QString& path) override;
+  QStringList shownModelNames() const override;
+  bool makeProbeEdit(int index) override;
+  void repaintNow() override;
+
+  /// Shows Fashion-MNIST test image `index`. Throws npe::DataError (state kept).
+  void showTestImage(int index);
+  /// Replaces the context with `percent` % of the canvas pixels, chosen at random (undoable).
+  void randomContext(double percent);
+  /// Translation (Δh columns, Δv rows), clamped to ±kMaxTranslation.
+  void setTranslation(int h, int v);
+  int translationH() const { return m_h; }
+  int translationV() const { return m_v; }
+  void setModelEnabled(const QString& id, bool enabled);
+
+  ContextMask* mask() const { return m_mask; }
+  ImageCanvas* canvas() const { return m_canvas; }
+  PredictionGrid* predictions() const { return m_grid; }
+  ModelList* modelList() const { return m_models; }
+  MetricsTable* metrics() const { return m_metrics; }
+  const ImageSource& source() const { return m_source; }
+  /// The ground truth as displayed: [56, 56] in [0, 1] at the current translation.
+  torch::Tensor displayedTruth() const;
+  /// Pixel information shown while hovering (row, column of the displayed canvas).
+  QString describePixel(int row, int column) const;
+
+ protected:
+  void keyPressEvent(QKeyEvent* event) override;
+
+ private Q_SLOTS:
+  void onPredictions(const npe::widgets::PredictionResult& result);
+  void onStroke(const std::vector<int>& display_pixels, bool on, int stroke);
+  void onHovered(int row, int column);
+
+ private:
+  QWidget* buildControls();
+  void addShippedModels();
+  void setSource(ImageSource source);
+  void redrawCanvas();
+  void schedulePredictions(bool refine);
+  QRect trainingWindow() const;
+  int baseIndex(int display_row, int display_column) const;
+
+  torch::Device m_device;
+  ImageSource m_source;
+  torch::Tensor m_base_truth;  // [56, 56] untranslated canvas
+  ContextMask* m_mask = nullptr;
+  QUndoStack* m_undo = nullptr;
+  PredictionService* m_service = nullptr;
+  ImageCanvas* m_canvas = nullptr;
+  PredictionGrid* m_grid = nullptr;
+  ModelList* m_models = nullptr;
+  MetricsTable* m_metrics = nullptr;
+  ShiftControl* m_shift = nullptr;
+  QSpinBox* m_index = nullptr;
+  QSpinBox* m_brush = nullptr;
+  QSpinBox* m_percent = nullptr;
+  QLabel* m_source_label = nullptr;
+  QLabel* m_hover = nullptr;
+  QWidget* m_view_area = nullptr;
+  QTimer m_refine_timer;
+  int m_h = 0, m_v = 0;
+  uint64_t m_serial = 0;
+  uint64_t m_random_seed = 1;
+  /// Training translation limit of each shipped/opened model (by id), for the drawn window.
+  std::map<QString, int> m_train_window;
+  PredictionResult m_last;
+  std::vector<int> m_last_context;  // display pixels of the context in m_last
+};
+
+}  // namespace npe::widgets

@@ -1,0 +1,94 @@
+#include "image/image_source.h"
+
+#include <QImage>
+#include <QImageReader>
+#include <QPainter>
+
+#include <torch/torch.h>
+
+#include "npe/data/image_tasks.h"
+#include "npe/errors.h"
+
+namespace npe::widgets {
+namespace {
+
+// The test split the image tab browses: Fashion-MNIST's t10k file.
+torch::Tensor test_images() {
+  static const auto images = [] {
+    return read_mnist(default_fashion_mnist_dir() / "t10k-images-idx3-ubyte.gz").images;
+  }();
+  return images;
+}
+
+}  // namespace
+
+ImageSource test_image(int index) {
+  auto images = test_images();
+  if (index < 0 || index >= images.size(0)) {
+    throw DataError("test image " + std::to_string(index) + " does not exist (0.." +
+                    std::to_string(images.size(0) - 1) + ")");
+  }
+  ImageSource source;
+  source.test_index = index;
+  source.pixels = images[index].to(torch::kFloat32).div(255.0).contiguous();
+  source.description = QObject::tr("Fashion-MNIST test image %1").arg(index);
+  return source;
+}
+
+int test_image_count() {
+  try {
+    return static_cast<int>(test_images().size(0));
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
+ImageSource picture_file(const QString& path) {
+  QImageReader reader(path);
+  QImage image = reader.read();
+  if (image.isNull()) {
+    throw DataError(("cannot read picture '" + path + "': " + reader.errorString()).toStdString());
+  }
+  image = image.convertToFormat(QImage::Format_Grayscale8);
+  const auto scaled = image.scaled(ImageSource::kSide, ImageSource::kSide, Qt::KeepAspectRatio,
+                                   Qt::SmoothTransformation);
+  // Light backgrounds (photos of objects on paper) are inverted so the object is bright on the
+  // dark canvas, as in Fashion-MNIST. Decided from the border pixels.
+  double border = 0.0;
+  int count = 0;
+  for (int x = 0; x < scaled.width(); ++x) {
+    border += qGray(scaled.pixel(x, 0)) + qGray(scaled.pixel(x, scaled.height() - 1));
+    count += 2;
+  }
+  const bool invert = count > 0 && border / count > 127.0;
+  auto pixels = torch::zeros({ImageSource::kSide, ImageSource::kSide}, torch::kFloat32);
+  auto access = pixels.accessor<float, 2>();
+  const int top = (ImageSource::kSide - scaled.height()) / 2;
+  const int left = (ImageSource::kSide - scaled.width()) / 2;
+  for (int r = 0; r < scaled.height(); ++r) {
+    for (int c = 0; c < scaled.width(); ++c) {
+      const double v = qGray(scaled.pixel(c, r)) / 255.0;
+      access[top + r][left + c] = static_cast<float>(invert ? 1.0 - v : v);
+    }
+  }
+  ImageSource source;
+  source.test_index = -1;
+  source.file_path = path;
+  source.pixels = pixels;
+  source.description = QObject::tr("%1 (%2×%3, grey%4)")
+                           .arg(path.section('/', -1))
+                           .arg(image.width())
+                           .arg(image.height())
+                           .arg(invert ? QObject::tr(", inverted") : QString());
+  return source;
+}
+
+QStringList picture_suffixes() {
+  QStringList suffixes;
+  for (const auto& format : QImageReader::supportedImageFormats()) {
+    suffixes << QString::fromLatin1(format).toLower();
+  }
+  return suffixes;
+}
+
+}  // namespace npe::widgets

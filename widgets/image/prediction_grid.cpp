@@ -1,0 +1,87 @@
+#include "image/prediction_grid.h"
+
+#include <QGridLayout>
+
+#include <torch/torch.h>
+
+#include "common/model_entry.h"
+#include "image/colour_map.h"
+#include "image/pixel_view.h"
+
+namespace npe::widgets {
+
+PredictionGrid::PredictionGrid(QWidget* parent) : QWidget(parent) {
+  m_layout = new QGridLayout(this);
+  m_layout->setContentsMargins(0, 0, 0, 0);
+  m_mean_bar = new ColourBar(ColourScale::Grey, tr("mean"), this);
+  m_std_bar = new ColourBar(ColourScale::Magma, tr("std"), this);
+  m_layout->addWidget(new QLabel(tr("<b>Predictive mean</b>"), this), 0, 1, Qt::AlignHCenter);
+  m_layout->addWidget(new QLabel(tr("<b>Predictive std</b>"), this), 0, 2, Qt::AlignHCenter);
+}
+
+double PredictionGrid::stddevScale() const {
+  double top = 0.0;
+  for (const auto& row : m_rows) {
+    if (row.stddev.defined()) top = std::max(top, row.stddev.max().item<double>());
+  }
+  return top > 0 ? top : 1.0;
+}
+
+void PredictionGrid::setRows(std::vector<Row> rows) {
+  const bool same_models = rows.size() == m_rows.size() &&
+                           std::equal(rows.begin(), rows.end(), m_rows.begin(),
+                                      [](const Row& a, const Row& b) { return a.id == b.id; });
+  m_rows = std::move(rows);
+  if (!same_models) rebuild();
+  const double std_top = stddevScale();
+  m_mean_bar->setRange(0.0, 1.0);
+  m_std_bar->setRange(0.0, std_top);
+  for (size_t i = 0; i < m_rows.size(); ++i) {
+    const auto& row = m_rows[i];
+    auto* label = static_cast<QLabel*>(m_cells[i]);
+    label->setText(QString("<span style='color:%1'>■</span> %2%3")
+                       .arg(row.colour.name(), row.name.toHtmlEscaped(),
+                            row.status.isEmpty()
+                                ? QString()
+                                : "<br><i>" + row.status.toHtmlEscaped() + "</i>"));
+    if (row.mean.defined()) {
+      m_views[2 * i]->setImage(tensor_image(row.mean, ColourScale::Grey, 0.0, 1.0));
+      m_views[2 * i + 1]->setImage(tensor_image(row.stddev, ColourScale::Magma, 0.0, std_top));
+    }
+  }
+}
+
+void PredictionGrid::rebuild() {
+  for (auto* w : m_cells) w->deleteLater();
+  for (auto* v : m_views) v->deleteLater();
+  m_cells.clear();
+  m_views.clear();
+  for (size_t i = 0; i < m_rows.size(); ++i) {
+    const int grid_row = static_cast<int>(i) + 1;
+    auto* label = new QLabel(this);
+    label->setWordWrap(true);
+    label->setMinimumWidth(90);
+    label->setMaximumWidth(130);
+    m_layout->addWidget(label, grid_row, 0);
+    m_cells.push_back(label);
+    for (int k = 0; k < 2; ++k) {
+      auto* view = new PixelView(this);
+      view->setMinimumSize(150, 150);
+      m_layout->addWidget(view, grid_row, 1 + k);
+      connect(view, &PixelView::hovered, this, &PredictionGrid::hovered);
+      m_views.push_back(view);
+    }
+  }
+  const int rows = std::max<int>(1, static_cast<int>(m_rows.size()));
+  m_layout->addWidget(m_mean_bar, 1, 3, std::min(rows, 2), 1, Qt::AlignTop);
+  m_layout->addWidget(m_std_bar, 1, 4, std::min(rows, 2), 1, Qt::AlignTop);
+  m_layout->setColumnStretch(1, 1);
+  m_layout->setColumnStretch(2, 1);
+  m_layout->setRowStretch(rows + 1, 1);
+}
+
+void PredictionGrid::setHighlight(int row, int column) {
+  for (auto* view : m_views) view->setHighlight(row, column);
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,52 @@
+#pragma once
+// One row per shown model: its predictive mean and standard deviation as images, on shared
+// colour scales with colour bars; hovering any image highlights that pixel everywhere.
+
+#include <vector>
+
+#include <QLabel>
+#include <QWidget>
+
+#include <torch/types.h>
+
+class QGridLayout;
+
+namespace npe::widgets {
+
+class ColourBar;
+class PixelView;
+
+class PredictionGrid final : public QWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(PredictionGrid)
+
+ public:
+  explicit PredictionGrid(QWidget* parent = nullptr);
+
+  struct Row {
+    QString id, name, status;  ///< status: "" or e.g. "computing…", an error
+    QColor colour;
+    torch::Tensor mean, stddev;  ///< [side, side]; undefined while unknown
+  };
+  /// Replaces the rows. Means use the grey scale on [0, 1] (the data's range); standard
+  /// deviations share one scale from 0 to the largest shown.
+  void setRows(std::vector<Row> rows);
+  void setHighlight(int row, int column);
+  int rowCount() const { return static_cast<int>(m_rows.size()); }
+  double stddevScale() const;
+
+ Q_SIGNALS:
+  void hovered(int row, int column);
+
+ private:
+  void rebuild();
+
+  std::vector<Row> m_rows;
+  QGridLayout* m_layout = nullptr;
+  std::vector<QWidget*> m_cells;
+  std::vector<PixelView*> m_views;
+  ColourBar* m_mean_bar = nullptr;
+  ColourBar* m_std_bar = nullptr;
+};
+
+}  // namespace npe::widgets
