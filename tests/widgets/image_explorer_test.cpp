@@ -11,6 +11,7 @@
 
 #include "common/metrics_table.h"
 #include "common/model_list.h"
+#include "common/session_file.h"
 #include "image/context_mask.h"
 #include "image/image_canvas.h"
 #include "image/image_explorer.h"
@@ -250,6 +251,28 @@ class ImageExplorerTest : public QObject {
       QVERIFY2(QFileInfo(file).size() > 1000, name);
     }
     QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->exportView(dir.filePath("view.gifx")));
+  }
+
+  void sessionFilesHaveOneSectionPerTabAndVersionOneStillOpens() {
+    QTemporaryDir dir;
+    npe::widgets::SessionFile file;
+    file.current_tab = "images";
+    file.tabs["images"] = m_explorer->saveSection();
+    file.tabs["functions"] = QJsonObject{{"shift", 0.5}};
+    const auto path = dir.filePath("both.json");
+    npe::widgets::write_session_file(path, file);
+    const auto read = npe::widgets::read_session_file(path);
+    QCOMPARE(read.current_tab, QString("images"));
+    QCOMPARE(read.tabs.value("images").toObject(), file.tabs.value("images").toObject());
+    // A version-1 file (the 1-D explorer's state at the top level) opens as its section.
+    QJsonObject v1{{"format", "np-explorer-session"}, {"version", 1}, {"shift", 1.25}};
+    const auto old = npe::widgets::session_from_json(v1);
+    QCOMPARE(old.current_tab, QString("functions"));
+    QCOMPARE(old.tabs.value("functions").toObject().value("shift").toDouble(), 1.25);
+    v1["version"] = 3;
+    QVERIFY_THROWS_EXCEPTION(npe::DataError, npe::widgets::session_from_json(v1));
+    QVERIFY_THROWS_EXCEPTION(npe::DataError,
+                             npe::widgets::session_from_json(QJsonObject{{"format", "other"}}));
   }
 
  private:
