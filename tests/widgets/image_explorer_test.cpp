@@ -170,6 +170,8 @@ class ImageExplorerTest : public QObject {
     QVERIFY(wait_for_refined_round(*m_explorer));
     auto* grid = m_explorer->predictions();
     QCOMPARE(grid->rowCount(), 1);
+    // The paper's image models are homoscedastic: the grid says so instead of a flat image.
+    QVERIFY2(grid->rowText(0).contains("constant σ"), qPrintable(grid->rowText(0)));
     const auto id = m_explorer->modelList()->enabledIds().front();
     const auto ll = m_explorer->metrics()->cellText(id, 1);
     bool ok = false;

@@ -50,8 +50,8 @@ QImage tensor_image(const torch::Tensor& values, ColourScale scale, double low, 
 
 ColourBar::ColourBar(ColourScale scale, const QString& title, QWidget* parent)
     : QWidget(parent), m_scale(scale), m_title(title) {
-  setMinimumWidth(84);
-  setMaximumHeight(320);
+  setMinimumSize(120, 44);
+  setMaximumHeight(44);
 }
 
 void ColourBar::setRange(double low, double high) {
@@ -62,21 +62,22 @@ void ColourBar::setRange(double low, double high) {
 
 void ColourBar::paintEvent(QPaintEvent*) {
   QPainter painter(this);
-  const int top = 22, bottom = height() - 10, bar_width = 14;
-  painter.drawText(QRect(0, 0, width(), top - 4), Qt::AlignCenter, m_title);
-  for (int y = top; y <= bottom; ++y) {
-    painter.setPen(scale_colour(m_scale, double(bottom - y) / std::max(1, bottom - top)));
-    painter.drawLine(4, y, 4 + bar_width, y);
+  const int left = 8, right = width() - 8, bar_top = 2, bar_height = 14;
+  for (int x = left; x <= right; ++x) {
+    painter.setPen(scale_colour(m_scale, double(x - left) / std::max(1, right - left)));
+    painter.drawLine(x, bar_top, x, bar_top + bar_height);
   }
   painter.setPen(palette().color(QPalette::WindowText));
-  painter.drawRect(4, top, bar_width, bottom - top);
-  for (int k = 0; k <= 4; ++k) {
-    const double value = m_low + (m_high - m_low) * k / 4.0;
-    const int y = bottom - (bottom - top) * k / 4;
-    painter.drawLine(4 + bar_width, y, 8 + bar_width, y);
-    painter.drawText(QRect(10 + bar_width, y - 8, width() - 12 - bar_width, 16),
-                     Qt::AlignLeft | Qt::AlignVCenter,
-                     QString::number(value, 'f', m_high - m_low < 0.5 ? 3 : 2));
+  painter.setBrush(Qt::NoBrush);
+  painter.drawRect(left, bar_top, right - left, bar_height);
+  const int decimals = m_high - m_low < 0.5 ? 3 : 2;
+  for (int k = 0; k <= 2; ++k) {
+    const double value = m_low + (m_high - m_low) * k / 2.0;
+    const int x = left + (right - left) * k / 2;
+    painter.drawLine(x, bar_top + bar_height, x, bar_top + bar_height + 3);
+    const auto align = k == 0 ? Qt::AlignLeft : k == 2 ? Qt::AlignRight : Qt::AlignHCenter;
+    QRect box(k == 0 ? x - 4 : k == 2 ? x - 60 : x - 30, bar_top + bar_height + 4, 64, 16);
+    painter.drawText(box, align | Qt::AlignTop, QString::number(value, 'f', decimals));
   }
 }
 

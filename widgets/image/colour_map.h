@@ -17,7 +17,7 @@ QColor scale_colour(ColourScale scale, double t);
 /// A [H, W] tensor as an image, values mapped linearly from [low, high] onto the scale.
 QImage tensor_image(const torch::Tensor& values, ColourScale scale, double low, double high);
 
-/// A vertical colour bar with its range labelled.
+/// A horizontal colour bar with its range labelled below it.
 class ColourBar final : public QWidget {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(ColourBar)
@@ -27,7 +27,7 @@ class ColourBar final : public QWidget {
   void setRange(double low, double high);
   double low() const { return m_low; }
   double high() const { return m_high; }
-  QSize sizeHint() const override { return {84, 260}; }
+  QSize sizeHint() const override { return {150, 44}; }
 
  protected:
   void paintEvent(QPaintEvent* event) override;

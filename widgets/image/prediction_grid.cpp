@@ -17,6 +17,8 @@ PredictionGrid::PredictionGrid(QWidget* parent) : QWidget(parent) {
   m_std_bar = new ColourBar(ColourScale::Magma, tr("std"), this);
   m_layout->addWidget(new QLabel(tr("<b>Predictive mean</b>"), this), 0, 1, Qt::AlignHCenter);
   m_layout->addWidget(new QLabel(tr("<b>Predictive std</b>"), this), 0, 2, Qt::AlignHCenter);
+  m_layout->addWidget(m_mean_bar, 1, 1);
+  m_layout->addWidget(m_std_bar, 1, 2);
 }
 
 double PredictionGrid::stddevScale() const {
@@ -39,11 +41,16 @@ void PredictionGrid::setRows(std::vector<Row> rows) {
   for (size_t i = 0; i < m_rows.size(); ++i) {
     const auto& row = m_rows[i];
     auto* label = static_cast<QLabel*>(m_cells[i]);
-    label->setText(QString("<span style='color:%1'>■</span> %2%3")
-                       .arg(row.colour.name(), row.name.toHtmlEscaped(),
-                            row.status.isEmpty()
-                                ? QString()
-                                : "<br><i>" + row.status.toHtmlEscaped() + "</i>"));
+    QString note = row.status;
+    if (note.isEmpty() && row.stddev.defined() &&
+        (row.stddev.max() - row.stddev.min()).item<double>() < 1e-6) {
+      // Homoscedastic models (the paper's image setting) predict one noise level everywhere.
+      note = tr("constant σ = %1").arg(row.stddev.max().item<double>(), 0, 'f', 3);
+    }
+    label->setText(
+        QString("<span style='color:%1'>■</span> %2%3")
+            .arg(row.colour.name(), row.name.toHtmlEscaped(),
+                 note.isEmpty() ? QString() : "<br><i>" + note.toHtmlEscaped() + "</i>"));
     if (row.mean.defined()) {
       m_views[2 * i]->setImage(tensor_image(row.mean, ColourScale::Grey, 0.0, 1.0));
       m_views[2 * i + 1]->setImage(tensor_image(row.stddev, ColourScale::Magma, 0.0, std_top));
@@ -57,7 +64,7 @@ void PredictionGrid::rebuild() {
   m_cells.clear();
   m_views.clear();
   for (size_t i = 0; i < m_rows.size(); ++i) {
-    const int grid_row = static_cast<int>(i) + 1;
+    const int grid_row = static_cast<int>(i) + 2;
     auto* label = new QLabel(this);
     label->setWordWrap(true);
     label->setMinimumWidth(90);
@@ -66,18 +73,21 @@ void PredictionGrid::rebuild() {
     m_cells.push_back(label);
     for (int k = 0; k < 2; ++k) {
       auto* view = new PixelView(this);
-      view->setMinimumSize(150, 150);
+      view->setMinimumSize(120, 120);
       m_layout->addWidget(view, grid_row, 1 + k);
       connect(view, &PixelView::hovered, this, &PredictionGrid::hovered);
       m_views.push_back(view);
     }
   }
-  const int rows = std::max<int>(1, static_cast<int>(m_rows.size()));
-  m_layout->addWidget(m_mean_bar, 1, 3, std::min(rows, 2), 1, Qt::AlignTop);
-  m_layout->addWidget(m_std_bar, 1, 4, std::min(rows, 2), 1, Qt::AlignTop);
   m_layout->setColumnStretch(1, 1);
   m_layout->setColumnStretch(2, 1);
-  m_layout->setRowStretch(rows + 1, 1);
+  for (int r = 0; r < m_layout->rowCount(); ++r) m_layout->setRowStretch(r, 0);
+  m_layout->setRowStretch(static_cast<int>(m_rows.size()) + 2, 1);
+}
+
+QString PredictionGrid::rowText(int i) const {
+  return i >= 0 && i < static_cast<int>(m_cells.size()) ? static_cast<QLabel*>(m_cells[i])->text()
+                                                        : QString();
 }
 
 void PredictionGrid::setHighlight(int row, int column) {

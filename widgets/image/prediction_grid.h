@@ -33,6 +33,8 @@ class PredictionGrid final : public QWidget {
   void setRows(std::vector<Row> rows);
   void setHighlight(int row, int column);
   int rowCount() const { return static_cast<int>(m_rows.size()); }
+  /// The text beside row i (model name and any note); for tests.
+  QString rowText(int i) const;
   double stddevScale() const;
 
  Q_SIGNALS:
