@@ -3,12 +3,14 @@
 
 #include <cmath>
 
+#include <QDoubleSpinBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QtTest>
 
 #include "common/prediction_service.h"
+#include "common/shift_control.h"
 #include "function1d/function_explorer.h"
 #include "function1d/function_plot.h"
 #include "function1d/point_set.h"
@@ -148,6 +150,18 @@ class FunctionExplorerTest : public QObject {
     QCOMPARE(m_explorer->shift(), 10.0);
     m_explorer->setShift(std::nan(""));
     QCOMPARE(m_explorer->shift(), 10.0);
+  }
+
+  // Regression: typing "1.75" used to give 1.00 (each keystroke was applied and written back).
+  void typedShiftIsAppliedOnEnter() {
+    auto* box = m_explorer->findChild<npe::widgets::ShiftControl*>()->findChild<QDoubleSpinBox*>();
+    QVERIFY(box);
+    box->setFocus();
+    box->selectAll();
+    QTest::keyClicks(box, "1.75");
+    QCOMPARE(m_explorer->shift(), 0.0);  // nothing applied while typing
+    QTest::keyClick(box, Qt::Key_Return);
+    QCOMPARE(m_explorer->shift(), 1.75);
   }
 
   void predictionsArriveForEveryEnabledModel() {

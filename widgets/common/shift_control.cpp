@@ -20,7 +20,7 @@ ShiftControl::ShiftControl(const QStringList& axes, double limit, double step, i
     auto* slider = new QSlider(Qt::Horizontal, this);
     const int ticks = static_cast<int>(std::lround(limit / step));
     slider->setRange(-ticks, ticks);
-    slider->setPageStep(std::max(1, ticks / 10));
+    slider->setPageStep(std::max(1, ticks / 20));
     auto* box = new QDoubleSpinBox(this);
     box->setRange(-limit, limit);
     box->setSingleStep(step);
@@ -34,7 +34,8 @@ ShiftControl::ShiftControl(const QStringList& axes, double limit, double step, i
     grid->addWidget(box, axis, 2);
     const auto index = static_cast<size_t>(axis);
     connect(slider, &QSlider::valueChanged, this,
-            [this, index](int v) { apply(index, v * m_step); });
+            // Dividing by ticks per unit keeps decimal values exact (75 / 100 = 0.75).
+            [this, index](int v) { apply(index, v / std::round(1.0 / m_step)); });
     connect(box, &QDoubleSpinBox::valueChanged, this, [this, index](double v) { apply(index, v); });
     m_sliders.push_back(slider);
     m_boxes.push_back(box);

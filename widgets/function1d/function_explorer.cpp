@@ -27,6 +27,7 @@
 #include "common/metrics_table.h"
 #include "common/model_list.h"
 #include "common/session_file.h"
+#include "common/shift_control.h"
 #include "function_plot.h"
 #include "npe/errors.h"
 #include "npe/models/model_catalog.h"
@@ -136,28 +137,13 @@ QWidget* FunctionExplorer::buildShiftBar() {
   auto* bar = new QWidget(this);
   auto* row = new QHBoxLayout(bar);
   row->setContentsMargins(8, 0, 8, 0);
-  auto* label = new QLabel(tr("Shift Δ:"), bar);
-  m_shift_slider = new QSlider(Qt::Horizontal, bar);
-  m_shift_slider->setRange(static_cast<int>(-kMaxShift * 100), static_cast<int>(kMaxShift * 100));
-  m_shift_slider->setSingleStep(1);
-  m_shift_slider->setPageStep(50);
-  m_shift_slider->setToolTip(
+  m_shift_control = new ShiftControl({tr("Shift Δ:")}, kMaxShift, 0.01, 2, bar);
+  m_shift_control->setToolTip(
       tr("Translate every context point and the target window by Δ. The shaded band is the "
          "range the models saw in training."));
-  m_shift_box = new QDoubleSpinBox(bar);
-  m_shift_box->setRange(-kMaxShift, kMaxShift);
-  m_shift_box->setSingleStep(0.01);
-  m_shift_box->setDecimals(2);
-  label->setBuddy(m_shift_box);
-  auto* reset = new QPushButton(tr("Δ = 0"), bar);
-  row->addWidget(label);
-  row->addWidget(m_shift_slider, 1);
-  row->addWidget(m_shift_box);
-  row->addWidget(reset);
-  connect(m_shift_slider, &QSlider::valueChanged, this,
-          [this](int value) { setShift(value / 100.0); });
-  connect(m_shift_box, &QDoubleSpinBox::valueChanged, this, [this](double v) { setShift(v); });
-  connect(reset, &QPushButton::clicked, this, [this] { setShift(0.0); });
+  row->addWidget(m_shift_control, 1);
+  connect(m_shift_control, &ShiftControl::changed, this,
+          [this](const Translation& value) { setShift(value.at(0)); });
   return bar;
 }
 
@@ -353,11 +339,7 @@ void FunctionExplorer::redrawData() {
 void FunctionExplorer::setShift(double shift) {
   if (!std::isfinite(shift)) return;
   shift = std::clamp(shift, -kMaxShift, kMaxShift);
-  {
-    QSignalBlocker a(m_shift_slider), b(m_shift_box);
-    m_shift_slider->setValue(static_cast<int>(std::lround(shift * 100)));
-    m_shift_box->setValue(shift);
-  }
+  { m_shift_control->setValue({shift}); }
   if (shift == m_shift) return;
   m_shift = shift;
   m_plot->clearAttention();

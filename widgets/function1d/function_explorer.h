@@ -25,6 +25,7 @@ class FunctionPlot;
 class MetricsTable;
 class ModelList;
 class PointSet;
+class ShiftControl;
 
 class FunctionExplorer final : public ExplorerPanel {
   Q_OBJECT
@@ -108,8 +109,7 @@ class FunctionExplorer final : public ExplorerPanel {
   QDoubleSpinBox* m_noise = nullptr;
   QSpinBox* m_sample_count = nullptr;
   QCheckBox* m_show_truth = nullptr;
-  QSlider* m_shift_slider = nullptr;
-  QDoubleSpinBox* m_shift_box = nullptr;
+  ShiftControl* m_shift_control = nullptr;
   ModelList* m_model_list = nullptr;
   MetricsTable* m_metrics = nullptr;
   QCheckBox* m_attention = nullptr;
