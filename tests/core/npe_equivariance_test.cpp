@@ -97,6 +97,22 @@ TEST(EquivarianceMetric, IsTheLargestGapInMeanOrStddev) {
   NPE_EXPECT_THROW_WITH(prediction_difference(a, c), InvalidInputError, "different shapes");
 }
 
+// The image configuration of the TE models (inputs scaled to units of half an image): exact
+// under whole-pixel translations of pixel-coordinate tasks.
+TEST(EquivariantModel, ImageConfiguredTeModelsFollowWholePixelShifts) {
+  torch::manual_seed(10);
+  for (const std::string kind : {"tepttnp", "tetnp"}) {
+    auto config = tiny_config(kind, 2, 1);
+    config.input_scale = 1.0 / 14.0;
+    config.heteroscedastic = false;
+    auto model = make_model(config);
+    model->eval();
+    Task task{torch::randint(-28, 28, {2, 40, 2}).to(torch::kFloat32), torch::rand({2, 40, 1}),
+              torch::randint(-28, 28, {2, 30, 2}).to(torch::kFloat32), {}};
+    EXPECT_LT(relative_equivariance_error(model, task, {10, -7}), 1e-4) << kind;
+  }
+}
+
 // Whole-pixel translations of images: the on-grid ConvCNP (and the TE models) are exact.
 TEST(EquivariantModel, OnGridConvCnpIsExactForWholePixelShifts) {
   torch::manual_seed(9);
