@@ -25,7 +25,9 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription("Interactive explorer of neural processes");
   parser.addHelpOption();
   parser.addVersionOption();
-  QCommandLineOption session({"s", "session"}, "Open a session file.", "FILE");
+  // Not "--session": Qt's X11 session management takes -session/--session from the command line
+  // before the program sees it.
+  QCommandLineOption session({"s", "open"}, "Open a session file.", "FILE");
   QCommandLineOption screenshot(
       "screenshot", "Render the window (with predictions) to an image and exit.", "OUT.png");
   QCommandLineOption threads("threads", "Intra-op threads for the models (0 = all cores).", "N",
