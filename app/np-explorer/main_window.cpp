@@ -11,6 +11,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -280,7 +281,14 @@ void MainWindow::dropEvent(QDropEvent* event) {
 
 void MainWindow::loadSettings() {
   QSettings settings;
-  restoreGeometry(settings.value("window/geometry").toByteArray());
+  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) {
+    // First launch: 85 % of the screen, centred (the minimum size crams the legend onto the plot).
+    if (const auto* screen = QGuiApplication::primaryScreen()) {
+      const auto available = screen->availableGeometry();
+      resize(available.size() * 0.85);
+      move(available.center() - rect().center());
+    }
+  }
   restoreState(settings.value("window/state").toByteArray());
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <QDoubleSpinBox>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -280,6 +281,9 @@ class FunctionExplorerTest : public QObject {
     QVERIFY(finished.wait(60000));
     const auto& row = dialog.results().at(0);
     QCOMPARE(row.size(), dialog.shifts().size());
+    // Regression: "Done" was shown with the bar at 98 %.
+    auto* bar = dialog.findChild<QProgressBar*>();
+    QCOMPARE(bar->value(), bar->maximum());
     for (double ll : row) {
       QVERIFY(std::isfinite(ll));
       QVERIFY(std::abs(ll - row.front()) < 1e-4);  // paired tasks, stationary GP

@@ -127,6 +127,8 @@ void SweepDialog::onDone(const QString& error) {
     m_status->setText(tr("Stopped: %1").arg(error));
   } else {
     m_status->setText(m_cancelled ? tr("Cancelled") : tr("Done: %1 tasks per shift").arg(m_tasks));
+    // Completed: the bar says so, whatever the rounding of the per-result increments.
+    if (!m_cancelled) m_progress->setValue(m_progress->maximum());
   }
   m_cancel->setText(tr("Close"));
   Q_EMIT finished();
