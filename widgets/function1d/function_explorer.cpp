@@ -26,6 +26,7 @@
 #include "common/export.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
+#include "common/models_box.h"
 #include "common/session_file.h"
 #include "common/shift_control.h"
 #include "function_plot.h"
@@ -206,18 +207,11 @@ QWidget* FunctionExplorer::buildSidePanel() {
   connect(m_noise, &QDoubleSpinBox::valueChanged, this, [this] { applyTruthSettings(); });
   connect(m_show_truth, &QCheckBox::toggled, this, [this] { redrawData(); });
 
-  auto* models_box = new QGroupBox(tr("Models"), panel);
-  auto* models_layout = new QVBoxLayout(models_box);
-  m_model_list = new ModelList(models_box);
+  auto* models_box = new ModelsBox(panel);
+  m_model_list = models_box->list();
   m_model_list->setMinimumHeight(170);
-  auto* open = new QPushButton(tr("Open checkpoint…"), models_box);
-  models_layout->addWidget(m_model_list);
-  models_layout->addWidget(open);
   connect(m_model_list, &ModelList::modelToggled, this, &FunctionExplorer::onModelToggled);
-  connect(open, &QPushButton::clicked, this, [this] {
-    const auto path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), {},
-                                                   tr("Checkpoints (*.pt);;All files (*)"));
-    if (path.isEmpty()) return;
+  connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
     try {
       openCheckpoint(path);
     } catch (const Error& e) {

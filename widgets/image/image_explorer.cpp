@@ -23,6 +23,7 @@
 #include "common/export.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
+#include "common/models_box.h"
 #include "common/shift_control.h"
 #include "image/colour_map.h"
 #include "image/context_mask.h"
@@ -233,21 +234,13 @@ QWidget* ImageExplorer::buildControls() {
     setTranslation(static_cast<int>(std::lround(t[0])), static_cast<int>(std::lround(t[1])));
   });
 
-  auto* models_box = new QGroupBox(tr("Models"), panel);
-  auto* models_layout = new QVBoxLayout(models_box);
-  m_models = new ModelList(models_box);
-  m_models->setMinimumHeight(140);
-  auto* open_checkpoint = new QPushButton(tr("Open checkpoint…"), models_box);
-  models_layout->addWidget(m_models);
-  models_layout->addWidget(open_checkpoint);
+  auto* models_box = new ModelsBox(panel);
+  m_models = models_box->list();
   connect(m_models, &ModelList::modelToggled, this, [this] {
     redrawCanvas();
     schedulePredictions(false);
   });
-  connect(open_checkpoint, &QPushButton::clicked, this, [this] {
-    const auto path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), {},
-                                                   tr("Checkpoints (*.pt);;All files (*)"));
-    if (path.isEmpty()) return;
+  connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
     try {
       openCheckpoint(path);
     } catch (const Error& e) {

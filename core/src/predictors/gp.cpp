@@ -1,6 +1,7 @@
 #include "npe/predictors/gp.h"
 
 #include <cmath>
+#include <functional>
 
 #include <torch/torch.h>
 
@@ -80,6 +81,24 @@ std::string GpOracle::describe() const {
 
 namespace {
 
+// Maximises the summed log marginal likelihood (per context point) over `parameters` with Adam,
+// keeping them in range after every step: extreme values make the Cholesky ill conditioned.
+void maximise_marginal_likelihood(std::vector<torch::Tensor> parameters,
+                                  const std::function<torch::Tensor()>& objective,
+                                  const FittedGpOptions& options, int64_t num_context,
+                                  const std::function<void()>& clamp) {
+  torch::optim::Adam optimizer(parameters, torch::optim::AdamOptions(options.learning_rate));
+  const double per_point = 1.0 / static_cast<double>(num_context);
+  for (int it = 0; it < options.iterations; ++it) {
+    optimizer.zero_grad();
+    auto loss = -objective().sum() * per_point;
+    loss.backward();
+    optimizer.step();
+    torch::NoGradGuard no_grad;
+    clamp();
+  }
+}
+
 // SE-ARD: log lengthscales [B,1,Dx], fitted jointly with variance and noise per task.
 FittedGp fit_gp_ard(const Task& task, const FittedGpOptions& options) {
   torch::AutoGradMode enable_grad(true);
@@ -98,8 +117,6 @@ FittedGp fit_gp_ard(const Task& task, const FittedGpOptions& options) {
                           .clone()
                           .requires_grad_(true);  // [B,1,1]
   auto log_noise = torch::full({batch, 1, 1}, std::log(0.05), opts).requires_grad_(true);
-  torch::optim::Adam optimizer({log_lengthscale, log_variance, log_noise},
-                               torch::optim::AdamOptions(options.learning_rate));
   const double noise_floor = 1e-4;
   auto objective = [&]() {
     auto scaled = xc / log_lengthscale.exp();
@@ -107,17 +124,12 @@ FittedGp fit_gp_ard(const Task& task, const FittedGpOptions& options) {
                                       torch::ones({1, 1, 1}, opts), log_variance.exp(),
                                       log_noise.exp() + noise_floor);
   };
-  const double per_point = 1.0 / static_cast<double>(task.num_context());
-  for (int it = 0; it < options.iterations; ++it) {
-    optimizer.zero_grad();
-    auto loss = -objective().sum() * per_point;
-    loss.backward();
-    optimizer.step();
-    torch::NoGradGuard no_grad;
-    log_lengthscale.clamp_(std::log(1e-3), std::log(1e4));
-    log_variance.clamp_(std::log(1e-4), std::log(1e4));
-    log_noise.clamp_(std::log(1e-4), std::log(10.0));
-  }
+  maximise_marginal_likelihood({log_lengthscale, log_variance, log_noise}, objective, options,
+                               task.num_context(), [&] {
+                                 log_lengthscale.clamp_(std::log(1e-3), std::log(1e4));
+                                 log_variance.clamp_(std::log(1e-4), std::log(1e4));
+                                 log_noise.clamp_(std::log(1e-4), std::log(10.0));
+                               });
   torch::NoGradGuard no_grad;
   FittedGp result;
   auto ls = log_lengthscale.exp().contiguous();
@@ -166,8 +178,6 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
   auto log_variance = torch::zeros({num_kernels, batch, 1, 1}, opts).requires_grad_(true);
   auto log_noise =
       torch::full({num_kernels, batch, 1, 1}, std::log(0.05), opts).requires_grad_(true);
-  torch::optim::Adam optimizer({log_lengthscale, log_variance, log_noise},
-                               torch::optim::AdamOptions(options.learning_rate));
   const double noise_floor = 1e-4;
   auto objective = [&]() {
     std::vector<torch::Tensor> lml;
@@ -178,18 +188,12 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
     }
     return torch::stack(lml);  // [K, B]
   };
-  const double per_point = 1.0 / static_cast<double>(task.num_context());
-  for (int it = 0; it < options.iterations; ++it) {
-    optimizer.zero_grad();
-    auto loss = -objective().sum() * per_point;
-    loss.backward();
-    optimizer.step();
-    // Keep hyperparameters in a sane range: extreme values make the Cholesky ill conditioned.
-    torch::NoGradGuard no_grad;
-    log_lengthscale.clamp_(std::log(1e-2), std::log(1e2));
-    log_variance.clamp_(std::log(1e-3), std::log(1e2));
-    log_noise.clamp_(std::log(1e-4), std::log(10.0));
-  }
+  maximise_marginal_likelihood({log_lengthscale, log_variance, log_noise}, objective, options,
+                               task.num_context(), [&] {
+                                 log_lengthscale.clamp_(std::log(1e-2), std::log(1e2));
+                                 log_variance.clamp_(std::log(1e-3), std::log(1e2));
+                                 log_noise.clamp_(std::log(1e-4), std::log(10.0));
+                               });
   torch::NoGradGuard no_grad;
   auto best = objective().argmax(0);  // [B]
   for (int64_t b = 0; b < batch; ++b) {

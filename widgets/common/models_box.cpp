@@ -1,0 +1,25 @@
+#include "common/models_box.h"
+
+#include <QFileDialog>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "common/model_list.h"
+
+namespace npe::widgets {
+
+ModelsBox::ModelsBox(QWidget* parent) : QGroupBox(tr("Models"), parent) {
+  auto* layout = new QVBoxLayout(this);
+  m_list = new ModelList(this);
+  m_list->setMinimumHeight(150);
+  auto* open = new QPushButton(tr("Open checkpoint…"), this);
+  layout->addWidget(m_list);
+  layout->addWidget(open);
+  connect(open, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), {},
+                                                   tr("Checkpoints (*.pt);;All files (*)"));
+    if (!path.isEmpty()) Q_EMIT checkpointChosen(path);
+  });
+}
+
+}  // namespace npe::widgets
