@@ -422,13 +422,15 @@ void ImageExplorer::schedulePredictions(bool refine) {
   std::vector<float> held_y;
   m_last_context.clear();
   std::vector<uint8_t> is_context(kN * kN, 0);
+  const auto base_truth = m_base_truth.contiguous();
+  const auto* base_values = base_truth.data_ptr<float>();
   for (int base : m_mask->indices()) {
     const int r = base / kN + m_v, c = base % kN + m_h;
     // Context keeps its coordinates even off the canvas: the picture and its context move
     // together, whatever the translation.
     xc.push_back(static_cast<float>(r - kN / 2));
     xc.push_back(static_cast<float>(c - kN / 2));
-    yc.push_back(m_base_truth.reshape({-1})[base].item<float>());
+    yc.push_back(base_values[base]);
     if (r >= 0 && c >= 0 && r < kN && c < kN) {
       is_context[r * kN + c] = 1;
       m_last_context.push_back(r * kN + c);
