@@ -60,6 +60,22 @@ TEST(PredictorRegistry, UntrainedNeuralPredictorRunsOnTheCpu) {
   EXPECT_FALSE(predictor->target_attention(batch.task).defined());  // CNP has no attention
 }
 
+// The cap on GP baselines' context size is a clear error, not minutes of computing.
+TEST(PredictorRegistry, GpBaselinesReportTheirContextCap) {
+  GpTaskConfig config;
+  config.min_num_context = config.max_num_context = 40;
+  auto batch = GpTaskGenerator(config).sample(1, 2);
+  PredictorOptions options;
+  options.gp_max_context = 30;
+  for (const std::string name : {"gp-oracle", "gp-fitted", "gp-se-ard"}) {
+    NPE_EXPECT_THROW_WITH(make_predictor(name, options)->predict(batch), ResourceLimitError,
+                          "limited to 30 context points here (40 given)");
+  }
+  options.gp_max_context = 40;
+  options.fitted.iterations = 5;
+  EXPECT_NO_THROW(make_predictor("gp-fitted", options)->predict(batch));
+}
+
 // GP baselines are stationary: translating the data translates the prediction.
 TEST(PredictorRegistry, GpBaselinesAreTranslationEquivariant) {
   GpTaskGenerator generator;

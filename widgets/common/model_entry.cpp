@@ -48,7 +48,7 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
 }
 
 ModelEntry baseline_entry(const std::string& name, int interactive_iterations,
-                          int refined_iterations) {
+                          int refined_iterations, int64_t max_context) {
   const auto& info = predictor_info(name);
   ModelEntry entry;
   entry.id = QString::fromStdString(name);
@@ -57,6 +57,7 @@ ModelEntry baseline_entry(const std::string& name, int interactive_iterations,
   PredictorOptions fast, refined;
   fast.fitted.iterations = interactive_iterations;
   refined.fitted.iterations = refined_iterations;
+  fast.gp_max_context = refined.gp_max_context = max_context;
   entry.predictor = make_predictor(name, fast);
   if (!info.capabilities.needs_oracle) entry.refined_predictor = make_predictor(name, refined);
   entry.colour = info.capabilities.needs_oracle ? QColor(0, 0, 0) : QColor(120, 120, 120);
@@ -68,6 +69,9 @@ ModelEntry baseline_entry(const std::string& name, int interactive_iterations,
                           .arg(interactive_iterations)
                           .arg(refined_iterations);
   }
+  tooltip +=
+      "\n" +
+      QObject::tr("Limited to %1 context points (the cost grows as the cube).").arg(max_context);
   entry.tooltip = tooltip + "\n" + equivariance_sentence(info.capabilities);
   return entry;
 }

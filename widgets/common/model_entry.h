@@ -32,9 +32,11 @@ struct ModelEntry {
 ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour,
                             torch::Device device = torch::kCPU);
 /// Entry for a GP baseline of the registry ("gp-oracle", "gp-fitted", "gp-se-ard"), fitted with
-/// `interactive_iterations` while the user edits and `refined_iterations` once they pause.
+/// `interactive_iterations` while the user edits and `refined_iterations` once they pause, and
+/// limited to `max_context` context points (its cost grows as the cube; the tab reports the
+/// limit instead of appearing frozen).
 ModelEntry baseline_entry(const std::string& name, int interactive_iterations = 60,
-                          int refined_iterations = 500);
+                          int refined_iterations = 500, int64_t max_context = 2000);
 /// A colour for the n-th model (distinct, print-friendly).
 QColor model_colour(int index);
 /// A small square icon of the colour (model lists and metric tables).

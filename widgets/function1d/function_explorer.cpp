@@ -93,6 +93,12 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   });
   connect(m_service, &PredictionService::predictionsReady, this, &FunctionExplorer::onPredictions);
   connect(m_service, &PredictionService::attentionReady, this, &FunctionExplorer::onAttention);
+  connect(m_service, &PredictionService::modelStarted, this, [this](const QString& id, uint64_t) {
+    m_metrics->markComputing(id);
+    if (const auto* entry = m_model_list->find(id)) {
+      Q_EMIT statusMessage(tr("Computing %1…").arg(entry->name));
+    }
+  });
 
   // Settle-time refinement: full fitted-GP iterations and the equivariance metric run once the
   // user pauses, so dragging stays fluid.

@@ -119,9 +119,7 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device)
   m_refine_timer.setInterval(300);
   connect(&m_refine_timer, &QTimer::timeout, this, [this] { schedulePredictions(true); });
 
-  auto gp = baseline_entry("gp-se-ard", 40, 200);
-  gp.tooltip += "\n" + tr("Limited to %1 context pixels in this tab.").arg(kGpMaxContext);
-  m_models->add(std::move(gp), false);
+  m_models->add(baseline_entry("gp-se-ard", 40, 200, kGpMaxContext), false);
   addShippedModels();
 
   try {
@@ -450,12 +448,7 @@ void ImageExplorer::schedulePredictions(bool refine) {
       column_of(xc, 2), column_of(yc, 1), canvas_coordinates(kN).unsqueeze(0), {}};
   request.held_out_index = torch::tensor(held_index, torch::kLong);
   request.held_out_index_y = torch::tensor(held_y).view({-1, 1});
-  for (const auto& entry : m_models->enabledEntries()) {
-    if (!entry.capabilities.trainable && m_mask->count() > kGpMaxContext) {
-      continue;  // reported in onPredictions
-    }
-    request.models.push_back(entry);
-  }
+  request.models = m_models->enabledEntries();
   m_service->request(std::move(request));
   if (!refine) m_refine_timer.start();
 }
@@ -476,11 +469,7 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
         row.stddev = p.stddev.view({kN, kN});
       }
     }
-    if (!found) {
-      row.status = entry.capabilities.trainable
-                       ? tr("computing…")
-                       : tr("skipped: more than %1 context pixels").arg(kGpMaxContext);
-    }
+    if (!found) row.status = tr("computing…");
     rows.push_back(std::move(row));
   }
   m_grid->setRows(std::move(rows));

@@ -41,10 +41,22 @@ class NeuralPredictor final : public Predictor {
   torch::Device m_device;
 };
 
+// GP baselines solve Nc x Nc systems: beyond the cap they report instead of computing for
+// minutes.
+void check_gp_context(const PredictorInfo& info, const Task& task, int64_t max_context) {
+  if (max_context > 0 && task.num_context() > max_context) {
+    throw ResourceLimitError(info.display_name + " is limited to " + std::to_string(max_context) +
+                             " context points here (" + std::to_string(task.num_context()) +
+                             " given): its cost grows as the cube of the context size");
+  }
+}
+
 class OraclePredictor final : public Predictor {
  public:
-  using Predictor::Predictor;
+  OraclePredictor(PredictorInfo info, int64_t max_context)
+      : Predictor(std::move(info)), m_max_context(max_context) {}
   Prediction predict(const TaskBatch& batch) override {
+    check_gp_context(info(), batch.task, m_max_context);
     if (!batch.has_oracle()) {
       throw ConfigError(
           "the GP oracle needs tasks whose generating process is known (GP tasks, or the "
@@ -52,18 +64,23 @@ class OraclePredictor final : public Predictor {
     }
     return to_cpu(batch.oracle->predict(batch.task));
   }
+
+ private:
+  int64_t m_max_context;
 };
 
 class FittedGpPredictor final : public Predictor {
  public:
-  FittedGpPredictor(PredictorInfo info, FittedGpOptions options)
-      : Predictor(std::move(info)), m_options(std::move(options)) {}
+  FittedGpPredictor(PredictorInfo info, FittedGpOptions options, int64_t max_context)
+      : Predictor(std::move(info)), m_options(std::move(options)), m_max_context(max_context) {}
   Prediction predict(const TaskBatch& batch) override {
+    check_gp_context(info(), batch.task, m_max_context);
     return to_cpu(gp_fitted_predict(batch.task, m_options));
   }
 
  private:
   FittedGpOptions m_options;
+  int64_t m_max_context;
 };
 
 PredictorInfo neural_info(const ModelInfo& m) {
@@ -124,18 +141,18 @@ std::unique_ptr<Predictor> make_neural(const PredictorInfo& info, const Predicto
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = [] {
     std::map<std::string, Factory> t;
-    t["gp-oracle"] = [](const PredictorInfo& info, const PredictorOptions&) {
-      return std::make_unique<OraclePredictor>(info);
+    t["gp-oracle"] = [](const PredictorInfo& info, const PredictorOptions& o) {
+      return std::make_unique<OraclePredictor>(info, o.gp_max_context);
     };
     t["gp-fitted"] = [](const PredictorInfo& info, const PredictorOptions& o) {
       auto options = o.fitted;
       options.ard = false;
-      return std::make_unique<FittedGpPredictor>(info, options);
+      return std::make_unique<FittedGpPredictor>(info, options, o.gp_max_context);
     };
     t["gp-se-ard"] = [](const PredictorInfo& info, const PredictorOptions& o) {
       auto options = o.fitted;
       options.ard = true;
-      return std::make_unique<FittedGpPredictor>(info, options);
+      return std::make_unique<FittedGpPredictor>(info, options, o.gp_max_context);
     };
     for (const auto& m : model_infos()) t[m.kind] = make_neural;
     return t;

@@ -22,6 +22,9 @@ struct PredictorOptions {
   torch::Device device = torch::kCPU;
   /// Fitted GP baselines: iterations and learning rate (ard is set by the registry).
   FittedGpOptions fitted;
+  /// GP baselines (oracle and fitted): largest context they accept, 0 = no limit. Their cost
+  /// grows as Nc^3, so interactive tools set a cap and report instead of appearing frozen.
+  int64_t gp_max_context = 0;
 };
 
 /// Every registered predictor: baselines first, then the neural kinds in display order.
