@@ -83,10 +83,15 @@ bool MainWindow::showPanel(const QString& id) {
 void MainWindow::buildMenus() {
   auto* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
+    // Every type some tab opens: sessions, checkpoints and the tabs' own data files.
+    QStringList patterns{"*.json", "*.pt"};
+    for (auto* p : m_panels) {
+      for (const auto& suffix : p->dataSuffixes()) patterns << "*." + suffix;
+    }
+    patterns.removeDuplicates();
     const auto path = QFileDialog::getOpenFileName(
         this, tr("Open"), {},
-        tr("Sessions, checkpoints and pictures (*.json *.pt *.png *.jpg *.jpeg *.bmp);;"
-           "All files (*)"));
+        tr("Sessions, checkpoints and data (%1);;All files (*)").arg(patterns.join(' ')));
     if (!path.isEmpty()) openFile(path);
   });
   m_recent_menu = file->addMenu(tr("Open &Recent"));

@@ -165,6 +165,33 @@ class FunctionExplorerTest : public QObject {
     QCOMPARE(m_explorer->shift(), 1.75);
   }
 
+  void csvImportReplacesTheContextUndoably() {
+    QTemporaryDir dir;
+    const auto path = dir.filePath("mine.csv");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("t,y,x\n0,1.5,-1\n1,nan,0\n2,0.5,1\n3,oops,2\n");
+    file.close();
+    QSignalSpy status(m_explorer.get(), &FunctionExplorer::statusMessage);
+    const auto before = m_explorer->points()->points();
+    m_explorer->openDataFile(path);
+    const auto& points = m_explorer->points()->points();
+    QCOMPARE(points.size(), size_t(2));  // the NaN row and the bad row are skipped
+    QCOMPARE(points[0], QPointF(-1, 1.5));
+    QCOMPARE(points[1], QPointF(1, 0.5));
+    bool reported = false;
+    for (const auto& args : status) {
+      const auto text = args.at(0).toString();
+      reported = reported || (text.contains("1 NaN row") && text.contains("line 5"));
+    }
+    QVERIFY(reported);
+    m_explorer->undoStack()->undo();
+    QCOMPARE(m_explorer->points()->points(), before);
+    // Unreadable files leave the context as it was.
+    QVERIFY_THROWS_EXCEPTION(npe::DataError, m_explorer->openDataFile(dir.filePath("none.csv")));
+    QCOMPARE(m_explorer->points()->points(), before);
+  }
+
   void predictionsArriveForEveryEnabledModel() {
     QTemporaryDir dir;
     const auto path = write_checkpoint(dir, "tetnp");

@@ -5,6 +5,8 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -30,6 +32,7 @@
 #include "common/session_file.h"
 #include "common/shift_control.h"
 #include "function_plot.h"
+#include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/model_catalog.h"
 #include "npe/predictors/gp.h"
@@ -569,6 +572,65 @@ void FunctionExplorer::saveSession(const QString& path) const {
 
 void FunctionExplorer::restoreSection(const QJsonObject& section) {
   applySession(Session::from_json(section));
+}
+
+namespace {
+
+// Asks which columns are x and y when a file has more than two and does not name them.
+std::pair<int, int> choose_columns(QWidget* parent, const PointTable& table) {
+  auto choice = default_xy_columns(table);
+  const bool named = table.column_index("x") >= 0 && table.column_index("y") >= 0;
+  if (table.columns.size() <= 2 || named || QGuiApplication::platformName() == "offscreen") {
+    return choice;
+  }
+  QDialog dialog(parent);
+  dialog.setWindowTitle(QObject::tr("Choose columns"));
+  auto* form = new QFormLayout(&dialog);
+  auto* x = new QComboBox(&dialog);
+  auto* y = new QComboBox(&dialog);
+  for (const auto& name : table.columns) {
+    x->addItem(QString::fromStdString(name));
+    y->addItem(QString::fromStdString(name));
+  }
+  x->setCurrentIndex(choice.first);
+  y->setCurrentIndex(choice.second);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+  QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  form->addRow(QObject::tr("x (input)"), x);
+  form->addRow(QObject::tr("y (output)"), y);
+  form->addRow(buttons);
+  if (dialog.exec() != QDialog::Accepted) return {-1, -1};
+  return {x->currentIndex(), y->currentIndex()};
+}
+
+}  // namespace
+
+void FunctionExplorer::openDataFile(const QString& path) {
+  const auto table = read_point_table(path.toStdString());
+  const auto [x_column, y_column] = choose_columns(this, table);
+  if (x_column < 0) return;  // cancelled
+  int64_t nan_rows = 0;
+  std::vector<QPointF> points;
+  for (const auto& [x, y] : table.points(x_column, y_column, &nan_rows)) {
+    points.emplace_back(x - m_shift, y);
+  }
+  if (points.empty()) throw DataError(("'" + path + "' has no usable (x, y) rows").toStdString());
+  const auto count = static_cast<int>(points.size());
+  m_undo->push(new ReplacePointsCommand(m_points, std::move(points),
+                                        tr("Import %1").arg(QFileInfo(path).fileName())));
+  QStringList notes;
+  if (nan_rows > 0) notes << tr("%n NaN row(s) skipped", nullptr, static_cast<int>(nan_rows));
+  if (!table.warnings.empty()) {
+    notes << tr("%n bad row(s) skipped: %1", nullptr, static_cast<int>(table.warnings.size()))
+                 .arg(QString::fromStdString(table.warnings.front()));
+  }
+  Q_EMIT statusMessage(tr("Imported %1 points (x: %2, y: %3) from %4%5")
+                           .arg(count)
+                           .arg(QString::fromStdString(table.columns[x_column]),
+                                QString::fromStdString(table.columns[y_column]),
+                                QFileInfo(path).fileName(),
+                                notes.isEmpty() ? QString() : " · " + notes.join(" · ")));
 }
 
 QStringList FunctionExplorer::shownModelNames() const {

@@ -45,6 +45,12 @@ class FunctionExplorer final : public ExplorerPanel {
   void restoreSection(const QJsonObject& section) override;
   void exportView(const QString& path) override { exportPlot(path); }
   bool acceptsTask(const QString& task) const override { return task == "gp1d"; }
+  /// CSV, TSV and whitespace-separated text files of (x, y) points.
+  QStringList dataSuffixes() const override { return {"csv", "tsv", "txt", "dat"}; }
+  /// Replaces the context with the file's points (undoable; x taken as shown, i.e. at the
+  /// current Δ). Columns named x and y are used, else the first two, or the user chooses when
+  /// there are more. Bad rows and NaN rows are reported. Throws npe::DataError (state kept).
+  void openDataFile(const QString& path) override;
   QStringList shownModelNames() const override;
   bool makeProbeEdit(int index) override;
   void repaintNow() override;

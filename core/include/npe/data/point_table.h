@@ -1,0 +1,40 @@
+#pragma once
+// Reading the user's own 1-D data: delimited text files (CSV, TSV or whitespace-separated) of
+// (x, y) points, as context points for the explorer.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace npe {
+
+/// A numeric table read from a delimited text file.
+struct PointTable {
+  /// Column names from the header line, or "column 1", "column 2", ... without one.
+  std::vector<std::string> columns;
+  /// rows[i][j]: value of column j in data row i (NaN where the file has NaN).
+  std::vector<std::vector<double>> rows;
+  /// Problems that did not stop the reading, with line numbers ("line 7: 3 fields, expected 2").
+  std::vector<std::string> warnings;
+
+  /// Index of the column named `name` (case-insensitive), or -1.
+  int column_index(const std::string& name) const;
+  /// The (x, y) pairs of two columns, leaving out rows where either is NaN; their number goes
+  /// to `nan_rows` when given. Throws DataError for a column index out of range.
+  std::vector<std::pair<double, double>> points(int x_column, int y_column,
+                                                int64_t* nan_rows = nullptr) const;
+};
+
+/// Reads a delimited file: the delimiter (comma, tab, semicolon or whitespace) is detected from
+/// the first data line; a first line that is not numeric is a header; empty lines and lines
+/// starting with '#' are skipped. Rows whose field count differs or that hold non-numbers are
+/// skipped with a warning naming the line; NaN values are kept (points() skips them). Throws
+/// DataError when the file cannot be read, has fewer than two columns, or has no numeric row.
+PointTable read_point_table(const std::filesystem::path& path);
+
+/// The two columns to use as (x, y): columns named "x" and "y" when the header has them, else
+/// the first two. Returns {-1, -1} when the table has fewer than two columns.
+std::pair<int, int> default_xy_columns(const PointTable& table);
+
+}  // namespace npe
