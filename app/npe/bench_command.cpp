@@ -154,12 +154,12 @@ int bench_accuracy(Arguments& args) {
     std::printf("%s\n", rows.dump().c_str());
     return 0;
   }
-  std::printf("%s: mean log-likelihood per target ± standard error (seed %llu)\n%-16s %6s",
+  std::printf("%s: mean log-likelihood per target ± standard error (seed %llu)\n%-18s %6s",
               source->name().c_str(), (unsigned long long)seed, "model", "tasks");
   for (double s : shifts) std::printf(" %16s", ("Δ=" + nlohmann::json(s).dump()).c_str());
   std::printf("\n");
   for (size_t e = 0; e < entries.size(); ++e) {
-    std::printf("%-16s %6lld", entries[e].name.c_str(), (long long)entries[e].tasks);
+    std::printf("%-18s %6lld", entries[e].name.c_str(), (long long)entries[e].tasks);
     for (size_t s = 0; s < shifts.size(); ++s) {
       const auto& row = rows[e * shifts.size() + s];
       std::printf("   %7.3f ± %5.3f", row["ll_mean"].get<double>(), row["ll_stderr"].get<double>());
