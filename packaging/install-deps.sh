@@ -8,7 +8,7 @@ packages=(
   libtorch-dev
   # Without OpenBLAS, Debian's libtorch falls back to reference BLAS (~15x slower matmuls).
   libopenblas0-openmp
-  nlohmann-json3-dev zlib1g-dev
+  nlohmann-json3-dev zlib1g-dev libcli11-dev
   # T-FashionMNIST tasks and the image tab read Debian's Fashion-MNIST.
   dataset-fashion-mnist
   libgtest-dev

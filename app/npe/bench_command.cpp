@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include <torch/torch.h>
@@ -32,25 +34,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::vector<double> parse_shifts(const std::string& text) {
-  std::vector<double> shifts;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) shifts.push_back(parse_double(item, "--shifts"));
-  if (shifts.empty()) throw UsageError("--shifts needs at least one value");
-  return shifts;
-}
-
-std::vector<std::string> parse_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
 }
 
 bool wanted(const std::vector<std::string>& filter, const std::string& name) {
@@ -83,22 +66,30 @@ nlohmann::json machine_json(torch::Device device) {
           {"libtorch", libtorch_version()}};
 }
 
-int bench_accuracy(Arguments& args) {
-  const auto task_name = args.take_or("--task", "gp1d");
-  const auto task_options = parse_key_values(args.take_all("--task-option"), "--task-option");
-  const auto tasks = args.take_int("--tasks", 4096);
-  const auto shifts = parse_shifts(args.take_or("--shifts", "0,0.2,0.4,0.6,0.8,1,2,3"));
-  const auto seed = static_cast<uint64_t>(args.take_int("--seed", 0));
-  const auto filter = parse_list(args.take_or("--models", ""));
-  const auto models_dir = args.take("--models-dir");
-  const auto device = parse_device(args.take_or("--device", "cpu"));
+struct AccuracyArguments {
+  std::string task = "gp1d", shifts = "0,0.2,0.4,0.6,0.8,1,2,3", models, device = "cpu";
+  std::vector<std::string> task_options;
+  std::optional<std::string> models_dir;
+  int64_t tasks = 4096, fitted_tasks = 256;
+  uint64_t seed = 0;
+  int fit_iterations = 1000, threads = 0;
+  bool json = false;
+};
+
+int bench_accuracy(const AccuracyArguments& a) {
+  apply_runtime_options(a.threads);
+  const auto& task_name = a.task;
+  const auto task_options = parse_key_values(a.task_options, "--task-option");
+  const auto tasks = a.tasks;
+  const auto shifts = parse_numbers(a.shifts, "--shifts");
+  const auto seed = a.seed;
+  const auto filter = parse_list(a.models);
+  const auto& models_dir = a.models_dir;
+  const auto device = parse_device(a.device);
   PredictorOptions baseline_options;
-  baseline_options.fitted.iterations = static_cast<int>(args.take_int("--fit-iterations", 1000));
-  const auto fitted_tasks = args.take_int("--fitted-tasks", 256);
-  const bool json = args.take_flag("--json");
-  apply_runtime_options(args);
-  args.finish();
-  if (tasks < 1 || fitted_tasks < 1) throw UsageError("--tasks and --fitted-tasks must be >= 1");
+  baseline_options.fitted.iterations = a.fit_iterations;
+  const auto fitted_tasks = a.fitted_tasks;
+  const bool json = a.json;
   const auto source = make_task_source(task_name, task_options);
 
   struct Entry {
@@ -179,22 +170,28 @@ Timing summarise(std::vector<double> ms) {
   return {at(0.5), at(0.1), at(0.9)};
 }
 
-int bench_latency(Arguments& args) {
-  const auto repeats = args.take_int("--repeats", 50);
-  const auto warmup = args.take_int("--warmup", 5);
-  const auto num_context = args.take_int("--context", 64);
-  const auto num_targets = args.take_int("--targets", 256);
-  const auto filter = parse_list(args.take_or("--models", ""));
-  const auto models_dir = args.take("--models-dir");
-  const auto device_name = args.take_or("--device", "all");
-  const auto fit_iterations = static_cast<int>(args.take_int("--fit-iterations", 60));
+struct LatencyArguments {
+  int64_t repeats = 50, warmup = 5, context = 64, targets = 256;
+  std::string models, device = "all";
+  std::optional<std::string> models_dir, size;
+  int fit_iterations = 60, threads = 0;
+  bool json = false;
+};
+
+int bench_latency(const LatencyArguments& a) {
+  apply_runtime_options(a.threads);
+  const auto repeats = a.repeats;
+  const auto warmup = a.warmup;
+  const auto num_context = a.context;
+  const auto num_targets = a.targets;
+  const auto filter = parse_list(a.models);
+  const auto& models_dir = a.models_dir;
+  const auto& device_name = a.device;
+  const auto fit_iterations = a.fit_iterations;
   // Timing does not depend on the weights: --size times fresh models of that size instead of
   // the shipped ones (e.g. the paper sizes, which are not shipped).
-  const auto size = args.take("--size");
-  const bool json = args.take_flag("--json");
-  apply_runtime_options(args);
-  args.finish();
-  if (repeats < 1 || warmup < 0) throw UsageError("--repeats must be >= 1, --warmup >= 0");
+  const auto& size = a.size;
+  const bool json = a.json;
   std::vector<torch::Device> devices;
   if (device_name == "all") {
     devices.push_back(torch::kCPU);
@@ -317,21 +314,25 @@ double matmul_peak_gflops(torch::Device device, int64_t n) {
   return best;
 }
 
-int bench_train(Arguments& args) {
-  const auto steps = args.take_int("--steps", 20);
-  const auto warmup = args.take_int("--warmup", 3);
-  const auto size = args.take_or("--size", "small");
-  const auto kinds =
-      parse_list(args.take_or("--models", "cnp,rcnp,tnp,pttnp,tetnp,tepttnp,convcnp"));
-  const auto device = parse_device(args.take_or("--device", "cpu"));
-  const auto batch_size = args.take_int("--batch-size", 16);
-  const auto task_name = args.take_or("--task", "gp1d");
-  const auto task_options = parse_key_values(args.take_all("--task-option"), "--task-option");
-  const bool json = args.take_flag("--json");
-  apply_runtime_options(args);
-  args.finish();
-  if (steps < 1 || warmup < 0) throw UsageError("--steps must be >= 1, --warmup >= 0");
-  const auto source = make_task_source(task_name, task_options);
+struct TrainBenchArguments {
+  int64_t steps = 20, warmup = 3, batch_size = 16;
+  std::string size = "small", models = "cnp,rcnp,tnp,pttnp,tetnp,tepttnp,convcnp", device = "cpu",
+              task = "gp1d";
+  std::vector<std::string> task_options;
+  int threads = 0;
+  bool json = false;
+};
+
+int bench_train(const TrainBenchArguments& a) {
+  apply_runtime_options(a.threads);
+  const auto steps = a.steps;
+  const auto warmup = a.warmup;
+  const auto& size = a.size;
+  const auto kinds = parse_list(a.models);
+  const auto device = parse_device(a.device);
+  const auto batch_size = a.batch_size;
+  const auto source = make_task_source(a.task, parse_key_values(a.task_options, "--task-option"));
+  const bool json = a.json;
 
   // The best float32 matrix product this run achieves (OpenBLAS/cuBLAS), not the vendor's
   // theoretical peak: libraries with better kernels (oneDNN convolutions) can exceed it.
@@ -402,14 +403,94 @@ int bench_train(Arguments& args) {
 
 }  // namespace
 
-int run_bench(std::vector<std::string> raw) {
-  if (raw.empty()) throw UsageError("bench needs a suite: accuracy, latency or train");
-  const auto suite = raw.front();
-  Arguments args(std::vector<std::string>(raw.begin() + 1, raw.end()));
-  if (suite == "accuracy") return bench_accuracy(args);
-  if (suite == "latency") return bench_latency(args);
-  if (suite == "train") return bench_train(args);
-  throw UsageError("unknown bench suite '" + suite + "' (accuracy, latency, train)");
+Command add_bench_command(CLI::App& app) {
+  auto* bench =
+      app.add_subcommand("bench", "Measure accuracy, prediction latency or training speed");
+  // An unknown suite is reported by name (below) rather than as a missing subcommand.
+  bench->allow_extras();
+
+  auto* accuracy =
+      bench->add_subcommand("accuracy", "Mean log-likelihood of every shipped model at each Δ");
+  auto acc = std::make_shared<AccuracyArguments>();
+  accuracy->add_option("--task", acc->task, "Task")->capture_default_str();
+  accuracy->add_option("--task-option", acc->task_options, "KEY=VALUE setting of the task");
+  accuracy->add_option("--tasks", acc->tasks, "Tasks per Δ")
+      ->check(at_least(1))
+      ->capture_default_str();
+  accuracy->add_option("--shifts", acc->shifts, "Comma-separated Δ values")->capture_default_str();
+  accuracy->add_option("--seed", acc->seed, "Test seed")->capture_default_str();
+  accuracy->add_option("--models", acc->models, "Comma-separated kinds or file names");
+  accuracy->add_option("--models-dir", acc->models_dir, "Folder of checkpoints to compare");
+  accuracy->add_option("--device", acc->device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  accuracy->add_option("--fit-iterations", acc->fit_iterations, "Adam iterations of fitted GPs")
+      ->check(at_least(0))
+      ->capture_default_str();
+  accuracy->add_option("--fitted-tasks", acc->fitted_tasks, "Tasks for the fitted GPs")
+      ->check(at_least(1))
+      ->capture_default_str();
+  accuracy->add_flag("--json", acc->json, "Print JSON rows");
+  add_thread_option(*accuracy, acc->threads);
+
+  auto* latency = bench->add_subcommand("latency", "Time one prediction per model");
+  auto lat = std::make_shared<LatencyArguments>();
+  latency->add_option("--repeats", lat->repeats, "Timed runs")
+      ->check(at_least(1))
+      ->capture_default_str();
+  latency->add_option("--warmup", lat->warmup, "Untimed runs first")
+      ->check(at_least(0))
+      ->capture_default_str();
+  latency->add_option("--context", lat->context, "Context points")
+      ->check(at_least(0))
+      ->capture_default_str();
+  latency->add_option("--targets", lat->targets, "Target points")
+      ->check(at_least(1))
+      ->capture_default_str();
+  latency->add_option("--models", lat->models, "Comma-separated kinds");
+  auto* dir = latency->add_option("--models-dir", lat->models_dir, "Folder of checkpoints");
+  latency->add_option("--size", lat->size, "Time fresh models of this size instead")
+      ->check(CLI::IsMember({"small", "paper"}))
+      ->excludes(dir);
+  latency->add_option("--device", lat->device, "all, cpu, cuda or auto")
+      ->check(CLI::IsMember({"all", "cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  latency->add_option("--fit-iterations", lat->fit_iterations, "Adam iterations of fitted GPs")
+      ->check(at_least(0))
+      ->capture_default_str();
+  latency->add_flag("--json", lat->json, "Print JSON rows");
+  add_thread_option(*latency, lat->threads);
+
+  auto* train = bench->add_subcommand("train", "Training steps per second and FLOP rate");
+  auto tr = std::make_shared<TrainBenchArguments>();
+  train->add_option("--task", tr->task, "Task")->capture_default_str();
+  train->add_option("--task-option", tr->task_options, "KEY=VALUE setting of the task");
+  train->add_option("--steps", tr->steps, "Timed steps")->check(at_least(1))->capture_default_str();
+  train->add_option("--warmup", tr->warmup, "Untimed steps first")
+      ->check(at_least(0))
+      ->capture_default_str();
+  train->add_option("--size", tr->size, "Size preset")
+      ->check(CLI::IsMember({"small", "paper"}))
+      ->capture_default_str();
+  train->add_option("--models", tr->models, "Comma-separated kinds")->capture_default_str();
+  train->add_option("--device", tr->device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  train->add_option("--batch-size", tr->batch_size, "Tasks per step")
+      ->check(at_least(1))
+      ->capture_default_str();
+  train->add_flag("--json", tr->json, "Print JSON rows");
+  add_thread_option(*train, tr->threads);
+
+  return {bench, [=] {
+            if (accuracy->parsed()) return bench_accuracy(*acc);
+            if (latency->parsed()) return bench_latency(*lat);
+            if (train->parsed()) return bench_train(*tr);
+            const auto extras = bench->remaining();
+            throw UsageError(extras.empty() ? "bench needs a suite: accuracy, latency or train"
+                                            : "unknown bench suite '" + extras.front() +
+                                                  "' (accuracy, latency, train)");
+          }};
 }
 
 }  // namespace npe::cli

@@ -1,17 +1,40 @@
 #pragma once
-// npe's subcommands. Each takes the arguments after its name and returns the exit status;
-// errors are thrown (UsageError, npe::Error) and reported by main.
+// npe's subcommands, declared on a CLI11 application. Each add_*_command registers its options
+// (typed, range-checked, with --help) and returns what runs it once parsed; errors are thrown
+// (UsageError, npe::Error) and reported by main.
 
+#include <functional>
+#include <stdexcept>
 #include <string>
-#include <vector>
+
+#include <CLI/CLI.hpp>
 
 namespace npe::cli {
 
-int run_train(std::vector<std::string> args, const std::string& command_line);
-int run_eval(std::vector<std::string> args);
-int run_bench(std::vector<std::string> args);
+/// A mistake in how npe was called that CLI11 cannot see (e.g. two options that exclude each
+/// other semantically); main prints it and exits with status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
-/// Shared options: --threads N (default all cores). Applies them and returns the thread count.
-int apply_runtime_options(class Arguments& args);
+/// A registered subcommand and what runs it once parsed (returns the exit status).
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+Command add_train_command(CLI::App& app, const std::string& command_line);
+Command add_eval_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
+
+/// A validator for numbers >= minimum, with a message that says so ("--tasks: must be a number
+/// >= 1, got 'many'").
+CLI::Validator at_least(double minimum);
+
+/// --threads N (default 0: all cores), shared by every subcommand.
+void add_thread_option(CLI::App& command, int& threads);
+/// Applies the thread count and the allocator tuning; returns the threads in effect.
+int apply_runtime_options(int threads);
 
 }  // namespace npe::cli

@@ -1,4 +1,6 @@
 #include <cstdio>
+#include <memory>
+#include <optional>
 
 #include <torch/torch.h>
 
@@ -13,34 +15,36 @@
 
 namespace npe::cli {
 
-int run_eval(std::vector<std::string> raw) {
-  Arguments args(std::move(raw));
-  const auto checkpoint = args.take("--checkpoint");
-  const auto model_name = args.take("--model");
-  const auto task_name = args.take("--task");
-  const auto task_options = parse_key_values(args.take_all("--task-option"), "--task-option");
-  const auto device = parse_device(args.take_or("--device", "cpu"));
+namespace {
+
+struct EvalArguments {
+  std::optional<std::string> checkpoint, model, task;
+  std::vector<std::string> task_options;
+  std::string device = "cpu", split = "test";
+  std::optional<std::string> shift;
   EvalOptions options;
-  if (auto shift = args.take("--shift")) options.shift = parse_translation(*shift, "--shift");
-  options.num_tasks = args.take_int("--tasks", 1024);
-  options.seed = static_cast<uint64_t>(args.take_int("--seed", 0));
-  options.batch_size = args.take_int("--batch-size", 16);
-  const auto split = args.take_or("--split", "test");
+  int fit_iterations = FittedGpOptions{}.iterations;
+  bool json = false;
+  int threads = 0;
+};
+
+int run_eval(const EvalArguments& a) {
+  apply_runtime_options(a.threads);
+  const auto& checkpoint = a.checkpoint;
+  const auto& model_name = a.model;
+  const auto& task_name = a.task;
+  const auto task_options = parse_key_values(a.task_options, "--task-option");
+  const auto device = parse_device(a.device);
+  EvalOptions options = a.options;
+  if (a.shift) options.shift = parse_translation(*a.shift, "--shift");
+  const auto& split = a.split;
   PredictorOptions predictor_options;
   predictor_options.device = device;
-  predictor_options.fitted.iterations =
-      static_cast<int>(args.take_int("--fit-iterations", predictor_options.fitted.iterations));
-  const bool json = args.take_flag("--json");
-  apply_runtime_options(args);
-  args.finish();
+  predictor_options.fitted.iterations = a.fit_iterations;
+  const bool json = a.json;
   if (checkpoint.has_value() == model_name.has_value()) {
     throw UsageError(
         "eval needs exactly one of --checkpoint PATH or --model {gp-oracle,gp-fitted,gp-se-ard}");
-  }
-  if (options.num_tasks < 1) throw UsageError("--tasks must be >= 1");
-  if (options.batch_size < 1) throw UsageError("--batch-size must be >= 1");
-  if (split != "test" && split != "validation") {
-    throw UsageError("--split must be test or validation, got '" + split + "'");
   }
   options.split = split == "test" ? Split::Test : Split::Validation;
   options.stream = split == "test" ? kTestStream : kValidationStream;
@@ -100,6 +104,40 @@ int run_eval(std::vector<std::string> raw) {
                 result.ll_stderr);
   }
   return 0;
+}
+
+}  // namespace
+
+Command add_eval_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "eval", "Mean log-likelihood per target (± standard error) of a checkpoint or GP baseline");
+  auto a = std::make_shared<EvalArguments>();
+  auto* checkpoint = command->add_option("--checkpoint", a->checkpoint, "Checkpoint to evaluate");
+  command->add_option("--model", a->model, "GP baseline: gp-oracle, gp-fitted, gp-se-ard")
+      ->excludes(checkpoint);
+  command->add_option("--task", a->task, "Task (default: the checkpoint's, else gp1d)");
+  command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
+  command->add_option("--shift", a->shift,
+                      "Translation: D (every input dimension) or D1,D2,... (one per dimension)");
+  command->add_option("--tasks", a->options.num_tasks, "Number of tasks")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--seed", a->options.seed, "Test seed")->capture_default_str();
+  command->add_option("--batch-size", a->options.batch_size, "Tasks per batch")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--split", a->split, "Data split")
+      ->check(CLI::IsMember({"test", "validation"}))
+      ->capture_default_str();
+  command->add_option("--device", a->device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  command->add_option("--fit-iterations", a->fit_iterations, "Adam iterations of fitted GPs")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_flag("--json", a->json, "Print one JSON object");
+  add_thread_option(*command, a->threads);
+  return {command, [a] { return run_eval(*a); }};
 }
 
 }  // namespace npe::cli

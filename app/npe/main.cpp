@@ -5,58 +5,60 @@
 #include <vector>
 
 #include <c10/util/Exception.h>
+#include <CLI/CLI.hpp>
 
-#include "arguments.h"
 #include "commands.h"
 #include "npe/errors.h"
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: npe <command> [options]
-
-commands:
-  train  --model KIND --out PATH [--task TASK] [--steps N] [--size small|paper]
-         [--device cpu|cuda|auto] [--seed S] [--batch-size 16] [--lr 5e-4]
-         [--val-every N] [--val-tasks N] [--threads N]
-         [--task-option KEY=VALUE]... [--model-option KEY=VALUE]...
-         KIND: cnp, rcnp, tnp, pttnp, tetnp, tepttnp, convcnp, convcnp2d
-  eval   (--checkpoint PATH | --model gp-oracle|gp-fitted|gp-se-ard) [--task TASK]
-         [--shift D | --shift D1,D2,...] [--tasks N] [--seed S] [--split test|validation]
-         [--json] [--device cpu|cuda|auto] [--fit-iterations N] [--task-option KEY=VALUE]...
-         [--threads N]
-  bench accuracy [--task TASK] [--tasks 4096] [--shifts 0,0.2,0.4,0.6,0.8,1,2,3] [--seed S]
-         [--models LIST] [--models-dir DIR] [--fit-iterations 1000] [--fitted-tasks 256] [--json]
-  bench latency  [--repeats 50] [--warmup 5] [--context 64] [--targets 256]
-         [--device all|cpu|cuda] [--models LIST] [--models-dir DIR | --size small|paper]
-         [--fit-iterations 60] [--json]
-  bench train    [--task TASK] [--steps 20] [--warmup 3] [--size small|paper] [--models LIST]
-         [--device cpu|cuda] [--json]
-
-TASK: gp1d (default), tfmnist, tfmnist-central. A shift with one value translates every input
-dimension; images take one value per axis (rows, columns) in pixels.
-Shipped models are found in models/<task> (source tree or install prefix; $NPE_MODELS_DIR
-overrides). --threads 0 (the default) uses all cores.
-)";
+constexpr const char* kFooter = R"(
+Tasks: gp1d (default), tfmnist, tfmnist-central. A shift with one value translates every input
+dimension; images take one value per axis (rows, columns) in pixels. Shipped models are found
+in models/<task> (source tree or install prefix; $NPE_MODELS_DIR overrides). Run
+'npe COMMAND --help' (or 'npe bench SUITE --help') for a command's options.)";
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
+  CLI::App app{"npe: train, evaluate and benchmark neural processes", "npe"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
   std::string command_line = "npe";
-  for (const auto& a : args) command_line += " " + a;
-  const std::string command = args[0];
-  args.erase(args.begin());
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  const std::vector<npe::cli::Command> commands = {npe::cli::add_train_command(app, command_line),
+                                                   npe::cli::add_eval_command(app),
+                                                   npe::cli::add_bench_command(app)};
+
+  if (argc < 2) {
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
+  }
   try {
-    if (command == "train") return npe::cli::run_train(args, command_line);
-    if (command == "eval") return npe::cli::run_eval(args);
-    if (command == "bench") return npe::cli::run_bench(args);
-    throw npe::cli::UsageError("unknown command '" + command + "'");
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "npe: %s\n", e.what());
+    bool any_command = false;
+    for (const auto& command : commands) any_command = any_command || command.app->parsed();
+    // Without a command the whole usage helps; with one, point at its own --help.
+    if (any_command) {
+      std::fputs("Run 'npe COMMAND --help' for the command's options.\n", stderr);
+    } else {
+      std::fputs(app.help().c_str(), stderr);
+    }
+    return 2;
+  }
+  try {
+    for (const auto& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+    return 2;
   } catch (const npe::cli::UsageError& e) {
-    std::fprintf(stderr, "npe: %s\n\n%s", e.what(), kUsage);
+    std::fprintf(stderr, "npe: %s\nRun 'npe COMMAND --help' for usage.\n", e.what());
     return 2;
   } catch (const npe::Error& e) {
     std::fprintf(stderr, "npe: error: %s\n", e.what());

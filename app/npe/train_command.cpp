@@ -27,38 +27,39 @@ std::string utc_timestamp() {
 
 }  // namespace
 
-int apply_runtime_options(Arguments& args) {
-  const auto threads = args.take_int("--threads", 0);
-  if (threads < 0) throw UsageError("--threads must be >= 0 (0 = all cores)");
-  configure_allocator();
-  return configure_threads(static_cast<int>(threads));
+void add_thread_option(CLI::App& command, int& threads) {
+  command.add_option("--threads", threads, "Intra-op threads (0 = all cores)")
+      ->check(at_least(0))
+      ->capture_default_str();
 }
 
-int run_train(std::vector<std::string> raw, const std::string& command_line) {
-  Arguments args(std::move(raw));
-  const auto kind = args.take("--model");
-  const auto out = args.take("--out");
-  const auto task_name = args.take_or("--task", "gp1d");
-  const auto task_options = parse_key_values(args.take_all("--task-option"), "--task-option");
-  const auto model_options = parse_key_values(args.take_all("--model-option"), "--model-option");
-  const auto size = args.take_or("--size", "small");
-  const auto device = parse_device(args.take_or("--device", "cpu"));
-  TrainOptions options;
-  options.steps = args.take_int("--steps", 10000);
-  options.seed = static_cast<uint64_t>(args.take_int("--seed", 0));
-  options.batch_size = args.take_int("--batch-size", 16);
-  options.learning_rate = args.take_double("--lr", options.learning_rate);
-  options.validation_every = args.take_int("--val-every", 1000);
-  options.validation_tasks = args.take_int("--val-tasks", 256);
-  options.device = device;
-  apply_runtime_options(args);
-  args.finish();
-  if (!kind) throw UsageError("train needs --model KIND (see npe --help)");
-  if (!out) throw UsageError("train needs --out PATH for the checkpoint");
-  if (options.steps < 1) throw UsageError("--steps must be >= 1");
+int apply_runtime_options(int threads) {
+  configure_allocator();
+  return configure_threads(threads);
+}
 
+namespace {
+
+struct TrainArguments {
+  std::string kind, out, task = "gp1d", size = "small", device = "cpu";
+  std::vector<std::string> task_options, model_options;
+  TrainOptions options;
+  int threads = 0;
+};
+
+int run_train(const TrainArguments& a, const std::string& command_line) {
+  apply_runtime_options(a.threads);
+  const auto device = parse_device(a.device);
+  const auto task_options = parse_key_values(a.task_options, "--task-option");
+  const auto model_options = parse_key_values(a.model_options, "--model-option");
+  TrainOptions options = a.options;
+  options.device = device;
+  const auto& kind = a.kind;
+  const auto& out = a.out;
+  const auto& size = a.size;
+  const auto& task_name = a.task;
   auto source = make_task_source(task_name, task_options);
-  auto config = default_model_config(*kind, size, *source);
+  auto config = default_model_config(kind, size, *source);
   if (!model_options.empty()) {
     // Overrides of single fields (e.g. num_pseudo_tokens=128), checked like a stored config.
     auto json = config.to_json();
@@ -73,10 +74,10 @@ int run_train(std::vector<std::string> raw, const std::string& command_line) {
   int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
   std::fprintf(stderr, "training %s (%s size, %lld parameters) on %s, %s, %lld steps\n",
-               model_info(*kind).display_name.c_str(), size.c_str(), (long long)parameters,
+               model_info(kind).display_name.c_str(), size.c_str(), (long long)parameters,
                task_name.c_str(), describe_device(device).c_str(), (long long)options.steps);
 
-  TerminalProgress bar("train " + *kind, options.steps);
+  TerminalProgress bar("train " + kind, options.steps);
   // The bar shows a running mean of the loss: single batches are too noisy to read.
   double smoothed_loss = std::nan("");
   auto result = train_model(*model, *source, options, [&](const TrainProgress& p) {
@@ -102,17 +103,62 @@ int run_train(std::vector<std::string> raw, const std::string& command_line) {
   metadata.created_at = utc_timestamp();
   metadata.libtorch_version = libtorch_version();
   model->to(torch::kCPU);
-  save_checkpoint(*out, *model, metadata);
+  save_checkpoint(out, *model, metadata);
   // A human-readable copy of the metadata next to the checkpoint.
-  write_file_atomically(std::filesystem::path(*out).string() + ".json",
+  write_file_atomically(std::filesystem::path(out).string() + ".json",
                         metadata.to_json().dump(2) + "\n");
   std::printf(
       "trained %s for %lld steps in %s; validation log-likelihood %.4f ± %.4f "
       "(%lld tasks); saved %s\n",
-      kind->c_str(), (long long)result.steps, format_duration(result.wall_time_s).c_str(),
+      kind.c_str(), (long long)result.steps, format_duration(result.wall_time_s).c_str(),
       result.validation_ll, result.validation_ll_stderr, (long long)options.validation_tasks,
-      out->c_str());
+      out.c_str());
   return 0;
+}
+
+}  // namespace
+
+Command add_train_command(CLI::App& app, const std::string& command_line) {
+  auto* command = app.add_subcommand("train", "Train a model and write a checkpoint");
+  auto a = std::make_shared<TrainArguments>();
+  command
+      ->add_option("--model", a->kind,
+                   "Model kind (cnp, rcnp, tnp, pttnp, tetnp, tepttnp, "
+                   "convcnp, convcnp2d)")
+      ->required();
+  command->add_option("--out", a->out, "Checkpoint to write (metadata also to PATH.json)")
+      ->required();
+  command->add_option("--task", a->task, "Task: gp1d, tfmnist, tfmnist-central")
+      ->capture_default_str();
+  command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
+  command->add_option("--model-option", a->model_options, "KEY=VALUE field of the model config");
+  command->add_option("--size", a->size, "Size preset")
+      ->check(CLI::IsMember({"small", "paper"}))
+      ->capture_default_str();
+  command->add_option("--device", a->device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  command->add_option("--steps", a->options.steps, "Training steps")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--seed", a->options.seed, "Seed of the weights and the training tasks")
+      ->capture_default_str();
+  command->add_option("--batch-size", a->options.batch_size, "Tasks per step")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--lr", a->options.learning_rate, "AdamW learning rate")
+      ->check(at_least(1e-12))
+      ->capture_default_str();
+  command
+      ->add_option("--val-every", a->options.validation_every,
+                   "Validate every N steps (0: only at the end)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--val-tasks", a->options.validation_tasks, "Validation tasks")
+      ->check(at_least(0))
+      ->capture_default_str();
+  add_thread_option(*command, a->threads);
+  return {command, [a, command_line] { return run_train(*a, command_line); }};
 }
 
 }  // namespace npe::cli
