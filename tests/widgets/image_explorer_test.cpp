@@ -77,6 +77,8 @@ class ImageExplorerTest : public QObject {
  private Q_SLOTS:
   void init() {
     m_explorer = std::make_unique<ImageExplorer>();
+    // Independent of the shipped models: every test enables what it uses.
+    m_explorer->modelList()->setEnabledIds({});
     m_explorer->resize(1300, 800);
     m_explorer->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_explorer.get()));
