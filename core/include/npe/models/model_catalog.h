@@ -9,9 +9,10 @@
 
 namespace npe {
 
-/// Folders searched for shipped models, in order: $NPE_MODELS_DIR (if set), the source tree's
-/// models/ (when run from a build tree), the installed share/np-explorer/models, and
-/// ../share/np-explorer/models relative to the running executable. Only existing folders.
+/// Folders searched for shipped models, in order: $NPE_MODELS_DIR (if set),
+/// ../share/np-explorer/models relative to the running executable (installed or unpacked
+/// packages), the source tree's models/ (when run from a build tree), and the configured install
+/// prefix's share/np-explorer/models. Only existing folders.
 std::vector<std::filesystem::path> model_search_dirs();
 
 struct ShippedModel {
