@@ -107,8 +107,10 @@ TEST(EquivariantModel, ImageConfiguredTeModelsFollowWholePixelShifts) {
     config.heteroscedastic = false;
     auto model = make_model(config);
     model->eval();
-    Task task{torch::randint(-28, 28, {2, 40, 2}).to(torch::kFloat32), torch::rand({2, 40, 1}),
-              torch::randint(-28, 28, {2, 30, 2}).to(torch::kFloat32), {}};
+    Task task{torch::randint(-28, 28, {2, 40, 2}).to(torch::kFloat32),
+              torch::rand({2, 40, 1}),
+              torch::randint(-28, 28, {2, 30, 2}).to(torch::kFloat32),
+              {}};
     EXPECT_LT(relative_equivariance_error(model, task, {10, -7}), 1e-4) << kind;
   }
 }
