@@ -273,7 +273,7 @@ void ImageExplorer::addShippedModels() {
                                     m_device);
       entry.id = "shipped:" + stem;
       const int window = train_window_of(shipped.metadata);
-      if (window >= 0 && window < kMaxTranslation) {
+      if (window >= 0) {
         entry.name += tr(" · trained |Δ|≤%1").arg(window);
       }
       m_train_window[entry.id] = window;
