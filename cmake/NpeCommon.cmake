@@ -8,3 +8,12 @@ set(CMAKE_CXX_EXTENSIONS OFF)
 
 # Where shipped pretrained models are looked up at run time (after the source tree).
 set(NPE_INSTALL_MODELS_DIR "${CMAKE_INSTALL_FULL_DATADIR}/np-explorer/models")
+
+# Sanitizer build of every target (e.g. -DNPE_SANITIZE=address,undefined, or the "sanitize"
+# preset): undefined behaviour aborts the test that hits it instead of only printing.
+set(NPE_SANITIZE "" CACHE STRING "Sanitizers for every target, e.g. address,undefined")
+if(NPE_SANITIZE)
+  target_compile_options(npe_options INTERFACE -fsanitize=${NPE_SANITIZE} -fno-omit-frame-pointer
+                                               -fno-sanitize-recover=all)
+  target_link_options(npe_options INTERFACE -fsanitize=${NPE_SANITIZE})
+endif()
