@@ -158,16 +158,16 @@ void MainWindow::openSession(const QString& path) {
 
 void MainWindow::openCheckpoint(const QString& path) {
   const auto meta = read_checkpoint_metadata(path.toStdString());
-  const auto task = QString::fromStdString(meta.task_name());
   for (auto* p : m_panels) {
-    if (p->acceptsTask(task)) {
+    if (p->acceptsCheckpoint(meta)) {
       p->openCheckpoint(path);
       m_tabs->setCurrentWidget(p);
       return;
     }
   }
-  throw CheckpointError(
-      ("no tab shows models trained on task '" + task + "' ('" + path + "')").toStdString());
+  throw CheckpointError(("no tab shows models with D_x = " + std::to_string(meta.model.dim_x) +
+                         ", D_y = " + std::to_string(meta.model.dim_y) + " ('" +
+                         path.toStdString() + "')"));
 }
 
 bool MainWindow::openFile(const QString& path) {

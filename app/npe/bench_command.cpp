@@ -12,7 +12,6 @@
 
 #include <torch/torch.h>
 
-#include "arguments.h"
 #include "commands.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/task_registry.h"
@@ -25,6 +24,7 @@
 #include "npe/seeds.h"
 #include "npe/training/evaluation.h"
 #include "npe/training/training.h"
+#include "option_values.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {

@@ -28,10 +28,6 @@ Command add_train_command(CLI::App& app, const std::string& command_line);
 Command add_eval_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 
-/// A validator for numbers >= minimum, with a message that says so ("--tasks: must be a number
-/// >= 1, got 'many'").
-CLI::Validator at_least(double minimum);
-
 /// --threads N (default 0: all cores), shared by every subcommand.
 void add_thread_option(CLI::App& command, int& threads);
 /// Applies the thread count and the allocator tuning; returns the threads in effect.

@@ -4,13 +4,13 @@
 
 #include <torch/torch.h>
 
-#include "arguments.h"
 #include "commands.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 #include "npe/training/evaluation.h"
+#include "option_values.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {
@@ -36,7 +36,7 @@ int run_eval(const EvalArguments& a) {
   const auto task_options = parse_key_values(a.task_options, "--task-option");
   const auto device = parse_device(a.device);
   EvalOptions options = a.options;
-  if (a.shift) options.shift = parse_translation(*a.shift, "--shift");
+  if (a.shift) options.shift = parse_numbers(*a.shift, "--shift");
   const auto& split = a.split;
   PredictorOptions predictor_options;
   predictor_options.device = device;

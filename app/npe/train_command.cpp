@@ -6,13 +6,13 @@
 
 #include <torch/torch.h>
 
-#include "arguments.h"
 #include "commands.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
 #include "npe/runtime.h"
 #include "npe/training/training.h"
+#include "option_values.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {

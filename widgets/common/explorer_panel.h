@@ -2,11 +2,17 @@
 // What the main window needs from an explorer tab (1-D functions, images, ...): it holds a list
 // of these and routes menus, files and sessions through this interface only.
 
+#include <functional>
+
 #include <QJsonObject>
 #include <QStringList>
 #include <QWidget>
 
 class QUndoStack;
+
+namespace npe {
+struct CheckpointMetadata;
+}
 
 namespace npe::widgets {
 
@@ -30,8 +36,9 @@ class ExplorerPanel : public QWidget {
   virtual void restoreSection(const QJsonObject& section) = 0;
   /// Writes the tab's view as PNG, PDF or SVG (by suffix), atomically. Throws npe::Error.
   virtual void exportView(const QString& path) = 0;
-  /// Whether checkpoints trained on this task (its registry name) belong in this tab.
-  virtual bool acceptsTask(const QString& task) const = 0;
+  /// Whether this tab can show the model of a checkpoint (decided by what the model predicts:
+  /// its D_x and D_y, not by the name of the task it was trained on).
+  virtual bool acceptsCheckpoint(const CheckpointMetadata& metadata) const = 0;
   /// Opens a checkpoint of an accepted task. Throws npe::Error.
   virtual void openCheckpoint(const QString& path) = 0;
   /// Data files this tab opens besides checkpoints (lower-case suffixes, e.g. "png").
@@ -46,6 +53,11 @@ class ExplorerPanel : public QWidget {
   virtual bool makeProbeEdit(int index) = 0;
   /// Repaints the view now (so a timing includes the drawing).
   virtual void repaintNow() = 0;
+
+ protected:
+  /// Runs a user action; an npe::Error it throws becomes a status message "<failure>: <why>"
+  /// (an empty `failure` shows the reason alone). The state the action guards is unchanged.
+  void reportErrors(const QString& failure, const std::function<void()>& action);
 
  Q_SIGNALS:
   void statusMessage(const QString& message);

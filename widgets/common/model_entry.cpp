@@ -6,7 +6,9 @@
 #include <QObject>
 #include <QPixmap>
 
+#include "npe/errors.h"
 #include "npe/models/checkpoint.h"
+#include "npe/models/model_catalog.h"
 #include "npe/predictors/predictor_registry.h"
 
 namespace npe::widgets {
@@ -32,6 +34,7 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
   entry.capabilities = info.capabilities;
   entry.colour = colour;
   entry.predictor = predictor;
+  entry.task = meta.task;
   QString tooltip =
       QString::fromStdString(info.description) + "\n" + equivariance_sentence(info.capabilities);
   const auto task = meta.task_name();
@@ -45,6 +48,27 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
   tooltip += "\n" + checkpoint_path;
   entry.tooltip = tooltip;
   return entry;
+}
+
+std::vector<ModelEntry> shipped_entries(const std::string& models_folder, int first_colour,
+                                        torch::Device device) {
+  std::vector<std::string> problems;
+  std::vector<ModelEntry> entries;
+  for (const auto& shipped : find_shipped_models(models_folder, &problems)) {
+    try {
+      auto entry =
+          load_model_entry(QString::fromStdString(shipped.path.string()),
+                           model_colour(first_colour + static_cast<int>(entries.size())), device);
+      entry.id = "shipped:" + QString::fromStdString(shipped.path.stem().string());
+      entries.push_back(std::move(entry));
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    }
+  }
+  for (const auto& problem : problems) {
+    qWarning("np-explorer: skipped a shipped model: %s", problem.c_str());
+  }
+  return entries;
 }
 
 ModelEntry baseline_entry(const std::string& name, int interactive_iterations,

@@ -2,11 +2,14 @@
 // One model an explorer tab can show: a predictor from the core registry plus how it is drawn.
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <QColor>
 #include <QString>
 
 #include <torch/types.h>
+#include <nlohmann/json.hpp>
 
 #include "npe/predictors/predictor.h"
 
@@ -26,11 +29,19 @@ struct ModelEntry {
   /// more iterations); the interactive rounds use `predictor`.
   std::shared_ptr<Predictor> refined_predictor;
   QString checkpoint_path;
+  /// The task configuration the checkpoint was trained on (TaskSource::to_json()); null for
+  /// baselines.
+  nlohmann::json task;
 };
 
 /// Entry for a checkpoint file, with the model on `device`. Throws npe::CheckpointError.
 ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour,
                             torch::Device device = torch::kCPU);
+/// Entries for the checkpoints shipped for a task folder ("gp1d", "tfmnist"), with ids
+/// "shipped:<file stem>" and colours from model_colour(first_colour) on. Unreadable files are
+/// skipped with a warning on stderr.
+std::vector<ModelEntry> shipped_entries(const std::string& models_folder, int first_colour,
+                                        torch::Device device = torch::kCPU);
 /// Entry for a GP baseline of the registry ("gp-oracle", "gp-fitted", "gp-se-ard"), fitted with
 /// `interactive_iterations` while the user edits and `refined_iterations` once they pause, and
 /// limited to `max_context` context points (its cost grows as the cube; the tab reports the

@@ -82,7 +82,6 @@ class PredictionService final : public QObject {
   /// Queues a request; if one is already waiting it is replaced (only the newest matters).
   void request(PredictionRequest request);
   void request_attention(AttentionRequest request);
-  bool isBusy() const { return m_busy; }
 
  Q_SIGNALS:
   void predictionsReady(const npe::widgets::PredictionResult& result);

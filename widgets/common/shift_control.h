@@ -26,7 +26,6 @@ class ShiftControl final : public QWidget {
   Translation value() const { return m_value; }
   /// Clamps to the limit and updates the controls without emitting changed().
   void setValue(const Translation& value);
-  double limit() const { return m_limit; }
 
  Q_SIGNALS:
   /// The user moved a slider, typed a value (applied on Enter or focus loss) or reset.

@@ -47,7 +47,7 @@ constexpr double kMaxShift = 10.0;
 constexpr double kTrainingContextLow = -2.0, kTrainingContextHigh = 2.0;
 constexpr double kTargetLow = -3.0, kTargetHigh = 3.0;
 // Shown by default: the models the teaching story compares.
-const QStringList kDefaultKinds = {"tnp", "tetnp", "convcnp"};
+const QStringList kDefaultModels = {"shipped:tnp", "shipped:tetnp", "shipped:convcnp"};
 
 std::vector<double> to_vector(const torch::Tensor& t) {
   auto flat = t.reshape({-1}).to(torch::kCPU, torch::kFloat64).contiguous();
@@ -118,20 +118,9 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
          "best any model can do on this data.\nTranslation equivariant (stationary kernel).");
   addModel(std::move(oracle), true);
   addModel(baseline_entry("gp-fitted"), false);
-  std::vector<std::string> problems;
-  for (const auto& shipped : find_shipped_models("gp1d", &problems)) {
-    try {
-      auto entry = load_model_entry(QString::fromStdString(shipped.path.string()),
-                                    model_colour(static_cast<int>(models().size())), m_device);
-      entry.id = "shipped:" + QString::fromStdString(shipped.metadata.model.kind);
-      const bool on = kDefaultKinds.contains(QString::fromStdString(shipped.metadata.model.kind));
-      addModel(std::move(entry), on);
-    } catch (const Error& e) {
-      problems.push_back(e.what());
-    }
-  }
-  for (const auto& problem : problems) {
-    qWarning("np-explorer: skipped a shipped model: %s", problem.c_str());
+  for (auto& entry : shipped_entries("gp1d", static_cast<int>(models().size()), m_device)) {
+    const bool on = kDefaultModels.contains(entry.id);
+    addModel(std::move(entry), on);
   }
 
   resampleTruth();
@@ -221,11 +210,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
   m_model_list->setMinimumHeight(170);
   connect(m_model_list, &ModelList::modelToggled, this, &FunctionExplorer::onModelToggled);
   connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
-    try {
-      openCheckpoint(path);
-    } catch (const Error& e) {
-      Q_EMIT statusMessage(tr("Could not open checkpoint: %1").arg(e.what()));
-    }
+    reportErrors(tr("Could not open checkpoint"), [&] { openCheckpoint(path); });
   });
 
   auto* metrics_box = new QGroupBox(tr("Metrics"), panel);
@@ -631,6 +616,10 @@ void FunctionExplorer::openDataFile(const QString& path) {
                                 QString::fromStdString(table.columns[y_column]),
                                 QFileInfo(path).fileName(),
                                 notes.isEmpty() ? QString() : " · " + notes.join(" · ")));
+}
+
+bool FunctionExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
+  return metadata.model.dim_x == 1 && metadata.model.dim_y == 1;
 }
 
 QStringList FunctionExplorer::shownModelNames() const {

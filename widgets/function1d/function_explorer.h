@@ -44,7 +44,8 @@ class FunctionExplorer final : public ExplorerPanel {
   QJsonObject saveSection() const override { return session().to_json(); }
   void restoreSection(const QJsonObject& section) override;
   void exportView(const QString& path) override { exportPlot(path); }
-  bool acceptsTask(const QString& task) const override { return task == "gp1d"; }
+  /// 1-D models: D_x = D_y = 1.
+  bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
   /// CSV, TSV and whitespace-separated text files of (x, y) points.
   QStringList dataSuffixes() const override { return {"csv", "tsv", "txt", "dat"}; }
   /// Replaces the context with the file's points (undoable; x taken as shown, i.e. at the

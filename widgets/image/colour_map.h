@@ -25,8 +25,6 @@ class ColourBar final : public QWidget {
  public:
   ColourBar(ColourScale scale, const QString& title, QWidget* parent = nullptr);
   void setRange(double low, double high);
-  double low() const { return m_low; }
-  double high() const { return m_high; }
   QSize sizeHint() const override { return {150, 44}; }
 
  protected:

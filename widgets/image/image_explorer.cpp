@@ -30,6 +30,7 @@
 #include "image/image_canvas.h"
 #include "image/prediction_grid.h"
 #include "npe/data/image_tasks.h"
+#include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_catalog.h"
@@ -39,19 +40,23 @@ namespace {
 
 constexpr int kN = ImageExplorer::kCanvas;
 // Shown by default: the teaching comparison of models trained with translations |Δ| <= 4.
-const QStringList kDefaultModels = {"convcnp2d-central", "pttnp-central", "tepttnp-central"};
+const QStringList kDefaultModels = {"shipped:convcnp2d-central", "shipped:pttnp-central",
+                                    "shipped:tepttnp-central"};
 // The SE-ARD GP is cubic in the context size: beyond this it reports instead of freezing.
 constexpr int64_t kGpMaxContext = 1200;
 
-// Tasks whose checkpoints belong in this tab (the image task and its protocols).
-bool is_image_task(const std::string& task) {
-  return task == "tfmnist" || task == "tfmnist-central" || task == "image";
-}
-
-int train_window_of(const CheckpointMetadata& meta) {
-  if (!meta.task.is_object()) return -1;
-  auto found = meta.task.find("train_max_translation");
-  return found != meta.task.end() && found->is_number_integer() ? found->get<int>() : -1;
+// The largest training translation of a model trained on translated images (its task rebuilt
+// through the registry), or -1 when the checkpoint's task is not one.
+int train_window_of(const nlohmann::json& task_configuration) {
+  try {
+    const auto task = task_source_from_json(task_configuration);
+    if (const auto* images = dynamic_cast<const ImageTaskSource*>(task.get())) {
+      return static_cast<int>(images->config().train_max_translation);
+    }
+  } catch (const Error&) {
+    // No (readable) task in the checkpoint: no window to draw.
+  }
+  return -1;
 }
 
 torch::Tensor column_of(const std::vector<float>& values, int64_t dims) {
@@ -167,13 +172,7 @@ QWidget* ImageExplorer::buildControls() {
   source_form->addRow(tr("Test image"), browse);
   source_form->addRow(open);
   source_form->addRow(m_source_label);
-  auto show = [this](int index) {
-    try {
-      showTestImage(index);
-    } catch (const Error& e) {
-      Q_EMIT statusMessage(QString::fromUtf8(e.what()));
-    }
-  };
+  auto show = [this](int index) { reportErrors({}, [&] { showTestImage(index); }); };
   connect(m_index, &QSpinBox::valueChanged, this, show);
   connect(previous, &QPushButton::clicked, this,
           [this] { m_index->setValue(m_index->value() - 1); });
@@ -187,11 +186,7 @@ QWidget* ImageExplorer::buildControls() {
         this, tr("Open picture"), {},
         tr("Pictures (%1);;All files (*)").arg("*." + picture_suffixes().join(" *.")));
     if (path.isEmpty()) return;
-    try {
-      openDataFile(path);
-    } catch (const Error& e) {
-      Q_EMIT statusMessage(tr("Could not open picture: %1").arg(e.what()));
-    }
+    reportErrors(tr("Could not open picture"), [&] { openDataFile(path); });
   });
 
   auto* context_box = new QGroupBox(tr("Context"), panel);
@@ -239,11 +234,7 @@ QWidget* ImageExplorer::buildControls() {
     schedulePredictions(false);
   });
   connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
-    try {
-      openCheckpoint(path);
-    } catch (const Error& e) {
-      Q_EMIT statusMessage(tr("Could not open checkpoint: %1").arg(e.what()));
-    }
+    reportErrors(tr("Could not open checkpoint"), [&] { openCheckpoint(path); });
   });
 
   auto* metrics_box = new QGroupBox(tr("Metrics"), panel);
@@ -264,44 +255,34 @@ QWidget* ImageExplorer::buildControls() {
 }
 
 void ImageExplorer::addShippedModels() {
-  std::vector<std::string> problems;
-  for (const auto& shipped : find_shipped_models("tfmnist", &problems)) {
-    try {
-      const auto stem = QString::fromStdString(shipped.path.stem().string());
-      auto entry = load_model_entry(QString::fromStdString(shipped.path.string()),
-                                    model_colour(static_cast<int>(m_models->entries().size()) - 1),
-                                    m_device);
-      entry.id = "shipped:" + stem;
-      const int window = train_window_of(shipped.metadata);
-      if (window >= 0) {
-        entry.name += tr(" · trained |Δ|≤%1").arg(window);
-      }
-      m_train_window[entry.id] = window;
-      m_models->add(std::move(entry), kDefaultModels.contains(stem));
-    } catch (const Error& e) {
-      problems.push_back(e.what());
-    }
-  }
-  for (const auto& problem : problems) {
-    qWarning("np-explorer: skipped a shipped image model: %s", problem.c_str());
+  const int first_colour = static_cast<int>(m_models->entries().size()) - 1;
+  for (auto& entry : shipped_entries("tfmnist", first_colour, m_device)) {
+    const bool on = kDefaultModels.contains(entry.id);
+    addModel(std::move(entry), on);
   }
 }
 
-bool ImageExplorer::acceptsTask(const QString& task) const {
-  return is_image_task(task.toStdString());
+void ImageExplorer::addModel(ModelEntry entry, bool enabled) {
+  // Every image model says where it saw pictures in training.
+  const int window = train_window_of(entry.task);
+  if (window >= 0) entry.name += tr(" · trained |Δ|≤%1").arg(window);
+  m_models->add(std::move(entry), enabled);
+}
+
+bool ImageExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
+  return metadata.model.dim_x == 2 && metadata.model.dim_y == 1;
 }
 
 void ImageExplorer::openCheckpoint(const QString& path) {
   const auto absolute = QFileInfo(path).absoluteFilePath();
   const auto meta = read_checkpoint_metadata(absolute.toStdString());
-  if (meta.model.dim_x != 2 || meta.model.dim_y != 1) {
+  if (!acceptsCheckpoint(meta)) {
     throw CheckpointError(
         ("'" + absolute + "' is not an image model (D_x = 2, D_y = 1)").toStdString());
   }
   auto entry =
       load_model_entry(absolute, model_colour(int(m_models->entries().size()) - 1), m_device);
-  m_train_window[entry.id] = train_window_of(meta);
-  m_models->add(std::move(entry), true);
+  addModel(std::move(entry), true);
   schedulePredictions(false);
 }
 
@@ -369,11 +350,9 @@ torch::Tensor ImageExplorer::displayedTruth() const {
 QRect ImageExplorer::trainingWindow() const {
   // The smallest training window among the shown models: where their pictures were placed.
   int window = -1;
-  for (const auto& id : m_models->enabledIds()) {
-    auto found = m_train_window.find(id);
-    if (found != m_train_window.end() && found->second >= 0) {
-      window = window < 0 ? found->second : std::min(window, found->second);
-    }
+  for (const auto& entry : m_models->enabledEntries()) {
+    const int w = train_window_of(entry.task);
+    if (w >= 0) window = window < 0 ? w : std::min(window, w);
   }
   if (window < 0) return {};
   const int start = (kN - ImageSource::kSide) / 2 - window;
@@ -418,7 +397,6 @@ void ImageExplorer::schedulePredictions(bool refine) {
   std::vector<float> xc, yc;
   std::vector<int64_t> held_index;
   std::vector<float> held_y;
-  m_last_context.clear();
   std::vector<uint8_t> is_context(kN * kN, 0);
   const auto base_truth = m_base_truth.contiguous();
   const auto* base_values = base_truth.data_ptr<float>();
@@ -429,10 +407,7 @@ void ImageExplorer::schedulePredictions(bool refine) {
     xc.push_back(static_cast<float>(r - kN / 2));
     xc.push_back(static_cast<float>(c - kN / 2));
     yc.push_back(base_values[base]);
-    if (r >= 0 && c >= 0 && r < kN && c < kN) {
-      is_context[r * kN + c] = 1;
-      m_last_context.push_back(r * kN + c);
-    }
+    if (r >= 0 && c >= 0 && r < kN && c < kN) is_context[r * kN + c] = 1;
   }
   for (int p = 0; p < kN * kN; ++p) {
     if (!is_context[p]) {
@@ -587,7 +562,7 @@ void ImageExplorer::restoreSection(const QJsonObject& section) {
           path, model_colour(int(m_models->entries().size() + loaded.size()) - 1), m_device));
     }
   }
-  for (auto& entry : loaded) m_models->add(std::move(entry), false);
+  for (auto& entry : loaded) addModel(std::move(entry), false);
   QStringList enabled;
   for (const auto& v : models.value("enabled").toArray()) enabled << v.toString();
   m_models->setEnabledIds(enabled);

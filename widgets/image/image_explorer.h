@@ -3,7 +3,6 @@
 // canvas of the T-FashionMNIST task, context pixels painted with a brush, a whole-pixel
 // translation (Δh, Δv), and every shown model's predictive mean and standard deviation.
 
-#include <map>
 #include <vector>
 
 #include <QTimer>
@@ -46,7 +45,8 @@ class ImageExplorer final : public ExplorerPanel {
   QJsonObject saveSection() const override;
   void restoreSection(const QJsonObject& section) override;
   void exportView(const QString& path) override;
-  bool acceptsTask(const QString& task) const override;
+  /// Image models: pixel coordinates in (D_x = 2), one grey value out (D_y = 1).
+  bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
   void openCheckpoint(const QString& path) override;
   QStringList dataSuffixes() const override;
   void openDataFile(const QString& path) override;
@@ -86,6 +86,7 @@ class ImageExplorer final : public ExplorerPanel {
  private:
   QWidget* buildControls();
   void addShippedModels();
+  void addModel(ModelEntry entry, bool enabled);
   void setSource(ImageSource source);
   void redrawCanvas();
   void schedulePredictions(bool refine);
@@ -113,10 +114,7 @@ class ImageExplorer final : public ExplorerPanel {
   int m_h = 0, m_v = 0;
   uint64_t m_serial = 0;
   uint64_t m_random_seed = 1;
-  /// Training translation limit of each shipped/opened model (by id), for the drawn window.
-  std::map<QString, int> m_train_window;
   PredictionResult m_last;
-  std::vector<int> m_last_context;  // display pixels of the context in m_last
 };
 
 }  // namespace npe::widgets

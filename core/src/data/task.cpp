@@ -1,5 +1,4 @@
 #include "npe/data/task.h"
-#include "npe/data/task_source.h"
 
 #include <cmath>
 #include <sstream>
@@ -23,18 +22,6 @@ void require(bool condition, const std::string& message) {
 }
 
 }  // namespace
-
-std::string split_name(Split split) {
-  switch (split) {
-    case Split::Train:
-      return "train";
-    case Split::Validation:
-      return "validation";
-    case Split::Test:
-      return "test";
-  }
-  return "unknown";
-}
 
 Task Task::to(torch::Device device, torch::ScalarType dtype) const {
   auto move = [&](const torch::Tensor& t) {
@@ -74,10 +61,6 @@ Task Task::translated(const Translation& tau) const {
     return (x.to(torch::kFloat64) + t.to(x.device())).to(x.scalar_type());
   };
   return {shift(xc), yc, shift(xt), yt};
-}
-
-Task Task::with_targets(const torch::Tensor& xt_new, const torch::Tensor& yt_new) const {
-  return {xc, yc, xt_new, yt_new};
 }
 
 void validate_task(const Task& task, bool require_target_outputs) {

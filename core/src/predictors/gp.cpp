@@ -75,10 +75,6 @@ Prediction GpOracle::predict(const Task& task) const {
   return gp_oracle_predict(task, m_kernels, m_noise_std);
 }
 
-std::string GpOracle::describe() const {
-  return "exact GP posterior under the kernels that generated the tasks";
-}
-
 namespace {
 
 // Maximises the summed log marginal likelihood (per context point) over `parameters` with Adam,

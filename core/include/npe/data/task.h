@@ -37,8 +37,6 @@ struct Task {
   /// All inputs (context and target) translated by tau (see Translation). Throws
   /// InvalidInputError for a translation of the wrong size.
   Task translated(const Translation& tau) const;
-  /// The same context with other targets (yt_new may be undefined).
-  Task with_targets(const torch::Tensor& xt_new, const torch::Tensor& yt_new = {}) const;
 };
 
 /// Checks ranks, matching sizes and finiteness. Throws InvalidInputError with the offending

@@ -22,8 +22,6 @@ class TaskOracle {
   /// Predicts `task`, which must be the batch this oracle came with (possibly translated or
   /// with other targets). Throws InvalidInputError when the batch does not match.
   virtual Prediction predict(const Task& task) const = 0;
-  /// One line for users, e.g. "GP posterior under the generating kernels".
-  virtual std::string describe() const = 0;
 };
 
 /// A batch of tasks plus, when the generating process is known, its oracle.
@@ -36,7 +34,6 @@ struct TaskBatch {
 /// Which part of the data tasks come from. Synthetic sources only use it to pick seeds;
 /// dataset-backed sources (images) draw from disjoint sets of examples.
 enum class Split { Train, Validation, Test };
-std::string split_name(Split split);
 
 /// Deterministic task source: sample(batch, seed, tau, split) always returns the same tasks for
 /// the same arguments, and tasks at translation tau are the tasks at tau = 0 translated by tau.

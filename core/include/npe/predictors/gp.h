@@ -39,7 +39,6 @@ class GpOracle final : public TaskOracle {
   GpOracle(std::vector<KernelSpec> kernels, double noise_std)
       : m_kernels(std::move(kernels)), m_noise_std(noise_std) {}
   Prediction predict(const Task& task) const override;
-  std::string describe() const override;
   const std::vector<KernelSpec>& kernels() const { return m_kernels; }
   double noise_std() const { return m_noise_std; }
 

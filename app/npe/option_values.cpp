@@ -1,4 +1,4 @@
-#include "arguments.h"
+#include "option_values.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -37,10 +37,6 @@ std::vector<double> parse_numbers(const std::string& text, const std::string& op
   }
   if (values.empty()) throw UsageError(option + " needs at least one value");
   return values;
-}
-
-std::vector<double> parse_translation(const std::string& text, const std::string& option) {
-  return parse_numbers(text, option);
 }
 
 std::vector<std::string> parse_list(const std::string& text) {

@@ -1,17 +1,21 @@
 #pragma once
-// Parsing of option values CLI11 receives as text: translations, lists, KEY=VALUE pairs.
+// Checking and parsing option values CLI11 receives as text: bounds, number lists and
+// translations, name lists, KEY=VALUE pairs.
 
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace npe::cli {
 
-/// "D" (every input dimension) or "D1,D2,..." (one per input dimension). Throws UsageError
-/// naming the option.
-std::vector<double> parse_translation(const std::string& text, const std::string& option);
-/// Comma-separated numbers ("0,0.5,1"). Throws UsageError naming the option.
+/// A validator for numbers >= minimum, with a message that says so ("--tasks: must be a number
+/// >= 1, got 'many'").
+CLI::Validator at_least(double minimum);
+
+/// Comma-separated numbers ("0,0.5,1"; also translations: "D" for every input dimension or
+/// "D1,D2,..." one per dimension). Throws UsageError naming the option.
 std::vector<double> parse_numbers(const std::string& text, const std::string& option);
 /// Comma-separated names; empty items are dropped.
 std::vector<std::string> parse_list(const std::string& text);
