@@ -163,6 +163,12 @@ QWidget* ImageExplorer::buildControls() {
   browse->addWidget(previous);
   browse->addWidget(next);
   browse->addWidget(random);
+  // Without the dataset there is nothing to browse: own pictures still work.
+  const bool have_test_images = test_image_count() > 0;
+  for (QWidget* control : {static_cast<QWidget*>(m_index), static_cast<QWidget*>(previous),
+                           static_cast<QWidget*>(next), static_cast<QWidget*>(random)}) {
+    control->setEnabled(have_test_images);
+  }
   auto* open = new QPushButton(tr("Open picture…"), source_box);
   open->setToolTip(
       tr("Your own picture (PNG, JPEG, BMP, …): converted to grey and fitted into "
