@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
                              "N");
   QCommandLineOption device("device", "Where neural models run: cpu, cuda or auto.", "DEVICE",
                             "auto");
-  QCommandLineOption shift("shift", "Start with the 1-D context shifted by D (-10..10).", "D");
+  QCommandLineOption shift("shift", "Start with the 1-D context shifted by D (|D| <= 1e6).", "D");
   QCommandLineOption tab("tab", "Start on this tab: functions or images.", "NAME");
   parser.addOptions({session, screenshot, threads, latency, device, shift, tab});
   parser.addPositionalArgument(
@@ -68,8 +68,9 @@ int main(int argc, char** argv) {
   if (parser.isSet(shift)) {
     bool ok = false;
     const double value = parser.value(shift).toDouble(&ok);
-    if (!ok || !(std::abs(value) <= 10.0)) {
-      std::fprintf(stderr, "np-explorer: --shift expects a number in [-10, 10]\n");
+    constexpr double limit = npe::widgets::FunctionExplorer::kMaxShift;
+    if (!ok || !(std::abs(value) <= limit)) {
+      std::fprintf(stderr, "np-explorer: --shift expects a number in [-%g, %g]\n", limit, limit);
       return 2;
     }
     window.functionExplorer()->setShift(value);

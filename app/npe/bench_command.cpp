@@ -116,47 +116,103 @@ int bench_accuracy(const AccuracyArguments& a) {
   }
   if (entries.empty()) throw UsageError("no models selected (see --models, --models-dir)");
 
-  nlohmann::json rows = nlohmann::json::array();
   int64_t total = 0, done = 0;
   for (const auto& e : entries) total += e.tasks * static_cast<int64_t>(shifts.size());
   TerminalProgress bar("bench accuracy", total);
-  for (const auto& entry : entries) {
+  // results[e][s]: entry e at shifts[s]; all on the same tasks (same seed and batch size), so
+  // differences between shifts and between predictors are paired batch by batch.
+  std::vector<std::vector<EvalResult>> results(entries.size());
+  for (size_t e = 0; e < entries.size(); ++e) {
     for (double shift : shifts) {
       EvalOptions options;
-      options.num_tasks = entry.tasks;
+      options.num_tasks = entries[e].tasks;
       options.seed = seed;
       options.shift = {shift};
-      auto result = evaluate(*entry.predictor, *source, options, [&](const Progress& p) {
-        bar.update(done + p.done, entry.name);
-        return true;
-      });
-      done += entry.tasks;
-      rows.push_back({{"model", entry.name},
-                      {"kind", entry.predictor->info().name},
-                      {"task", source->name()},
-                      {"shift", shift},
-                      {"ll_mean", result.ll_mean},
-                      {"ll_stderr", result.ll_stderr},
-                      {"tasks", result.num_tasks}});
+      results[e].push_back(
+          evaluate(*entries[e].predictor, *source, options, [&](const Progress& p) {
+            bar.update(done + p.done, entries[e].name);
+            return true;
+          }));
+      done += entries[e].tasks;
     }
   }
   bar.finish();
+  const auto zero = std::find(shifts.begin(), shifts.end(), 0.0);
+  const std::optional<size_t> base =
+      zero == shifts.end() ? std::nullopt : std::optional<size_t>(zero - shifts.begin());
+  std::optional<size_t> oracle;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    if (entries[e].predictor->info().capabilities.needs_oracle) oracle = e;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t e = 0; e < entries.size(); ++e) {
+    for (size_t s = 0; s < shifts.size(); ++s) {
+      const auto& result = results[e][s];
+      auto row = to_json(result);
+      row.update({{"model", entries[e].name},
+                  {"kind", entries[e].predictor->info().name},
+                  {"task", source->name()},
+                  {"shift", shifts[s]},
+                  {"batch_size", EvalOptions{}.batch_size}});
+      if (base) {
+        const auto d = paired_difference(result, results[e][*base]);
+        row["ll_change_vs_shift0"] = d.mean;
+        row["paired_stderr_vs_shift0"] = d.standard_error;
+      }
+      if (oracle) {
+        const auto gap = paired_difference(results[*oracle][s], result);
+        row["gap_to_oracle"] = gap.mean;
+        row["gap_to_oracle_stderr"] = gap.standard_error;
+        row["gap_to_oracle_tasks"] = gap.num_tasks;
+      }
+      rows.push_back(row);
+    }
+  }
   if (json) {
     std::printf("%s\n", rows.dump().c_str());
     return 0;
   }
-  std::printf("%s: mean log-likelihood per target ± standard error (seed %llu)\n%-18s %6s",
-              source->name().c_str(), (unsigned long long)seed, "model", "tasks");
-  for (double s : shifts) std::printf(" %16s", ("Δ=" + nlohmann::json(s).dump()).c_str());
-  std::printf("\n");
-  for (size_t e = 0; e < entries.size(); ++e) {
-    std::printf("%-18s %6lld", entries[e].name.c_str(), (long long)entries[e].tasks);
-    for (size_t s = 0; s < shifts.size(); ++s) {
-      const auto& row = rows[e * shifts.size() + s];
-      std::printf("   %7.3f ± %5.3f", row["ll_mean"].get<double>(), row["ll_stderr"].get<double>());
-    }
+  auto print_table = [&](const char* title,
+                         const std::function<std::string(size_t, size_t)>& cell) {
+    std::printf("\n%s\n%-18s %6s", title, "model", "tasks");
+    for (double s : shifts) std::printf(" %16s", ("Δ=" + nlohmann::json(s).dump()).c_str());
     std::printf("\n");
+    for (size_t e = 0; e < entries.size(); ++e) {
+      std::printf("%-18s %6lld", entries[e].name.c_str(), (long long)entries[e].tasks);
+      for (size_t s = 0; s < shifts.size(); ++s) std::printf(" %16s", cell(e, s).c_str());
+      std::printf("\n");
+    }
+  };
+  auto pm = [](double mean, double se) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%7.3f ± %5.3f", mean, se);
+    return std::string(text);
+  };
+  std::printf(
+      "%s, seed %llu; ± standard errors over batches of %lld tasks (tasks in a batch "
+      "share N_c)\n",
+      source->name().c_str(), (unsigned long long)seed, (long long)EvalOptions{}.batch_size);
+  print_table("Mean log-likelihood per target", [&](size_t e, size_t s) {
+    return pm(results[e][s].ll_mean, results[e][s].ll_stderr);
+  });
+  if (base) {
+    print_table("LL(Δ) − LL(0), paired", [&](size_t e, size_t s) {
+      const auto d = paired_difference(results[e][s], results[e][*base]);
+      return pm(d.mean, d.standard_error);
+    });
   }
+  if (oracle) {
+    print_table("Gap to the GP oracle, LL(oracle) − LL(model), paired", [&](size_t e, size_t s) {
+      const auto d = paired_difference(results[*oracle][s], results[e][s]);
+      return pm(d.mean, d.standard_error);
+    });
+  }
+  print_table("Coverage of the central 50% / 90% / 95% intervals", [&](size_t e, size_t s) {
+    const auto& c = results[e][s].coverage;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2f/%.2f/%.2f", c[0], c[1], c[2]);
+    return std::string(text);
+  });
   return 0;
 }
 

@@ -86,15 +86,14 @@ int run_eval(const EvalArguments& a) {
   bar.finish();
   const auto shift_text = describe_translation(options.shift);
   if (json) {
-    nlohmann::json out = {{"model", name},
-                          {"task", source->name()},
-                          {"shift", options.shift.size() == 1 ? nlohmann::json(options.shift[0])
-                                                              : nlohmann::json(options.shift)},
-                          {"split", split},
-                          {"tasks", result.num_tasks},
-                          {"seed", options.seed},
-                          {"ll_mean", result.ll_mean},
-                          {"ll_stderr", result.ll_stderr}};
+    nlohmann::json out = to_json(result);
+    out.update({{"model", name},
+                {"task", source->name()},
+                {"shift", options.shift.size() == 1 ? nlohmann::json(options.shift[0])
+                                                    : nlohmann::json(options.shift)},
+                {"split", split},
+                {"batch_size", options.batch_size},
+                {"seed", options.seed}});
     if (options.shift.empty()) out["shift"] = 0.0;
     std::printf("%s\n", out.dump().c_str());
   } else {
@@ -102,6 +101,12 @@ int run_eval(const EvalArguments& a) {
                 name.c_str(), source->name().c_str(), split.c_str(), shift_text.c_str(),
                 (long long)result.num_tasks, (unsigned long long)options.seed, result.ll_mean,
                 result.ll_stderr);
+    std::printf(
+        "  (± standard error over %zu batches of %lld tasks: tasks in a batch share N_c)\n"
+        "  targets inside the central 50%% / 90%% / 95%% predictive intervals: %.3f / %.3f / "
+        "%.3f\n",
+        result.batch_ll.size(), (long long)options.batch_size, result.coverage[0],
+        result.coverage[1], result.coverage[2]);
   }
   return 0;
 }

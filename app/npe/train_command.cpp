@@ -150,6 +150,11 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
       ->check(at_least(1e-12))
       ->capture_default_str();
   command
+      ->add_option("--lr-schedule", a->options.lr_schedule,
+                   "Learning-rate schedule: constant, or cosine decay to 0 over the steps")
+      ->check(CLI::IsMember({"constant", "cosine"}))
+      ->capture_default_str();
+  command
       ->add_option("--val-every", a->options.validation_every,
                    "Validate every N steps (0: only at the end)")
       ->check(at_least(0))

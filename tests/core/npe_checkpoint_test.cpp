@@ -134,6 +134,25 @@ TEST_F(Checkpoints, FutureFormatVersionIsRejected) {
   NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "unsupported checkpoint format");
 }
 
+// Format 1 predates the corrected transformer NPs: their old weights are refused with a
+// reason; kinds whose definition did not change still load.
+TEST_F(Checkpoints, FormatVersionOneIsRefusedOnlyForChangedKinds) {
+  for (const char* kind : {"tnp", "cnp"}) {
+    auto model = make_model(tiny_config(kind));
+    CheckpointMetadata metadata;
+    metadata.model = model->config();
+    metadata.format_version = 1;
+    auto path = dir / (std::string(kind) + "-old.pt");
+    save_checkpoint(path, *model, metadata);
+    if (model_info(kind).definition_version > 1) {
+      NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "retrain it");
+    } else {
+      EXPECT_NO_THROW(load_checkpoint(path));
+    }
+  }
+  EXPECT_GT(model_info("tnp").definition_version, 1);
+}
+
 TEST_F(Checkpoints, MetadataCanBeReadAlone) {
   auto path = save("rcnp");
   auto metadata = read_checkpoint_metadata(path);

@@ -11,14 +11,15 @@
 namespace npe::widgets {
 
 ShiftControl::ShiftControl(const QStringList& axes, double limit, double step, int decimals,
-                           QWidget* parent)
+                           double slider_limit, QWidget* parent)
     : QWidget(parent), m_limit(limit), m_step(step), m_value(axes.size(), 0.0) {
   auto* grid = new QGridLayout(this);
   grid->setContentsMargins(0, 0, 0, 0);
   for (int axis = 0; axis < axes.size(); ++axis) {
     auto* label = new QLabel(axes[axis], this);
     auto* slider = new QSlider(Qt::Horizontal, this);
-    const int ticks = static_cast<int>(std::lround(limit / step));
+    const double slider_range = slider_limit > 0.0 ? std::min(slider_limit, limit) : limit;
+    const int ticks = static_cast<int>(std::lround(slider_range / step));
     slider->setRange(-ticks, ticks);
     slider->setPageStep(std::max(1, ticks / 20));
     auto* box = new QDoubleSpinBox(this);

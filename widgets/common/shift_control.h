@@ -20,8 +20,10 @@ class ShiftControl final : public QWidget {
 
  public:
   /// One row per axis label; values in [-limit, limit] in steps of `step` shown with `decimals`.
+  /// The sliders cover [-slider_limit, slider_limit] (0: the whole range); larger values are
+  /// typed into the spin boxes.
   ShiftControl(const QStringList& axes, double limit, double step, int decimals,
-               QWidget* parent = nullptr);
+               double slider_limit, QWidget* parent = nullptr);
 
   Translation value() const { return m_value; }
   /// Clamps to the limit and updates the controls without emitting changed().

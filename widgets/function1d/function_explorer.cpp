@@ -43,7 +43,8 @@
 namespace npe::widgets {
 namespace {
 
-constexpr double kMaxShift = 10.0;
+// The slider covers the interesting range; larger shifts (up to kMaxShift) are typed.
+constexpr double kSliderShift = 10.0;
 constexpr double kTrainingContextLow = -2.0, kTrainingContextHigh = 2.0;
 constexpr double kTargetLow = -3.0, kTargetHigh = 3.0;
 // Shown by default: the models the teaching story compares.
@@ -136,7 +137,7 @@ QWidget* FunctionExplorer::buildShiftBar() {
   auto* bar = new QWidget(this);
   auto* row = new QHBoxLayout(bar);
   row->setContentsMargins(8, 0, 8, 0);
-  m_shift_control = new ShiftControl({tr("Shift Δ:")}, kMaxShift, 0.01, 2, bar);
+  m_shift_control = new ShiftControl({tr("Shift Δ:")}, kMaxShift, 0.01, 2, kSliderShift, bar);
   m_shift_control->setToolTip(
       tr("Translate every context point and the target window by Δ. The shaded band is the "
          "range the models saw in training."));
@@ -156,12 +157,15 @@ QWidget* FunctionExplorer::buildSidePanel() {
   m_mode->addItems({tr("GP sample"), tr("Free-hand (points only)")});
   m_kernel = new QComboBox(truth_box);
   m_kernel->addItem(tr("Squared exponential"), "se");
-  m_kernel->addItem(tr("Periodic (period 1)"), "periodic");
+  m_kernel->addItem(tr("Periodic"), "periodic");
   m_kernel->addItem(tr("Matérn-5/2"), "matern52");
   m_lengthscale = new QDoubleSpinBox(truth_box);
   m_lengthscale->setRange(0.1, 10.0);
   m_lengthscale->setSingleStep(0.05);
   m_lengthscale->setValue(0.5);
+  m_lengthscale->setToolTip(
+      tr("The kernel's scale ℓ (paper eq. 36): the lengthscale of the squared-exponential and "
+         "Matérn-5/2 kernels, the period of the periodic kernel"));
   m_noise = new QDoubleSpinBox(truth_box);
   m_noise->setRange(0.0, 2.0);
   m_noise->setSingleStep(0.05);
@@ -173,7 +177,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
   m_show_truth->setChecked(true);
   form->addRow(tr("Mode"), m_mode);
   form->addRow(tr("Kernel"), m_kernel);
-  form->addRow(tr("Lengthscale"), m_lengthscale);
+  form->addRow(tr("Scale ℓ"), m_lengthscale);
   form->addRow(tr("Noise σ"), m_noise);
   form->addRow(tr("Points to sample"), m_sample_count);
   form->addRow(m_show_truth);
@@ -295,9 +299,8 @@ std::vector<QPointF> FunctionExplorer::displayPoints() const {
 }
 
 torch::Tensor FunctionExplorer::column(const std::vector<double>& values) const {
-  return torch::tensor(values, torch::kFloat64)
-      .to(torch::kFloat32)
-      .view({1, static_cast<int64_t>(values.size()), 1});
+  // float64, so that points shifted by up to 1e6 keep their digits until a model sees them.
+  return torch::tensor(values, torch::kFloat64).view({1, static_cast<int64_t>(values.size()), 1});
 }
 
 void FunctionExplorer::appendDisplayContext(std::vector<double>& xc,

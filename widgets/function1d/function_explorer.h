@@ -32,6 +32,10 @@ class FunctionExplorer final : public ExplorerPanel {
   Q_DISABLE_COPY_MOVE(FunctionExplorer)
 
  public:
+  /// Largest |Δ| accepted (spin box, sessions, --shift). Translation-equivariant models are
+  /// exact at any shift (their inputs are measured from the data), so this is generous.
+  static constexpr double kMaxShift = 1e6;
+
   /// Loads the shipped 1-D models found by npe::find_shipped_models("gp1d"); neural models run
   /// on `device` (the GP baselines always on the CPU).
   explicit FunctionExplorer(QWidget* parent = nullptr, torch::Device device = torch::kCPU);

@@ -14,6 +14,7 @@ namespace npe::widgets {
 /// What generates the ground truth; the same spec (and seed) always gives the same function.
 struct GroundTruthSpec {
   KernelKind kernel = KernelKind::SquaredExponential;
+  /// The kernel's scale ell: its lengthscale, or its period for the periodic kernel (eq. 36).
   double lengthscale = 1.0;
   double noise_std = 0.2;
   uint64_t seed = 1;
@@ -38,7 +39,8 @@ class GroundTruth {
   /// n noisy observations at x ~ U(low, high) (base coordinates), reproducible from seed.
   std::vector<QPointF> sample_points(int n, double noise_std, double low, double high,
                                      uint64_t seed) const;
-  KernelSpec kernel() const { return {m_spec.kernel, m_spec.lengthscale, 1.0, 1.0}; }
+  /// The paper's kernel (eq. 36) with ell = spec().lengthscale: the period of the periodic one.
+  KernelSpec kernel() const { return paper_kernel(m_spec.kernel, m_spec.lengthscale); }
 
  private:
   GroundTruthSpec m_spec;

@@ -223,7 +223,7 @@ QWidget* ImageExplorer::buildControls() {
 
   auto* shift_box = new QGroupBox(tr("Translation Δ (pixels)"), panel);
   auto* shift_layout = new QVBoxLayout(shift_box);
-  m_shift = new ShiftControl({tr("Δh"), tr("Δv")}, kMaxTranslation, 1.0, 0, shift_box);
+  m_shift = new ShiftControl({tr("Δh"), tr("Δv")}, kMaxTranslation, 1.0, 0, 0.0, shift_box);
   m_shift->setToolTip(
       tr("Move the picture and its context across the canvas (arrow keys too). "
          "The dashed square is where the shown models saw pictures in "

@@ -50,7 +50,6 @@ nlohmann::json GpTaskConfig::to_json() const {
           {"min_lengthscale", min_lengthscale},
           {"max_lengthscale", max_lengthscale},
           {"signal_variance", signal_variance},
-          {"period", period},
           {"noise_std", noise_std},
           {"min_num_context", min_num_context},
           {"max_num_context", max_num_context},
@@ -75,7 +74,6 @@ GpTaskConfig GpTaskConfig::from_json(const nlohmann::json& json) {
   c.min_lengthscale = read_field(json, "min_lengthscale", c.min_lengthscale);
   c.max_lengthscale = read_field(json, "max_lengthscale", c.max_lengthscale);
   c.signal_variance = read_field(json, "signal_variance", c.signal_variance);
-  c.period = read_field(json, "period", c.period);
   c.noise_std = read_field(json, "noise_std", c.noise_std);
   c.min_num_context = read_field(json, "min_num_context", c.min_num_context);
   c.max_num_context = read_field(json, "max_num_context", c.max_num_context);
@@ -96,7 +94,6 @@ void GpTaskConfig::validate() const {
   if (!(min_lengthscale > 0.0 && max_lengthscale >= min_lengthscale))
     fail("lengthscale range must satisfy 0 < min <= max");
   if (!(signal_variance > 0.0)) fail("signal variance must be positive");
-  if (!(period > 0.0)) fail("period must be positive");
   if (!(noise_std >= 0.0)) fail("noise must be >= 0");
   if (min_num_context < 0 || max_num_context < min_num_context)
     fail("context count range must satisfy 0 <= min <= max");
@@ -127,11 +124,8 @@ TaskBatch GpTaskGenerator::sample(int64_t batch_size, uint64_t seed, const Trans
   std::vector<KernelSpec> kernels;
   std::vector<torch::Tensor> xs, ys;
   for (int64_t b = 0; b < batch_size; ++b) {
-    KernelSpec spec;
-    spec.kind = c.kernels[kernel_dist(engine)];
-    spec.lengthscale = std::exp(log_ls_dist(engine));
-    spec.variance = c.signal_variance;
-    spec.period = c.period;
+    const auto kind = c.kernels[kernel_dist(engine)];
+    const auto spec = paper_kernel(kind, std::exp(log_ls_dist(engine)), c.signal_variance);
     auto xc = uniform(engine, nc, c.dim_x, c.context_low, c.context_high);
     auto xt = uniform(engine, nt, c.dim_x, c.target_low, c.target_high);
     auto x = torch::cat({xc, xt}, 0);
@@ -149,10 +143,12 @@ TaskBatch GpTaskGenerator::sample(int64_t batch_size, uint64_t seed, const Trans
   auto x = torch::stack(xs) + shift;  // [B,N,Dx] + [Dx]
   auto y = torch::stack(ys);
   using torch::indexing::Slice;
-  batch.task.xc = x.index({Slice(), Slice(0, nc)}).to(torch::kFloat32).contiguous();
-  batch.task.yc = y.index({Slice(), Slice(0, nc)}).to(torch::kFloat32).contiguous();
-  batch.task.xt = x.index({Slice(), Slice(nc, n)}).to(torch::kFloat32).contiguous();
-  batch.task.yt = y.index({Slice(), Slice(nc, n)}).to(torch::kFloat32).contiguous();
+  // Kept in float64: a model converts to its own precision after moving to coordinates it can
+  // represent (see NeuralProcessImpl::predict), so Δ = 1e6 loses nothing here.
+  batch.task.xc = x.index({Slice(), Slice(0, nc)}).contiguous();
+  batch.task.yc = y.index({Slice(), Slice(0, nc)}).contiguous();
+  batch.task.xt = x.index({Slice(), Slice(nc, n)}).contiguous();
+  batch.task.yt = y.index({Slice(), Slice(nc, n)}).contiguous();
   return batch;
 }
 

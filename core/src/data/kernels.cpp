@@ -31,9 +31,22 @@ std::vector<KernelKind> all_kernel_kinds() {
   return {KernelKind::SquaredExponential, KernelKind::Periodic, KernelKind::Matern52};
 }
 
+KernelSpec paper_kernel(KernelKind kind, double ell, double variance) {
+  KernelSpec spec;
+  spec.kind = kind;
+  spec.variance = variance;
+  if (kind == KernelKind::Periodic) {
+    spec.period = ell;
+    spec.lengthscale = 1.0;
+  } else {
+    spec.lengthscale = ell;
+  }
+  return spec;
+}
+
 torch::Tensor kernel_matrix(KernelKind kind, const torch::Tensor& x1, const torch::Tensor& x2,
                             const torch::Tensor& lengthscale, const torch::Tensor& variance,
-                            double period) {
+                            const torch::Tensor& period) {
   // diff: [..., N, M, Dx]
   auto diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);
   switch (kind) {
@@ -42,7 +55,7 @@ torch::Tensor kernel_matrix(KernelKind kind, const torch::Tensor& x1, const torc
       return variance * torch::exp(-0.5 * sq);
     }
     case KernelKind::Periodic: {
-      auto s = torch::sin(M_PI * diff.abs() / period).square().sum(-1);
+      auto s = torch::sin(M_PI * diff.abs() / period.unsqueeze(-1)).square().sum(-1);
       return variance * torch::exp(-2.0 * s / lengthscale.square());
     }
     case KernelKind::Matern52: {
@@ -70,10 +83,10 @@ torch::Tensor kernel_matrix(const KernelSpec& spec, const torch::Tensor& x1,
     // Scaling each input dimension by its lengthscale turns ARD into a unit-lengthscale SE.
     auto inverse = 1.0 / torch::tensor(spec.ard_lengthscales, opts);
     return kernel_matrix(spec.kind, x1 * inverse, x2 * inverse, torch::tensor(1.0, opts),
-                         torch::tensor(spec.variance, opts), spec.period);
+                         torch::tensor(spec.variance, opts), torch::tensor(spec.period, opts));
   }
   return kernel_matrix(spec.kind, x1, x2, torch::tensor(spec.lengthscale, opts),
-                       torch::tensor(spec.variance, opts), spec.period);
+                       torch::tensor(spec.variance, opts), torch::tensor(spec.period, opts));
 }
 
 }  // namespace npe

@@ -23,9 +23,10 @@ void require(bool condition, const std::string& message) {
 
 }  // namespace
 
-Task Task::to(torch::Device device, torch::ScalarType dtype) const {
+Task Task::to(torch::Device device, std::optional<torch::ScalarType> dtype) const {
   auto move = [&](const torch::Tensor& t) {
-    return t.defined() ? t.to(device, dtype) : torch::Tensor();
+    if (!t.defined()) return torch::Tensor();
+    return t.to(device, dtype.value_or(t.scalar_type()));
   };
   return {move(xc), move(yc), move(xt), move(yt)};
 }

@@ -128,6 +128,15 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
                             std::to_string(kFormatVersion) + ")");
     }
     m.model = ModelConfig::from_json(json.at("model"));
+    const auto& info = model_info(m.model.kind);
+    if (m.format_version < info.definition_version) {
+      throw CheckpointError(
+          "this " + info.display_name + " checkpoint (format version " +
+          std::to_string(m.format_version) +
+          ") predates the model's corrected definition (paper eq. 10 on attention weights, "
+          "two-layer token embedders); its weights do not fit it: retrain it with the command "
+          "in its metadata");
+    }
     m.task = json.value("task", nlohmann::json::object());
     m.steps = json.value("steps", int64_t{0});
     m.wall_time_s = json.value("wall_time_s", 0.0);

@@ -42,12 +42,18 @@ double block(const ModelConfig& c, double nq, double nk) {
   return attention_core(c, nq, nk) + feed_forward(c, nq);
 }
 
-double te_block(const ModelConfig& c, double nq, double nk) {
+double te_block(const ModelConfig& c, double nq, double nk, bool update_locations) {
   const double pairs = nq * nk, h = double(c.num_heads), w = double(c.pairwise_width);
-  double rho = linear(pairs, h, w) + linear(nq + nk, double(c.dim_x), w) + linear(pairs, w, w) +
+  double rho = linear(pairs, h, w) + linear(pairs, double(c.dim_x), w) + linear(pairs, w, w) +
                linear(pairs, w, h);
-  double phi = c.update_locations ? mlp(pairs, h, {w, w}, 1.0) + 4.0 * pairs * c.dim_x : 0.0;
+  double phi = update_locations ? mlp(pairs, h, {w, w}, 1.0) + 3.0 * pairs * c.dim_x : 0.0;
   return attention_core(c, nq, nk) + rho + phi + feed_forward(c, nq);
+}
+
+// The token embedder: two hidden layers of width D_z.
+double embedder(const ModelConfig& c, double rows, double in) {
+  const double dz = double(c.dim_model);
+  return mlp(rows, in, {dz, dz}, dz);
 }
 
 }  // namespace
@@ -63,18 +69,23 @@ double forward_flops(const ModelConfig& c, const BatchShape& s) {
     per_task = linear(nt + nc, dx, dz) + linear(nc, dy, dz) +
                mlp(nt * nc, dz, std::vector<double>(4, dz), dz) + head(c, nt, dz);
   } else if (c.kind == "tnp") {
-    per_task = mlp(nc + nt, dx + dy + 1, {dz}, dz) +
-               layers * (block(c, nc, nc) + block(c, nt, nc)) + head(c, nt, dz);
-  } else if (c.kind == "pttnp") {
-    per_task = mlp(nc + nt, dx + dy + 1, {dz}, dz) +
-               layers * (block(c, m, nc) + block(c, nc, m) + block(c, nt, m)) + head(c, nt, dz);
-  } else if (c.kind == "tetnp") {
-    per_task = mlp(nc + 1, dy + 1, {dz}, dz) +
-               layers * (te_block(c, nc, nc) + te_block(c, nt, nc)) + head(c, nt, dz);
-  } else if (c.kind == "tepttnp") {
-    per_task = mlp(nc + 1, dy + 1, {dz}, dz) + linear(m + nc, dz, dz) + 2.0 * m * nc * (dz + dx) +
-               layers * (te_block(c, m, nc) + te_block(c, nc, m) + te_block(c, nt, m)) +
+    per_task = embedder(c, nc + nt, dx + dy + 1) + layers * (block(c, nc, nc) + block(c, nt, nc)) +
                head(c, nt, dz);
+  } else if (c.kind == "pttnp") {
+    // The last layer has no context update (its result would be unused).
+    per_task = embedder(c, nc + nt, dx + dy + 1) + layers * (block(c, m, nc) + block(c, nt, m)) +
+               (layers - 1) * block(c, nc, m) + head(c, nt, dz);
+  } else if (c.kind == "tetnp") {
+    // The last cross-attention skips the unused target location update unless it is shared.
+    const bool u = c.update_locations;
+    per_task = embedder(c, nc + 1, dy + 1) + layers * te_block(c, nc, nc, u) +
+               (layers - 1) * te_block(c, nt, nc, u) +
+               te_block(c, nt, nc, u && c.share_layer_weights) + head(c, nt, dz);
+  } else if (c.kind == "tepttnp") {
+    const bool u = c.update_locations;
+    per_task = embedder(c, nc + 1, dy + 1) + linear(m + nc, dz, dz) + 2.0 * m * nc * (dz + dx) +
+               layers * te_block(c, m, nc, u) + (layers - 1) * te_block(c, nc, m, u) +
+               (layers - 1) * te_block(c, nt, m, u) + te_block(c, nt, m, false) + head(c, nt, dz);
   } else if (c.kind == "convcnp") {
     const double granularity = std::pow(2.0, double(c.unet_depth));
     const double margin = double(c.kernel_size / 2) * 2.0 * granularity;

@@ -16,11 +16,39 @@ Prediction NeuralProcessImpl::predict(const Task& task) {
                             " but the task has D_x = " + std::to_string(task.dim_x()) +
                             ", D_y = " + std::to_string(task.dim_y()));
   }
-  if (m_config.input_scale != 1.0) {
-    const auto s = m_config.input_scale;
-    return forward_impl({task.xc * s, task.yc, task.xt * s, task.yt});
+  return forward_impl(model_inputs(task));
+}
+
+Task NeuralProcessImpl::model_inputs(const Task& task) const {
+  auto xc = task.xc.to(torch::kFloat64);
+  auto xt = task.xt.to(torch::kFloat64);
+  if (model_info(m_config.kind).translation_equivariant) {
+    // Equivariance makes the origin free: measuring inputs from a point of the data keeps them
+    // small, so float32 holds every digit that matters even at |Δ| = 1e6. The reference is a
+    // whole number so that grid-based models keep their grid alignment.
+    torch::Tensor reference;
+    if (task.num_context() > 0) {
+      reference = xc.mean(1, true).round();
+    } else if (task.num_targets() > 0) {
+      reference = xt.mean(1, true).round();
+    }
+    if (reference.defined()) {
+      xc = xc - reference;
+      xt = xt - reference;
+    }
   }
-  return forward_impl(task);
+  if (m_config.input_scale != 1.0) {
+    xc = xc * m_config.input_scale;
+    xt = xt * m_config.input_scale;
+  }
+  const auto dtype = parameter_dtype();
+  auto cast = [&](const torch::Tensor& t) { return t.defined() ? t.to(dtype) : t; };
+  return {cast(xc), cast(task.yc), cast(xt), cast(task.yt)};
+}
+
+torch::ScalarType NeuralProcessImpl::parameter_dtype() const {
+  const auto params = parameters();
+  return params.empty() ? torch::kFloat32 : params.front().scalar_type();
 }
 
 torch::Tensor NeuralProcessImpl::target_attention(const Task& task) {

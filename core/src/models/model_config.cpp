@@ -19,6 +19,7 @@ namespace npe {
   X(head_dim) \
   X(pairwise_width) \
   X(update_locations) \
+  X(share_layer_weights) \
   X(num_pseudo_tokens) \
   X(heteroscedastic) \
   X(min_stddev) \

@@ -137,11 +137,10 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward(const torch::
   }
   auto k = m_k->forward(zk).view({b, nk, m_heads, m_head_dim}).permute({0, 2, 1, 3});
   auto v = m_v->forward(zk).view({b, nk, m_heads, m_head_dim}).permute({0, 2, 1, 3});
-  auto xk_projected = m_rho_dx->forward(xk);
   const int64_t width = m_rho_hidden->options.in_features();
   const int64_t per_query = b * nk * width;
   if (torch::GradMode::is_enabled() || nq * per_query <= kPairwiseElementBudget) {
-    return forward_chunk(zq, xq, k, v, xk_projected, xk, return_weights);
+    return forward_chunk(zq, xq, k, v, xk, return_weights);
   }
   // Queries do not interact, so chunking them gives the same result with bounded memory.
   const int64_t chunk = std::max<int64_t>(1, kPairwiseElementBudget / per_query);
@@ -150,8 +149,7 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward(const torch::
     const auto end = std::min(nq, start + chunk);
     using torch::indexing::Slice;
     auto part = forward_chunk(zq.index({Slice(), Slice(start, end)}),
-                              xq.index({Slice(), Slice(start, end)}), k, v, xk_projected, xk,
-                              return_weights);
+                              xq.index({Slice(), Slice(start, end)}), k, v, xk, return_weights);
     zs.push_back(part.z);
     xs.push_back(part.x);
     if (return_weights) ws.push_back(part.weights);
@@ -163,23 +161,26 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward(const torch::
 
 TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
     const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& k,
-    const torch::Tensor& v, const torch::Tensor& xk_projected, const torch::Tensor& xk,
-    bool return_weights) {
-  const auto b = zq.size(0), nq = zq.size(1), nk = k.size(2);
+    const torch::Tensor& v, const torch::Tensor& xk, bool return_weights) {
+  const auto b = zq.size(0), nq = zq.size(1);
   auto q = m_q->forward(zq).view({b, nq, m_heads, m_head_dim}).permute({0, 2, 1, 3});
   // [B,H,Nq,Nk] -> [B,Nq,Nk,H]: the pairwise MLP works on the last dimension.
   auto dots = (q.matmul(k.transpose(-1, -2)) / std::sqrt(double(m_head_dim))).permute({0, 2, 3, 1});
-  auto hidden = m_rho_dots->forward(dots);
-  hidden.add_(m_rho_dx->forward(xq).unsqueeze(2)).sub_(xk_projected.unsqueeze(1));
+  // Differences are formed before any projection: projecting x_n and x_m separately and
+  // subtracting would cancel large, rounded numbers when the inputs are far from the origin.
+  auto diff = xq.unsqueeze(2) - xk.unsqueeze(1);  // [B,Nq,Nk,Dx]
+  auto hidden = m_rho_dots->forward(dots).add_(m_rho_dx->forward(diff));
   hidden = torch::relu(m_rho_hidden->forward(torch::relu(hidden)));
-  auto logits = m_rho_out->forward(hidden);                        // [B,Nq,Nk,H]
-  auto weights = torch::softmax(logits, 2).permute({0, 3, 1, 2});  // [B,H,Nq,Nk]
+  auto logits = m_rho_out->forward(hidden);    // [B,Nq,Nk,H]
+  auto alpha = torch::softmax(logits, 2);      // [B,Nq,Nk,H], sums to 1 over the keys
+  auto weights = alpha.permute({0, 3, 1, 2});  // [B,H,Nq,Nk]
   auto attended = weights.matmul(v).permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim});
   Output out{m_out->forward(attended), xq, {}};
   if (m_update_locations) {
-    // x_n + (1/Nk) sum_m (x_n - x_m) s_nm  ==  x_n + (x_n sum_m s_nm - S x) / Nk
-    auto s = m_phi->forward(logits).squeeze(-1);  // [B,Nq,Nk]
-    out.x = xq + (xq * s.sum(-1, true) - s.matmul(xk)) / static_cast<double>(nk);
+    // Paper eq. 10: x_n + (1/Nk) sum_m (x_n - x_m) phi(alpha_nm), with phi acting on the
+    // attention weights (post-softmax), as in the paper and the authors' code.
+    auto s = m_phi->forward(alpha);  // [B,Nq,Nk,1]
+    out.x = xq + (diff * s).mean(2);
   }
   if (return_weights) out.weights = weights;
   return out;

@@ -12,9 +12,9 @@ torch::Tensor log_likelihood_per_task(const Prediction& prediction, const torch:
   if (!y.defined() || y.sizes() != prediction.mean.sizes()) {
     throw InvalidInputError("log-likelihood: outputs and prediction have different shapes");
   }
-  if (y.size(1) == 0) return torch::zeros({y.size(0)}, y.options());
+  if (y.size(1) == 0) return torch::zeros({y.size(0)}, prediction.mean.options());
   const double half_log_2pi = 0.5 * std::log(2.0 * M_PI);
-  auto z = (y - prediction.mean) / prediction.stddev;
+  auto z = (y.to(prediction.mean.scalar_type()) - prediction.mean) / prediction.stddev;
   auto log_density = -0.5 * z.square() - prediction.stddev.log() - half_log_2pi;
   return log_density.sum(-1).mean(-1);
 }

@@ -10,13 +10,16 @@ namespace npe {
 
 PtTnpImpl::PtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto dz = c.dim_model;
-  m_embed = register_module("embed", Mlp(c.dim_x + c.dim_y + 1, std::vector<int64_t>{dz}, dz));
+  m_embed = register_module("embed", token_embedder(c.dim_x + c.dim_y + 1, dz));
   m_pseudo_tokens = register_parameter("pseudo_tokens", torch::randn({c.num_pseudo_tokens, dz}));
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const auto s = std::to_string(l);
     auto block = [&] { return AttentionBlock(dz, c.num_heads, c.head_dim); };
     m_pseudo_from_context.push_back(register_module("pseudo_from_context" + s, block()));
-    m_context_from_pseudo.push_back(register_module("context_from_pseudo" + s, block()));
+    // The last layer's context tokens would never be read: no context update there.
+    if (l + 1 < c.num_layers) {
+      m_context_from_pseudo.push_back(register_module("context_from_pseudo" + s, block()));
+    }
     m_target_from_pseudo.push_back(register_module("target_from_pseudo" + s, block()));
   }
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
@@ -28,7 +31,7 @@ Prediction PtTnpImpl::forward_impl(const Task& task) {
   auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
   for (size_t l = 0; l < m_pseudo_from_context.size(); ++l) {
     u = m_pseudo_from_context[l]->forward(u, zc);
-    zc = m_context_from_pseudo[l]->forward(zc, u);
+    if (l < m_context_from_pseudo.size()) zc = m_context_from_pseudo[l]->forward(zc, u);
     zt = m_target_from_pseudo[l]->forward(zt, u);
   }
   return m_head->forward(zt);
@@ -36,21 +39,30 @@ Prediction PtTnpImpl::forward_impl(const Task& task) {
 
 TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto dz = c.dim_model;
-  m_embed = register_module("embed", Mlp(c.dim_y + 1, std::vector<int64_t>{dz}, dz));
+  m_embed = register_module("embed", token_embedder(c.dim_y + 1, dz));
   m_pseudo_tokens = register_parameter("pseudo_tokens", torch::randn({c.num_pseudo_tokens, dz}));
+  // Initial pseudo-tokens and pseudo-location offsets from a standard normal (paper F.1).
   m_pseudo_offsets =
-      register_parameter("pseudo_offsets", 0.1 * torch::randn({c.num_pseudo_tokens, c.dim_x}));
+      register_parameter("pseudo_offsets", torch::randn({c.num_pseudo_tokens, c.dim_x}));
   m_psi_query = register_module("psi_query", torch::nn::Linear(dz, dz));
   m_psi_key = register_module("psi_key", torch::nn::Linear(dz, dz));
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const auto s = std::to_string(l);
-    auto block = [&] {
+    auto block = [&](bool update_locations) {
       return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_x, c.pairwise_width,
-                              c.update_locations);
+                              update_locations);
     };
-    m_pseudo_from_context.push_back(register_module("pseudo_from_context" + s, block()));
-    m_context_from_pseudo.push_back(register_module("context_from_pseudo" + s, block()));
-    m_target_from_pseudo.push_back(register_module("target_from_pseudo" + s, block()));
+    const bool last = l + 1 == c.num_layers;
+    m_pseudo_from_context.push_back(
+        register_module("pseudo_from_context" + s, block(c.update_locations)));
+    // The last layer's context tokens and locations and its target locations would never be
+    // read: no context update there, and no target location update.
+    if (!last) {
+      m_context_from_pseudo.push_back(
+          register_module("context_from_pseudo" + s, block(c.update_locations)));
+    }
+    m_target_from_pseudo.push_back(
+        register_module("target_from_pseudo" + s, block(c.update_locations && !last)));
   }
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
 }
@@ -78,9 +90,11 @@ Prediction TePtTnpImpl::forward_impl(const Task& task) {
     auto pseudo = m_pseudo_from_context[l]->forward(u, v, zc, xc);
     u = pseudo.z;
     v = pseudo.x;
-    auto context = m_context_from_pseudo[l]->forward(zc, xc, u, v);
-    zc = context.z;
-    xc = context.x;
+    if (l < m_context_from_pseudo.size()) {
+      auto context = m_context_from_pseudo[l]->forward(zc, xc, u, v);
+      zc = context.z;
+      xc = context.x;
+    }
     auto target = m_target_from_pseudo[l]->forward(zt, xt, u, v);
     zt = target.z;
     xt = target.x;

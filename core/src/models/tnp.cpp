@@ -8,7 +8,7 @@ namespace npe {
 
 TnpImpl::TnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto dz = c.dim_model;
-  m_embed = register_module("embed", Mlp(c.dim_x + c.dim_y + 1, std::vector<int64_t>{dz}, dz));
+  m_embed = register_module("embed", token_embedder(c.dim_x + c.dim_y + 1, dz));
   for (int64_t l = 0; l < c.num_layers; ++l) {
     m_self.push_back(
         register_module("self" + std::to_string(l), AttentionBlock(dz, c.num_heads, c.head_dim)));
@@ -30,14 +30,21 @@ Prediction TnpImpl::forward_impl(const Task& task) {
 
 TeTnpImpl::TeTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto dz = c.dim_model;
-  m_embed = register_module("embed", Mlp(c.dim_y + 1, std::vector<int64_t>{dz}, dz));
+  m_embed = register_module("embed", token_embedder(c.dim_y + 1, dz));
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    auto block = [&] {
+    auto block = [&](bool update_locations) {
       return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_x, c.pairwise_width,
-                              c.update_locations);
+                              update_locations);
     };
-    m_self.push_back(register_module("self" + std::to_string(l), block()));
-    m_cross.push_back(register_module("cross" + std::to_string(l), block()));
+    // The target locations leave the last layer unused, so its cross-attention skips their
+    // update, unless it is shared with the self-attention, which needs it.
+    const bool last = l + 1 == c.num_layers;
+    auto cross = register_module("cross" + std::to_string(l),
+                                 block(c.update_locations && (!last || c.share_layer_weights)));
+    m_cross.push_back(cross);
+    m_self.push_back(c.share_layer_weights
+                         ? cross
+                         : register_module("self" + std::to_string(l), block(c.update_locations)));
   }
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
 }

@@ -23,7 +23,9 @@ class TnpImpl final : public NeuralProcessImpl {
 };
 
 /// Translation-equivariant TNP (paper Section 3). Tokens depend on outputs only: context
-/// MLP([y, 0]), targets MLP([0, 1]); every attention is TE attention with location updates.
+/// MLP([y, 0]), targets MLP([0, 1]); every attention is TE attention, with location updates
+/// (eq. 10) when config.update_locations. With config.share_layer_weights each layer's context
+/// self-attention and target cross-attention use one set of weights, as the authors' code does.
 class TeTnpImpl final : public NeuralProcessImpl {
  public:
   explicit TeTnpImpl(const ModelConfig& config);

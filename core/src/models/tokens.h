@@ -8,6 +8,12 @@
 
 namespace npe {
 
+/// The token embedder of the transformer NPs: an MLP with two hidden layers of width D_z
+/// (paper Appendix F.1).
+inline Mlp token_embedder(int64_t in, int64_t dim_model) {
+  return Mlp(in, std::vector<int64_t>{dim_model, dim_model}, dim_model);
+}
+
 struct Tokens {
   torch::Tensor context;  ///< [B,Nc,Dz]
   torch::Tensor target;   ///< [B,Nt,Dz]

@@ -42,7 +42,8 @@ Prediction gp_posterior_predictive(const KernelSpec& kernel, double noise_std,
 torch::Tensor gp_log_marginal_likelihood(KernelKind kind, const torch::Tensor& xc,
                                          const torch::Tensor& yc, const torch::Tensor& lengthscale,
                                          const torch::Tensor& variance,
-                                         const torch::Tensor& noise_var, double period) {
+                                         const torch::Tensor& noise_var,
+                                         const torch::Tensor& period) {
   const auto n = xc.size(-2);
   const auto dim_y = yc.size(-1);
   auto k = kernel_matrix(kind, xc, xc, lengthscale, variance, period);
@@ -116,9 +117,9 @@ FittedGp fit_gp_ard(const Task& task, const FittedGpOptions& options) {
   const double noise_floor = 1e-4;
   auto objective = [&]() {
     auto scaled = xc / log_lengthscale.exp();
-    return gp_log_marginal_likelihood(KernelKind::SquaredExponential, scaled, yc,
-                                      torch::ones({1, 1, 1}, opts), log_variance.exp(),
-                                      log_noise.exp() + noise_floor);
+    const auto one = torch::ones({1, 1, 1}, opts);
+    return gp_log_marginal_likelihood(KernelKind::SquaredExponential, scaled, yc, one,
+                                      log_variance.exp(), log_noise.exp() + noise_floor, one);
   };
   maximise_marginal_likelihood({log_lengthscale, log_variance, log_noise}, objective, options,
                                task.num_context(), [&] {
@@ -152,11 +153,8 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
   FittedGp result;
   if (task.num_context() == 0) {
     for (int64_t b = 0; b < batch; ++b) {
-      KernelSpec prior{options.ard ? KernelKind::SquaredExponential : options.kernels.front(),
-                       1.0,
-                       1.0,
-                       options.period,
-                       {}};
+      KernelSpec prior;
+      prior.kind = options.ard ? KernelKind::SquaredExponential : options.kernels.front();
       result.kernels.push_back(prior);
       result.noise_std.push_back(0.1);
     }
@@ -166,36 +164,57 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
   torch::AutoGradMode enable_grad(true);
   auto xc = task.xc.to(torch::kCPU, torch::kFloat64);
   auto yc = task.yc.to(torch::kCPU, torch::kFloat64);
-  const auto num_kernels = static_cast<int64_t>(options.kernels.size());
+  // Candidates: one per kernel family, and for the periodic kernel one per initial period,
+  // because its marginal likelihood has a local optimum at every divisor of the true period.
+  struct Candidate {
+    KernelKind kind;
+    double initial_period;
+  };
+  std::vector<Candidate> candidates;
+  for (auto kind : options.kernels) {
+    if (kind == KernelKind::Periodic) {
+      for (double p : options.initial_periods) candidates.push_back({kind, p});
+    } else {
+      candidates.push_back({kind, 1.0});
+    }
+  }
+  const auto count = static_cast<int64_t>(candidates.size());
   auto opts = xc.options();
-  // One parameter set per kernel family and task, optimised jointly (the objectives are
+  // One parameter set per candidate and task, optimised jointly (the objectives are
   // independent, so a shared Adam instance does not couple them).
-  auto log_lengthscale = torch::zeros({num_kernels, batch, 1, 1}, opts).requires_grad_(true);
-  auto log_variance = torch::zeros({num_kernels, batch, 1, 1}, opts).requires_grad_(true);
-  auto log_noise =
-      torch::full({num_kernels, batch, 1, 1}, std::log(0.05), opts).requires_grad_(true);
+  auto log_lengthscale = torch::zeros({count, batch, 1, 1}, opts).requires_grad_(true);
+  auto log_variance = torch::zeros({count, batch, 1, 1}, opts).requires_grad_(true);
+  auto log_noise = torch::full({count, batch, 1, 1}, std::log(0.05), opts).requires_grad_(true);
+  auto log_period = torch::zeros({count, batch, 1, 1}, opts);
+  for (int64_t k = 0; k < count; ++k) log_period[k].fill_(std::log(candidates[k].initial_period));
+  log_period.requires_grad_(true);
   const double noise_floor = 1e-4;
   auto objective = [&]() {
     std::vector<torch::Tensor> lml;
-    for (int64_t k = 0; k < num_kernels; ++k) {
-      lml.push_back(gp_log_marginal_likelihood(options.kernels[k], xc, yc, log_lengthscale[k].exp(),
-                                               log_variance[k].exp(),
-                                               log_noise[k].exp() + noise_floor, options.period));
+    for (int64_t k = 0; k < count; ++k) {
+      lml.push_back(gp_log_marginal_likelihood(
+          candidates[k].kind, xc, yc, log_lengthscale[k].exp(), log_variance[k].exp(),
+          log_noise[k].exp() + noise_floor, log_period[k].exp()));
     }
     return torch::stack(lml);  // [K, B]
   };
-  maximise_marginal_likelihood({log_lengthscale, log_variance, log_noise}, objective, options,
-                               task.num_context(), [&] {
+  maximise_marginal_likelihood({log_lengthscale, log_variance, log_noise, log_period}, objective,
+                               options, task.num_context(), [&] {
                                  log_lengthscale.clamp_(std::log(1e-2), std::log(1e2));
                                  log_variance.clamp_(std::log(1e-3), std::log(1e2));
                                  log_noise.clamp_(std::log(1e-4), std::log(10.0));
+                                 log_period.clamp_(std::log(0.05), std::log(20.0));
                                });
   torch::NoGradGuard no_grad;
   auto best = objective().argmax(0);  // [B]
   for (int64_t b = 0; b < batch; ++b) {
     const auto k = best[b].item<int64_t>();
-    result.kernels.push_back({options.kernels[k], log_lengthscale[k][b].exp().item<double>(),
-                              log_variance[k][b].exp().item<double>(), options.period});
+    KernelSpec spec;
+    spec.kind = candidates[k].kind;
+    spec.lengthscale = log_lengthscale[k][b].exp().item<double>();
+    spec.variance = log_variance[k][b].exp().item<double>();
+    spec.period = log_period[k][b].exp().item<double>();
+    result.kernels.push_back(spec);
     result.noise_std.push_back(std::sqrt(log_noise[k][b].exp().item<double>() + noise_floor));
   }
   return result;

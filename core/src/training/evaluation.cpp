@@ -1,6 +1,8 @@
 #include "npe/training/evaluation.h"
 
 #include <cmath>
+#include <sstream>
+#include <tuple>
 
 #include <torch/torch.h>
 
@@ -8,37 +10,105 @@
 
 namespace npe {
 
+namespace {
+
+// Weighted mean of per-batch values and its standard error over batches (the batches are the
+// independent units; with equal sizes this is the sample std of the batch means / sqrt(n)).
+std::pair<double, double> mean_and_stderr(const std::vector<double>& values,
+                                          const std::vector<int64_t>& weights) {
+  const auto n = values.size();
+  double total = 0.0, sum = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    total += double(weights[i]);
+    sum += double(weights[i]) * values[i];
+  }
+  const double mean = sum / total;
+  if (n < 2) return {mean, 0.0};
+  double squares = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = double(weights[i]) * (values[i] - mean);
+    squares += d * d;
+  }
+  return {mean, std::sqrt(double(n) / double(n - 1) * squares) / total};
+}
+
+// Two-sided standard normal quantile of a central interval: P(|z| <= q) = level.
+double central_quantile(double level) {
+  return std::sqrt(2.0) * torch::erfinv(torch::tensor(level, torch::kFloat64)).item<double>();
+}
+
+}  // namespace
+
 EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOptions& options,
                     const ProgressCallback& progress) {
   if (options.num_tasks < 1) throw ConfigError("evaluation needs at least one task");
   if (options.batch_size < 1) throw ConfigError("batch size must be >= 1");
   translation_tensor(options.shift, source.dim_x());  // validates the shift before any work
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> per_task;
   EvalResult result;
+  std::array<double, 3> inside{};
+  double outputs = 0.0;
   int64_t done = 0;
   for (int64_t index = 0; done < options.num_tasks; ++index) {
     const auto size = std::min(options.batch_size, options.num_tasks - done);
     auto batch = source.sample(size, derive_seed(options.seed, options.stream, index),
                                options.shift, options.split);
     auto prediction = predictor.predict(batch);
-    auto ll = log_likelihood_per_task(prediction, batch.task.yt.to(prediction.mean.device()))
-                  .to(torch::kCPU, torch::kFloat64);
+    auto yt = batch.task.yt.to(prediction.mean.device());
+    auto ll = log_likelihood_per_task(prediction, yt).to(torch::kCPU, torch::kFloat64);
     if (!torch::isfinite(ll).all().item<bool>()) {
       throw InvalidInputError("evaluation: the model produced a non-finite log-likelihood");
     }
-    per_task.push_back(ll);
+    result.batch_ll.push_back(ll.mean().item<double>());
+    result.batch_tasks.push_back(size);
+    auto z = ((yt.to(torch::kFloat64) - prediction.mean.to(torch::kFloat64)) /
+              prediction.stddev.to(torch::kFloat64))
+                 .abs();
+    outputs += double(z.numel());
+    for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
+      inside[i] += z.le(central_quantile(kCoverageLevels[i])).sum().item<double>();
+    }
     done += size;
     if (progress && !progress({done, options.num_tasks, "evaluating"})) {
       result.cancelled = true;
       break;
     }
   }
-  auto all = torch::cat(per_task);
-  result.num_tasks = all.size(0);
-  result.ll_mean = all.mean().item<double>();
-  result.ll_stderr =
-      result.num_tasks > 1 ? all.std().item<double>() / std::sqrt(double(result.num_tasks)) : 0.0;
+  result.num_tasks = done;
+  std::tie(result.ll_mean, result.ll_stderr) = mean_and_stderr(result.batch_ll, result.batch_tasks);
+  for (size_t i = 0; i < inside.size(); ++i) {
+    result.coverage[i] = outputs > 0 ? inside[i] / outputs : 0.0;
+  }
+  return result;
+}
+
+nlohmann::json to_json(const EvalResult& result) {
+  nlohmann::json coverage = nlohmann::json::object();
+  for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
+    std::ostringstream level;
+    level << kCoverageLevels[i];
+    coverage[level.str()] = result.coverage[i];
+  }
+  return {{"ll_mean", result.ll_mean},         {"ll_stderr", result.ll_stderr},
+          {"stderr_over", "batches"},          {"tasks", result.num_tasks},
+          {"batches", result.batch_ll.size()}, {"coverage", coverage}};
+}
+
+PairedDifference paired_difference(const EvalResult& a, const EvalResult& b) {
+  const auto n = std::min(a.batch_ll.size(), b.batch_ll.size());
+  if (n == 0) throw ConfigError("paired comparison: an evaluation has no batches");
+  std::vector<double> differences;
+  std::vector<int64_t> weights;
+  PairedDifference result;
+  for (size_t i = 0; i < n; ++i) {
+    if (a.batch_tasks[i] != b.batch_tasks[i]) {
+      throw ConfigError("paired comparison: the evaluations used different batches");
+    }
+    differences.push_back(a.batch_ll[i] - b.batch_ll[i]);
+    weights.push_back(a.batch_tasks[i]);
+    result.num_tasks += a.batch_tasks[i];
+  }
+  std::tie(result.mean, result.standard_error) = mean_and_stderr(differences, weights);
   return result;
 }
 

@@ -17,6 +17,11 @@ TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,
   if (options.steps < 0) throw ConfigError("training steps must be >= 0");
   if (options.batch_size < 1) throw ConfigError("batch size must be >= 1");
   if (!(options.learning_rate > 0.0)) throw ConfigError("learning rate must be positive");
+  if (options.lr_schedule != "constant" && options.lr_schedule != "cosine") {
+    throw ConfigError("unknown learning-rate schedule '" + options.lr_schedule +
+                      "' (known: constant, cosine)");
+  }
+  const bool cosine = options.lr_schedule == "cosine";
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -51,6 +56,12 @@ TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,
   report.total_steps = options.steps;
   for (int64_t step = 1; step <= options.steps; ++step) {
     model.train();
+    if (cosine) {
+      const double progress = double(step - 1) / double(options.steps);
+      for (auto& group : optimizer.param_groups()) {
+        group.options().set_lr(options.learning_rate * 0.5 * (1.0 + std::cos(M_PI * progress)));
+      }
+    }
     auto batch = source.sample(options.batch_size, derive_seed(options.seed, kTrainStream, step),
                                {}, Split::Train);
     auto task = batch.task.to(options.device);

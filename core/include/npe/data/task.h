@@ -1,6 +1,7 @@
 #pragma once
 // A batch of regression tasks in the neural-process sense: context set and target set.
 
+#include <optional>
 #include <vector>
 
 #include <torch/types.h>
@@ -32,8 +33,9 @@ struct Task {
   int64_t dim_y() const { return yc.size(2); }
   bool has_target_outputs() const { return yt.defined(); }
 
-  /// Same task on another device / dtype.
-  Task to(torch::Device device, torch::ScalarType dtype = torch::kFloat32) const;
+  /// Same task on another device, in the given dtype or, without one, in its own (tasks may
+  /// carry float64 inputs so that large translations stay exact until a model sees them).
+  Task to(torch::Device device, std::optional<torch::ScalarType> dtype = std::nullopt) const;
   /// All inputs (context and target) translated by tau (see Translation). Throws
   /// InvalidInputError for a translation of the wrong size.
   Task translated(const Translation& tau) const;

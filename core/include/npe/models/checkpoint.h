@@ -15,7 +15,10 @@ namespace npe {
 
 /// What a checkpoint records besides the weights.
 struct CheckpointMetadata {
-  static constexpr int kFormatVersion = 1;
+  /// 2: the transformer NPs as corrected to the paper (eq. 10 on attention weights, two-layer
+  /// token embedders, no unused last-layer updates). Version-1 files of those kinds are refused
+  /// with an explanation (ModelInfo::definition_version); other kinds did not change.
+  static constexpr int kFormatVersion = 2;
   int format_version = kFormatVersion;
   ModelConfig model;
   /// Task-source configuration the model was trained on (TaskSource::to_json()).

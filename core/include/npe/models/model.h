@@ -17,8 +17,9 @@ class NeuralProcessImpl : public torch::nn::Module {
  public:
   explicit NeuralProcessImpl(ModelConfig config) : m_config(std::move(config)) {}
 
-  /// xc [B,Nc,Dx], yc [B,Nc,Dy], xt [B,Nt,Dx] -> mean, stddev [B,Nt,Dy].
-  /// Throws InvalidInputError for wrong shapes or non-finite inputs.
+  /// xc [B,Nc,Dx], yc [B,Nc,Dy], xt [B,Nt,Dx] -> mean, stddev [B,Nt,Dy] in the model's dtype.
+  /// The task may be float32 or float64 (see model_inputs). Throws InvalidInputError for wrong
+  /// shapes or non-finite inputs.
   Prediction predict(const Task& task);
 
   const ModelConfig& config() const { return m_config; }
@@ -31,6 +32,12 @@ class NeuralProcessImpl : public torch::nn::Module {
  protected:
   /// Model-specific forward pass on a validated task.
   virtual Prediction forward_impl(const Task& task) = 0;
+
+  /// The task as forward_impl sees it: for translation-equivariant models inputs are measured
+  /// from a whole-numbered reference point of the data (computed in float64), then scaled by
+  /// config.input_scale and converted to the parameters' dtype.
+  Task model_inputs(const Task& task) const;
+  torch::ScalarType parameter_dtype() const;
 
   /// Set while target_attention() runs; models with attention store the last cross-attention
   /// weights [B,H,Nt,Nc] in m_last_attention when it is true.

@@ -22,8 +22,12 @@ struct ModelConfig {
   int64_t head_dim = 16;
   /// Hidden width of the pairwise MLPs of TE attention (rho and phi); the main cost lever.
   int64_t pairwise_width = 128;
-  /// TE attention: update input locations after each attention (paper eq. 10).
+  /// TE attention: update input locations after each attention (paper eq. 10). On by default,
+  /// as in the paper's 1-D models (Appendix F.1; its Table 7 ablates it).
   bool update_locations = true;
+  /// TE-TNP: each layer's context self-attention and target cross-attention share weights (as
+  /// in the authors' public code) instead of having their own (as the paper's text describes).
+  bool share_layer_weights = false;
   /// Number of pseudo-tokens M (PT-TNP, TE-PT-TNP).
   int64_t num_pseudo_tokens = 32;
   /// Gaussian head: false gives one learned noise level per output dimension.

@@ -21,6 +21,10 @@ struct ModelInfo {
   bool on_grid = false;
   /// forward_flops() has a model of this kind.
   bool flop_model = true;
+  /// First checkpoint format version whose weights fit this kind's current definition (2 for
+  /// the transformer NPs, corrected in format 2: eq. 10 on attention weights, two-layer token
+  /// embedders); older checkpoints of the kind are refused.
+  int definition_version = 1;
 };
 
 /// All registered kinds, in a stable display order.

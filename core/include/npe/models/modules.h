@@ -73,8 +73,9 @@ TORCH_MODULE(AttentionBlock);
 
 /// Translation-equivariant multi-head attention (paper Section 3). The logit of head h for
 /// query n and key m is rho([q_n.k_m / sqrt(d_h)]_{h=1..H}, x_n - x_m)_h, and, optionally,
-/// locations are updated as x_n += mean_m (x_n - x_m) phi(logits_{n,m}) (paper eq. 10).
-/// Only differences of locations enter, so the layer is exactly translation equivariant.
+/// locations are updated as x_n += mean_m (x_n - x_m) phi(alpha_{n,m}) (paper eq. 10), where
+/// alpha_{n,m} in R^H are the attention weights after the softmax over keys. Only differences
+/// of locations enter, so the layer is exactly translation equivariant.
 class TeMultiHeadAttentionImpl : public torch::nn::Module {
  public:
   TeMultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim, int64_t dim_x,
@@ -91,13 +92,11 @@ class TeMultiHeadAttentionImpl : public torch::nn::Module {
 
  private:
   Output forward_chunk(const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& k,
-                       const torch::Tensor& v, const torch::Tensor& xk_projected,
-                       const torch::Tensor& xk, bool return_weights);
+                       const torch::Tensor& v, const torch::Tensor& xk, bool return_weights);
 
   torch::nn::Linear m_q{nullptr}, m_k{nullptr}, m_v{nullptr}, m_out{nullptr};
   // rho's first layer is split into a part acting on the dot products and a part acting on
-  // x_n - x_m; the latter is linear, so it is applied per point and differenced, avoiding a
-  // [B,Nq,Nk,H+Dx] concatenation.
+  // x_n - x_m, avoiding a [B,Nq,Nk,H+Dx] concatenation.
   torch::nn::Linear m_rho_dots{nullptr}, m_rho_dx{nullptr}, m_rho_hidden{nullptr},
       m_rho_out{nullptr};
   Mlp m_phi{nullptr};

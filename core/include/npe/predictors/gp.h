@@ -26,7 +26,8 @@ Prediction gp_posterior_predictive(const KernelSpec& kernel, double noise_std,
 torch::Tensor gp_log_marginal_likelihood(KernelKind kind, const torch::Tensor& xc,
                                          const torch::Tensor& yc, const torch::Tensor& lengthscale,
                                          const torch::Tensor& variance,
-                                         const torch::Tensor& noise_var, double period = 1.0);
+                                         const torch::Tensor& noise_var,
+                                         const torch::Tensor& period);
 
 /// GP oracle: per task, the posterior predictive under the kernel and noise that generated it.
 /// kernels.size() must equal task.batch_size().
@@ -56,8 +57,9 @@ struct FittedGpOptions {
   /// Kernel families tried; per task the one with the highest fitted marginal likelihood wins.
   std::vector<KernelKind> kernels = {KernelKind::SquaredExponential, KernelKind::Periodic,
                                      KernelKind::Matern52};
-  /// Period of the periodic kernel (not fitted; matches the task generator).
-  double period = 1.0;
+  /// The periodic kernel's period is fitted too, from each of these starting values (its
+  /// marginal likelihood is multimodal); the best fit wins like any other candidate.
+  std::vector<double> initial_periods = {0.5, 1.0, 2.0};
   /// Squared exponential with one lengthscale per input dimension (ARD) instead of the kernel
   /// families above: the baseline for images and maps (any D_x).
   bool ard = false;
@@ -69,9 +71,9 @@ struct FittedGp {
   std::vector<double> noise_std;
 };
 
-/// Fits lengthscale, signal variance and noise variance per task (and per kernel family) by
-/// maximising the log marginal likelihood of the context with Adam. With Nc = 0 the prior
-/// hyperparameters (lengthscale 1, variance 1, noise 0.1) are returned.
+/// Fits lengthscale, signal variance, noise variance and (periodic kernel) period per task and
+/// per kernel family by maximising the log marginal likelihood of the context with Adam. With Nc =
+/// 0 the prior hyperparameters (lengthscale 1, variance 1, noise 0.1) are returned.
 FittedGp fit_gp(const Task& task, const FittedGpOptions& options);
 
 /// fit_gp followed by the posterior predictive of each task.

@@ -1,6 +1,11 @@
 #pragma once
 // Evaluation: mean log-likelihood per target point over many tasks, with its standard error.
 
+#include <array>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "npe/data/task_source.h"
 #include "npe/predictors/predictor.h"
 #include "npe/progress.h"
@@ -20,12 +25,42 @@ struct EvalOptions {
   Split split = Split::Test;
 };
 
+/// Central predictive intervals whose coverage evaluate() measures.
+inline constexpr std::array<double, 3> kCoverageLevels = {0.5, 0.9, 0.95};
+
 struct EvalResult {
+  /// Mean log-likelihood per target point, averaged over tasks.
   double ll_mean = 0.0;
+  /// Standard error of ll_mean over batches: tasks in a batch share N_c (and an image batch its
+  /// draws), so they are not independent; batches are.
   double ll_stderr = 0.0;
   int64_t num_tasks = 0;
+  /// Mean log-likelihood and size of each batch, in order: results of two evaluations with the
+  /// same seed, batch size and split come from the same tasks batch by batch, so they can be
+  /// compared pairwise (paired_difference).
+  std::vector<double> batch_ll;
+  std::vector<int64_t> batch_tasks;
+  /// Fraction of held-out target outputs inside the central predictive interval of each level
+  /// in kCoverageLevels (a calibrated model matches the level).
+  std::array<double, 3> coverage{};
   bool cancelled = false;
 };
+
+/// ll_mean, ll_stderr (over batches), tasks, batches and coverage {"0.5": ..., "0.9": ...,
+/// "0.95": ...}: the fields every JSON report of an evaluation shares.
+nlohmann::json to_json(const EvalResult& result);
+
+/// Mean and standard error (over batches) of a - b on the batches both evaluated.
+struct PairedDifference {
+  double mean = 0.0;
+  double standard_error = 0.0;
+  int64_t num_tasks = 0;
+};
+
+/// Paired comparison of two evaluations of the same tasks (same seed, batch size and split;
+/// different shifts or predictors). Uses the leading batches both have. Throws ConfigError when
+/// the batch sizes differ (the tasks would not be the same).
+PairedDifference paired_difference(const EvalResult& a, const EvalResult& b);
 
 /// Evaluates the predictor on options.num_tasks tasks. The tasks depend only on (seed, shift,
 /// batch size, split), so results at different shifts are paired. Throws InvalidInputError when

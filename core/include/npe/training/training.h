@@ -2,6 +2,7 @@
 // The training loop: AdamW on the negative mean log-likelihood per target point.
 
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <torch/types.h>
@@ -14,7 +15,11 @@ namespace npe {
 struct TrainOptions {
   int64_t steps = 10000;
   int64_t batch_size = 16;
+  /// Peak AdamW learning rate.
   double learning_rate = 5e-4;
+  /// Learning-rate schedule: "constant", or "cosine" (decays from learning_rate to 0 over the
+  /// steps along half a cosine).
+  std::string lr_schedule = "constant";
   double weight_decay = 0.01;
   /// Gradient values are clipped to [-clip, clip].
   double grad_clip_value = 0.5;
