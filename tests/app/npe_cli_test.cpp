@@ -131,6 +131,17 @@ TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
   EXPECT_DOUBLE_EQ(rows[1].at("shift").get<double>(), 1.5);
   // Paired tasks: the oracle is exactly translation invariant.
   EXPECT_NEAR(rows[0].at("ll_mean").get<double>(), rows[1].at("ll_mean").get<double>(), 1e-4);
+  EXPECT_NEAR(rows[1].at("paired_stderr_vs_shift0").get<double>(), 0.0, 1e-6);
+  // The gap to the oracle is paired too, and zero for the oracle itself.
+  EXPECT_DOUBLE_EQ(rows[0].at("gap_to_oracle").get<double>(), 0.0);
+  EXPECT_NEAR(rows[2].at("gap_to_oracle").get<double>(),
+              rows[0].at("ll_mean").get<double>() - rows[2].at("ll_mean").get<double>(), 1e-9);
+  EXPECT_GT(rows[2].at("gap_to_oracle_stderr").get<double>(), 0.0);
+  for (const char* level : {"0.5", "0.9", "0.95"}) {
+    const double coverage = rows[2].at("coverage").at(level).get<double>();
+    EXPECT_GE(coverage, 0.0);
+    EXPECT_LE(coverage, 1.0);
+  }
 }
 
 TEST_F(NpeCli, BenchLatencyAndTrainReportTimings) {

@@ -1,6 +1,8 @@
 // Exact translation equivariance of the TE models and RCNP, and its clear failure for TNP and
 // CNP (which proves the test can fail).
 
+#include "npe/data/gp_tasks.h"
+#include "npe/models/model_catalog.h"
 #include "npe/models/model_registry.h"
 #include "npe/predictors/equivariance.h"
 #include "npe/predictors/predictor_registry.h"
@@ -62,6 +64,43 @@ INSTANTIATE_TEST_SUITE_P(TeModels, EquivariantModel,
                          [](const auto& info) {
                            return info.param.kind + "_dx" + std::to_string(info.param.dim_x);
                          });
+
+// Paper eq. 10 needs float64 task inputs and coordinates measured from the data: in float32,
+// x + 1e6 keeps only 1/16 of a unit. Non-integer shifts are included for the continuous models.
+TEST(EquivariantModel, ExactAtHugeShiftsWithFloat64Inputs) {
+  torch::manual_seed(11);
+  auto task = random_task(2, 12, 10).to(torch::kCPU, torch::kFloat64);
+  for (const std::string kind : {"tetnp", "tepttnp", "rcnp", "convcnp"}) {
+    auto model = make_model(tiny_config(kind));
+    model->eval();
+    std::vector<double> taus = {1e3, 1e6, -1e6};
+    if (kind != "convcnp") taus.insert(taus.end(), {123456.789, 1e6 - 0.37});
+    for (double tau : taus) {
+      EXPECT_LT(relative_equivariance_error(model, task, {tau}), 1e-4) << kind << " tau=" << tau;
+    }
+  }
+}
+
+// The shipped TE models, with their trained weights, are as exact as the untrained ones.
+TEST(EquivariantModel, ShippedTeModelsAreExactAtHugeShifts) {
+  std::vector<std::string> problems;
+  auto shipped = find_shipped_models("gp1d", &problems);
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  GpTaskGenerator generator;
+  auto batch = generator.sample(4, 99);
+  int checked = 0;
+  for (const auto& entry : shipped) {
+    if (!model_info(entry.metadata.model.kind).translation_equivariant) continue;
+    auto predictor = load_predictor(entry.path);
+    auto reference = predictor->predict(batch);
+    for (double tau : {1e3, 1e5, 1e6, -1e6 + 0.25}) {
+      EXPECT_LT(equivariance_error(*predictor, batch, {tau}, &reference), 1e-4)
+          << entry.path << " tau=" << tau;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);  // TE-TNP, TE-PT-TNP, ConvCNP, RCNP
+}
 
 TEST(EquivariantModel, HoldsWithoutContextToo) {
   torch::manual_seed(8);

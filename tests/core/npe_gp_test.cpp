@@ -33,6 +33,24 @@ TEST(Kernels, PeriodicKernelRepeatsWithItsPeriod) {
   EXPECT_NEAR(kernel_matrix(spec, x, shifted).item<double>(), 1.0, 1e-9);
 }
 
+// Paper eq. 36: k_pe = exp(-2 sin^2(pi (x - x') / ell)), so ell is the period and the value
+// half a period away is exp(-2).
+TEST(Kernels, PaperPeriodicKernelHasEllAsItsPeriod) {
+  auto zero = torch::tensor({{0.0}}, torch::kFloat64);
+  for (double ell : {0.25, 1.0, 2.5}) {
+    const auto spec = paper_kernel(KernelKind::Periodic, ell);
+    EXPECT_EQ(spec.period, ell);
+    EXPECT_EQ(spec.lengthscale, 1.0);
+    auto at = [&](double d) {
+      return kernel_matrix(spec, zero, torch::tensor({{d}}, torch::kFloat64)).item<double>();
+    };
+    EXPECT_NEAR(at(ell), 1.0, 1e-9);
+    EXPECT_NEAR(at(0.5 * ell), std::exp(-2.0), 1e-9);
+    EXPECT_NEAR(at(0.25 * ell), std::exp(-1.0), 1e-9);
+  }
+  EXPECT_EQ(paper_kernel(KernelKind::SquaredExponential, 0.7).lengthscale, 0.7);
+}
+
 TEST(Kernels, UnknownNameIsAClearError) {
   NPE_EXPECT_THROW_WITH(kernel_kind_from_name("rbf2"), ConfigError, "unknown kernel 'rbf2'");
 }
@@ -98,9 +116,15 @@ TEST(GpTaskGenerator, FollowsThePaperRanges) {
     EXPECT_GE(batch.task.xt.min().item<double>(), -3.0);
     EXPECT_LE(batch.task.xt.max().item<double>(), 3.0);
     for (const auto& k : dynamic_cast<const GpOracle&>(*batch.oracle).kernels()) {
-      EXPECT_GE(k.lengthscale, 0.25);
-      EXPECT_LE(k.lengthscale, 4.0);
+      // ell ~ logU(0.25, 4) is the period of the periodic kernel (lengthscale 1), the
+      // lengthscale of the others.
+      const double ell = k.kind == KernelKind::Periodic ? k.period : k.lengthscale;
+      EXPECT_GE(ell, 0.25);
+      EXPECT_LE(ell, 4.0);
+      if (k.kind == KernelKind::Periodic) EXPECT_EQ(k.lengthscale, 1.0);
     }
+    // Inputs stay in float64 until a model sees them.
+    EXPECT_EQ(batch.task.xc.scalar_type(), torch::kFloat64);
   }
 }
 
@@ -174,10 +198,35 @@ TEST(GpBaselines, FittingRaisesTheMarginalLikelihood) {
                                         batch.task.yc[b].unsqueeze(0).to(torch::kFloat64),
                                         torch::tensor(f.kernels[b].lengthscale, opts),
                                         torch::tensor(f.kernels[b].variance, opts),
-                                        torch::tensor(f.noise_std[b] * f.noise_std[b], opts))
+                                        torch::tensor(f.noise_std[b] * f.noise_std[b], opts),
+                                        torch::tensor(f.kernels[b].period, opts))
           .item<double>();
     };
     EXPECT_GE(lml(after), lml(before) - 1e-6) << "task " << b;
+  }
+}
+
+// The fitted GP is not told the period: it finds it from the data (here periods of 0.6 and
+// 1.5 on [-2, 2]; much shorter periods are aliased by 64 points and harder to pin down).
+TEST(GpBaselines, FittedGpFindsThePeriod) {
+  for (double period : {0.6, 1.5}) {
+    GpTaskConfig config;
+    config.kernels = {KernelKind::Periodic};
+    config.min_lengthscale = config.max_lengthscale = period;  // ell is the period (eq. 36)
+    config.min_num_context = config.max_num_context = 64;
+    config.noise_std = 0.05;
+    GpTaskGenerator generator(config);
+    auto batch = generator.sample(4, 3);
+    FittedGpOptions options;
+    options.kernels = {KernelKind::Periodic};
+    options.iterations = 300;
+    auto fitted = fit_gp(batch.task, options);
+    for (int64_t b = 0; b < 4; ++b) {
+      EXPECT_NEAR(fitted.kernels[b].period / period, 1.0, 0.05)
+          << "task " << b << ": true period " << period << ", fitted period "
+          << fitted.kernels[b].period << " lengthscale " << fitted.kernels[b].lengthscale
+          << " noise " << fitted.noise_std[b];
+    }
   }
 }
 

@@ -192,7 +192,7 @@ TEST_P(ImageModel, ShortTrainingRunLowersTheLoss) {
   auto predictor = wrap_model(model);
   auto before = evaluate(*predictor, source, held_out);
   TrainOptions options;
-  options.steps = 80;
+  options.steps = 150;
   options.batch_size = 8;
   options.learning_rate = 3e-3;
   options.validation_tasks = 0;

@@ -143,12 +143,38 @@ FittedGp fit_gp_ard(const Task& task, const FittedGpOptions& options) {
   return result;
 }
 
+// The periodic kernel's marginal likelihood has a local optimum near every multiple of the
+// true period, so gradient ascent needs a good start: per task, the best of a log-spaced grid
+// of periods (unit lengthscale and variance, noise 0.1), evaluated without gradients. Its peak
+// is about period / (input range) wide in relative terms, hence a fine grid.
+torch::Tensor initial_log_period(const torch::Tensor& xc, const torch::Tensor& yc,
+                                 const FittedGpOptions& options) {
+  torch::NoGradGuard no_grad;
+  auto opts = xc.options();
+  const auto one = torch::ones({1, 1, 1}, opts);
+  const auto noise = torch::full({1, 1, 1}, 0.01, opts);
+  auto grid = torch::linspace(std::log(options.min_period), std::log(options.max_period),
+                              options.period_grid, opts);
+  std::vector<torch::Tensor> lml;
+  for (int64_t i = 0; i < grid.size(0); ++i) {
+    lml.push_back(gp_log_marginal_likelihood(KernelKind::Periodic, xc, yc, one, one, noise,
+                                             grid[i].exp().view({1, 1, 1})));
+  }
+  return grid.index_select(0, torch::stack(lml).argmax(0)).view({-1, 1, 1});  // [B,1,1]
+}
+
 }  // namespace
 
 FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
   validate_task(task);
   if (options.kernels.empty()) throw ConfigError("fitted GP needs at least one kernel family");
   if (options.iterations < 0) throw ConfigError("fitted GP iterations must be >= 0");
+  if (!(options.min_period > 0.0 && options.max_period > options.min_period) ||
+      options.period_grid < 2) {
+    throw ConfigError(
+        "fitted GP: the period grid needs 0 < min_period < max_period and >= 2 "
+        "points");
+  }
   const auto batch = task.batch_size();
   FittedGp result;
   if (task.num_context() == 0) {
@@ -164,36 +190,25 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
   torch::AutoGradMode enable_grad(true);
   auto xc = task.xc.to(torch::kCPU, torch::kFloat64);
   auto yc = task.yc.to(torch::kCPU, torch::kFloat64);
-  // Candidates: one per kernel family, and for the periodic kernel one per initial period,
-  // because its marginal likelihood has a local optimum at every divisor of the true period.
-  struct Candidate {
-    KernelKind kind;
-    double initial_period;
-  };
-  std::vector<Candidate> candidates;
-  for (auto kind : options.kernels) {
-    if (kind == KernelKind::Periodic) {
-      for (double p : options.initial_periods) candidates.push_back({kind, p});
-    } else {
-      candidates.push_back({kind, 1.0});
-    }
-  }
-  const auto count = static_cast<int64_t>(candidates.size());
+  const auto& kinds = options.kernels;
+  const auto count = static_cast<int64_t>(kinds.size());
   auto opts = xc.options();
-  // One parameter set per candidate and task, optimised jointly (the objectives are
+  // One parameter set per kernel family and task, optimised jointly (the objectives are
   // independent, so a shared Adam instance does not couple them).
   auto log_lengthscale = torch::zeros({count, batch, 1, 1}, opts).requires_grad_(true);
   auto log_variance = torch::zeros({count, batch, 1, 1}, opts).requires_grad_(true);
   auto log_noise = torch::full({count, batch, 1, 1}, std::log(0.05), opts).requires_grad_(true);
   auto log_period = torch::zeros({count, batch, 1, 1}, opts);
-  for (int64_t k = 0; k < count; ++k) log_period[k].fill_(std::log(candidates[k].initial_period));
+  for (int64_t k = 0; k < count; ++k) {
+    if (kinds[k] == KernelKind::Periodic) log_period[k] = initial_log_period(xc, yc, options);
+  }
   log_period.requires_grad_(true);
   const double noise_floor = 1e-4;
   auto objective = [&]() {
     std::vector<torch::Tensor> lml;
     for (int64_t k = 0; k < count; ++k) {
       lml.push_back(gp_log_marginal_likelihood(
-          candidates[k].kind, xc, yc, log_lengthscale[k].exp(), log_variance[k].exp(),
+          kinds[k], xc, yc, log_lengthscale[k].exp(), log_variance[k].exp(),
           log_noise[k].exp() + noise_floor, log_period[k].exp()));
     }
     return torch::stack(lml);  // [K, B]
@@ -210,7 +225,7 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
   for (int64_t b = 0; b < batch; ++b) {
     const auto k = best[b].item<int64_t>();
     KernelSpec spec;
-    spec.kind = candidates[k].kind;
+    spec.kind = kinds[k];
     spec.lengthscale = log_lengthscale[k][b].exp().item<double>();
     spec.variance = log_variance[k][b].exp().item<double>();
     spec.period = log_period[k][b].exp().item<double>();
