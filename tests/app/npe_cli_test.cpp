@@ -117,14 +117,15 @@ TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
   auto train =
       run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
   ASSERT_EQ(train.status, 0) << train.output;
-  auto r = run_npe("bench accuracy --tasks 16 --shifts 0,1.5 --models gp-oracle,cnp --models-dir " +
+  auto r = run_npe("bench accuracy --tasks 32 --shifts 0,1.5 --models gp-oracle,cnp --models-dir " +
                    models.string() + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   auto rows = nlohmann::json::parse(r.stdout_only);
   ASSERT_EQ(rows.size(), 4u);
   for (const auto& row : rows) {
     EXPECT_TRUE(row.at("model") == "gp-oracle" || row.at("model") == "cnp") << row;
-    EXPECT_EQ(row.at("tasks"), 16);
+    EXPECT_EQ(row.at("tasks"), 32);
+    EXPECT_EQ(row.at("batches"), 2);
     EXPECT_TRUE(row.at("ll_mean").is_number());
     EXPECT_GT(row.at("ll_stderr").get<double>(), 0.0);
   }

@@ -31,6 +31,10 @@ TEST(Evaluation, StandardErrorIsOverBatches) {
   EXPECT_EQ(to_json(result).at("stderr_over"), "batches");
 }
 
+TEST(Evaluation, OneBatchHasNoStandardError) {
+  EXPECT_TRUE(std::isnan(evaluate_oracle(8, 16).ll_stderr));
+}
+
 TEST(Evaluation, UnequalLastBatchIsWeightedByItsTasks) {
   auto result = evaluate_oracle(10, 4);
   ASSERT_EQ(result.batch_tasks, (std::vector<int64_t>{4, 4, 2}));

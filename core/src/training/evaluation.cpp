@@ -1,6 +1,7 @@
 #include "npe/training/evaluation.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <tuple>
 
@@ -23,7 +24,8 @@ std::pair<double, double> mean_and_stderr(const std::vector<double>& values,
     sum += double(weights[i]) * values[i];
   }
   const double mean = sum / total;
-  if (n < 2) return {mean, 0.0};
+  // One batch says nothing about the spread between batches.
+  if (n < 2) return {mean, std::numeric_limits<double>::quiet_NaN()};
   double squares = 0.0;
   for (size_t i = 0; i < n; ++i) {
     const double d = double(weights[i]) * (values[i] - mean);

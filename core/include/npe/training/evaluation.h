@@ -32,7 +32,7 @@ struct EvalResult {
   /// Mean log-likelihood per target point, averaged over tasks.
   double ll_mean = 0.0;
   /// Standard error of ll_mean over batches: tasks in a batch share N_c (and an image batch its
-  /// draws), so they are not independent; batches are.
+  /// draws), so they are not independent; batches are. NaN with a single batch.
   double ll_stderr = 0.0;
   int64_t num_tasks = 0;
   /// Mean log-likelihood and size of each batch, in order: results of two evaluations with the
