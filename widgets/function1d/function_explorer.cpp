@@ -343,8 +343,14 @@ void FunctionExplorer::setShift(double shift) {
 }
 
 void FunctionExplorer::fitView() {
-  const double low = std::min(-4.0, kTargetLow - 1.0 + m_shift);
-  const double high = std::max(4.0, kTargetHigh + 1.0 + m_shift);
+  double low = kTargetLow - 1.0 + m_shift;
+  double high = kTargetHigh + 1.0 + m_shift;
+  // Within the slider's range the training band stays in view beside the data (the teaching
+  // picture); for larger typed shifts it would squeeze the data into a sliver.
+  if (std::abs(m_shift) <= kSliderShift) {
+    low = std::min(-4.0, low);
+    high = std::max(4.0, high);
+  }
   double y_low = -2.5, y_high = 2.5;
   for (const auto& p : m_points->points()) {
     y_low = std::min(y_low, p.y() - 1.0);

@@ -15,6 +15,9 @@ FunctionPlot::FunctionPlot(QWidget* parent) : QCustomPlot(parent) {
   setMouseTracking(true);
   xAxis->setLabel("x");
   yAxis->setLabel("y");
+  // Plain numbers with enough digits that ticks near x = 1e6 (large typed shifts) stay distinct.
+  xAxis->setNumberFormat("g");
+  xAxis->setNumberPrecision(9);
   xAxis->setRange(-4, 4);
   yAxis->setRange(-3, 3);
   legend->setVisible(true);
