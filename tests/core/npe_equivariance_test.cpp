@@ -92,10 +92,15 @@ TEST(EquivariantModel, ShippedTeModelsAreExactAtHugeShifts) {
   for (const auto& entry : shipped) {
     if (!model_info(entry.metadata.model.kind).translation_equivariant) continue;
     auto predictor = load_predictor(entry.path);
-    auto reference = predictor->predict(batch);
-    for (double tau : {1e3, 1e5, 1e6, -1e6 + 0.25}) {
-      EXPECT_LT(equivariance_error(*predictor, batch, {tau}, &reference), 1e-4)
-          << entry.path << " tau=" << tau;
+    // A huge whole-numbered shift on top of a small one must change nothing: the small part
+    // keeps ConvCNP's grid discretisation (not exact for fractional shifts) out of the test.
+    for (double fraction : {0.0, 0.25}) {
+      TaskBatch near{batch.task.translated({fraction}), {}};
+      auto reference = predictor->predict(near);
+      for (double tau : {1e3, 1e5, 1e6, -1e6}) {
+        EXPECT_LT(equivariance_error(*predictor, near, {tau}, &reference), 1e-4)
+            << entry.path << " tau=" << tau << " + " << fraction;
+      }
     }
     ++checked;
   }
