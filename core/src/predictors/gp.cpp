@@ -204,12 +204,18 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
   }
   log_period.requires_grad_(true);
   const double noise_floor = 1e-4;
+  // The periodic family is eq. 36's: its scale is the period, its lengthscale stays 1. With a
+  // free lengthscale a long period mimics a smooth SE kernel on the context and wins the
+  // marginal likelihood, then extrapolates periodically (measured: SE tasks' LL -1.26 against
+  // the oracle's -0.13).
+  const auto unit = torch::zeros({batch, 1, 1}, opts);
   auto objective = [&]() {
     std::vector<torch::Tensor> lml;
     for (int64_t k = 0; k < count; ++k) {
-      lml.push_back(gp_log_marginal_likelihood(
-          kinds[k], xc, yc, log_lengthscale[k].exp(), log_variance[k].exp(),
-          log_noise[k].exp() + noise_floor, log_period[k].exp()));
+      const auto log_ls = kinds[k] == KernelKind::Periodic ? unit : log_lengthscale[k];
+      lml.push_back(
+          gp_log_marginal_likelihood(kinds[k], xc, yc, log_ls.exp(), log_variance[k].exp(),
+                                     log_noise[k].exp() + noise_floor, log_period[k].exp()));
     }
     return torch::stack(lml);  // [K, B]
   };
@@ -218,7 +224,8 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
                                  log_lengthscale.clamp_(std::log(1e-2), std::log(1e2));
                                  log_variance.clamp_(std::log(1e-3), std::log(1e2));
                                  log_noise.clamp_(std::log(1e-4), std::log(10.0));
-                                 log_period.clamp_(std::log(0.05), std::log(20.0));
+                                 log_period.clamp_(std::log(options.min_period),
+                                                   std::log(options.max_period));
                                });
   torch::NoGradGuard no_grad;
   auto best = objective().argmax(0);  // [B]
@@ -226,7 +233,8 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options) {
     const auto k = best[b].item<int64_t>();
     KernelSpec spec;
     spec.kind = kinds[k];
-    spec.lengthscale = log_lengthscale[k][b].exp().item<double>();
+    spec.lengthscale =
+        kinds[k] == KernelKind::Periodic ? 1.0 : log_lengthscale[k][b].exp().item<double>();
     spec.variance = log_variance[k][b].exp().item<double>();
     spec.period = log_period[k][b].exp().item<double>();
     result.kernels.push_back(spec);

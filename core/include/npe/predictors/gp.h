@@ -57,11 +57,12 @@ struct FittedGpOptions {
   /// Kernel families tried; per task the one with the highest fitted marginal likelihood wins.
   std::vector<KernelKind> kernels = {KernelKind::SquaredExponential, KernelKind::Periodic,
                                      KernelKind::Matern52};
-  /// The periodic kernel's period is fitted too. Its marginal likelihood is multimodal, so
-  /// the fit starts, per task, from the best of `period_grid` log-spaced periods in
-  /// [min_period, max_period].
-  double min_period = 0.1;
-  double max_period = 10.0;
+  /// The periodic kernel (eq. 36: lengthscale 1) has its period fitted, within
+  /// [min_period, max_period]: the range of the 1-D tasks' prior on ell (a baseline may know
+  /// the hyperprior, not each task's value). Its marginal likelihood is multimodal, so the fit
+  /// starts, per task, from the best of `period_grid` log-spaced periods in that range.
+  double min_period = 0.25;
+  double max_period = 4.0;
   int64_t period_grid = 160;
   /// Squared exponential with one lengthscale per input dimension (ARD) instead of the kernel
   /// families above: the baseline for images and maps (any D_x).
