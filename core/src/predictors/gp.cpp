@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <utility>
 
 #include <torch/torch.h>
 
@@ -84,7 +85,8 @@ void maximise_marginal_likelihood(std::vector<torch::Tensor> parameters,
                                   const std::function<torch::Tensor()>& objective,
                                   const FittedGpOptions& options, int64_t num_context,
                                   const std::function<void()>& clamp) {
-  torch::optim::Adam optimizer(parameters, torch::optim::AdamOptions(options.learning_rate));
+  torch::optim::Adam optimizer(std::move(parameters),
+                               torch::optim::AdamOptions(options.learning_rate));
   const double per_point = 1.0 / static_cast<double>(num_context);
   for (int it = 0; it < options.iterations; ++it) {
     optimizer.zero_grad();
