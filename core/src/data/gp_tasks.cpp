@@ -144,7 +144,7 @@ TaskBatch GpTaskGenerator::sample(int64_t batch_size, uint64_t seed, const Trans
   auto y = torch::stack(ys);
   using torch::indexing::Slice;
   // Kept in float64: a model converts to its own precision after moving to coordinates it can
-  // represent (see NeuralProcessImpl::predict), so Δ = 1e6 loses nothing here.
+  // represent (see NeuralProcessImpl::model_inputs), so Δ = 1e6 loses nothing here.
   batch.task.xc = x.index({Slice(), Slice(0, nc)}).contiguous();
   batch.task.yc = y.index({Slice(), Slice(0, nc)}).contiguous();
   batch.task.xt = x.index({Slice(), Slice(nc, n)}).contiguous();

@@ -48,7 +48,10 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
   translation_tensor(options.shift, source.dim_x());  // validates the shift before any work
   torch::NoGradGuard no_grad;
   EvalResult result;
-  std::array<double, 3> inside{};
+  std::array<double, 3> inside{}, quantiles{};
+  for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
+    quantiles[i] = central_quantile(kCoverageLevels[i]);
+  }
   double outputs = 0.0;
   int64_t done = 0;
   for (int64_t index = 0; done < options.num_tasks; ++index) {
@@ -68,7 +71,7 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
                  .abs();
     outputs += double(z.numel());
     for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
-      inside[i] += z.le(central_quantile(kCoverageLevels[i])).sum().item<double>();
+      inside[i] += z.le(quantiles[i]).sum().item<double>();
     }
     done += size;
     if (progress && !progress({done, options.num_tasks, "evaluating"})) {
