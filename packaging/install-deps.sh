@@ -9,6 +9,8 @@ packages=(
   # Without OpenBLAS, Debian's libtorch falls back to reference BLAS (~15x slower matmuls).
   libopenblas0-openmp
   nlohmann-json3-dev zlib1g-dev libcli11-dev
+  # Gloo's headers, for libtorch's c10d process group (data-parallel training under torchrun).
+  libgloo-dev
   # T-FashionMNIST tasks and the image tab read Debian's Fashion-MNIST.
   dataset-fashion-mnist
   libgtest-dev

@@ -23,15 +23,16 @@ std::string format_duration(double seconds) {
   return buffer;
 }
 
-TerminalProgress::TerminalProgress(std::string label, int64_t total)
+TerminalProgress::TerminalProgress(std::string label, int64_t total, int64_t already_done)
     : m_label(std::move(label)),
       m_total(std::max<int64_t>(total, 1)),
+      m_already_done(already_done),
       m_interactive(isatty(STDERR_FILENO) != 0) {}
 
 void TerminalProgress::update(int64_t done, const std::string& details) {
   const auto now = std::chrono::steady_clock::now();
   const double elapsed = std::chrono::duration<double>(now - m_start).count();
-  const double rate = elapsed > 0 ? done / elapsed : 0.0;
+  const double rate = elapsed > 0 ? double(done - m_already_done) / elapsed : 0.0;
   const double eta = rate > 0 ? (m_total - done) / rate : NAN;
   const double fraction = std::min(1.0, double(done) / double(m_total));
   char stats[160];

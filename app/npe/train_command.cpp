@@ -1,31 +1,24 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
+#include <memory>
 
 #include <torch/torch.h>
 
 #include "commands.h"
 #include "npe/data/task_registry.h"
+#include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
 #include "npe/runtime.h"
-#include "npe/training/training.h"
+#include "npe/training/distributed.h"
+#include "npe/training/training_job.h"
 #include "option_values.h"
 #include "terminal_progress.h"
+#include "training_control.h"
 
 namespace npe::cli {
-namespace {
-
-std::string utc_timestamp() {
-  const auto now = std::time(nullptr);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return buffer;
-}
-
-}  // namespace
 
 void add_thread_option(CLI::App& command, int& threads) {
   command.add_option("--threads", threads, "Intra-op threads (0 = all cores)")
@@ -41,25 +34,33 @@ int apply_runtime_options(int threads) {
 namespace {
 
 struct TrainArguments {
-  std::string kind, out, task = "gp1d", size = "small", device = "cpu";
+  std::string kind, out, task = "gp1d", size = "small", device = "cpu", resume;
   std::vector<std::string> task_options, model_options;
   TrainOptions options;
+  int64_t checkpoint_every = 500;
+  bool progress_json = false;
+  bool steps_given = false;
   int threads = 0;
 };
 
-int run_train(const TrainArguments& a, const std::string& command_line) {
-  apply_runtime_options(a.threads);
-  const auto device = parse_device(a.device);
+nlohmann::json finite_or_null(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+// One JSON object per line on stdout, flushed at once: the protocol of --progress-json.
+void emit(nlohmann::json event) {
+  const auto line = event.dump() + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+TrainingSpec new_training_spec(const TrainArguments& a, const std::string& command_line) {
+  if (a.kind.empty()) throw UsageError("train: --model is required (unless --resume is given)");
+  if (a.out.empty()) throw UsageError("train: --out is required (unless --resume is given)");
   const auto task_options = parse_key_values(a.task_options, "--task-option");
   const auto model_options = parse_key_values(a.model_options, "--model-option");
-  TrainOptions options = a.options;
-  options.device = device;
-  const auto& kind = a.kind;
-  const auto& out = a.out;
-  const auto& size = a.size;
-  const auto& task_name = a.task;
-  auto source = make_task_source(task_name, task_options);
-  auto config = default_model_config(kind, size, *source);
+  auto source = make_task_source(a.task, task_options);
+  auto config = default_model_config(a.kind, a.size, *source);
   if (!model_options.empty()) {
     // Overrides of single fields (e.g. num_pseudo_tokens=128), checked like a stored config.
     auto json = config.to_json();
@@ -69,101 +70,255 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
     }
     config = ModelConfig::from_json(json);
   }
-  torch::manual_seed(options.seed);
-  auto model = make_model(config);
+  TrainingSpec spec;
+  spec.model = config;
+  spec.task = source->to_json();
+  spec.size = model_options.empty() ? a.size : "custom";
+  spec.options = a.options;
+  spec.command = command_line;
+  return spec;
+}
+
+int run_train(const TrainArguments& a, const std::string& command_line) {
+  apply_runtime_options(a.threads);
+  auto device = parse_device(a.device);
+  const auto environment = distributed_environment_from_env();
+  const bool distributed = environment && environment->world_size > 1;
+  if (distributed && device.is_cuda()) {
+    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(environment->local_rank));
+  }
+  std::shared_ptr<DataParallelGroup> group;
+  if (distributed) group = join_process_group(*environment, device);
+  const bool leader = !group || group->rank() == 0;
+  const bool json = a.progress_json;
+  TrainingControl control(json && leader);
+
+  std::unique_ptr<TrainingJob> job;
+  std::filesystem::path out = a.out;
+  try {
+    if (!a.resume.empty()) {
+      job = TrainingJob::resume(a.resume, device);
+      if (a.steps_given) job->set_total_steps(a.options.steps);
+      if (out.empty()) out = a.resume;
+    } else {
+      auto spec = new_training_spec(a, command_line);
+      spec.options.device = device;
+      job = std::make_unique<TrainingJob>(std::move(spec));
+    }
+    if (group) job->set_process_group(group);
+    job->set_checkpoint(out, a.checkpoint_every);
+  } catch (const Error& e) {
+    if (json && leader) emit({{"event", "error"}, {"message", e.what()}});
+    throw;
+  }
+
+  const auto& spec = job->spec();
+  const auto& info = model_info(spec.model.kind);
   int64_t parameters = 0;
-  for (const auto& p : model->parameters()) parameters += p.numel();
-  std::fprintf(stderr, "training %s (%s size, %lld parameters) on %s, %s, %lld steps\n",
-               model_info(kind).display_name.c_str(), size.c_str(), (long long)parameters,
-               task_name.c_str(), describe_device(device).c_str(), (long long)options.steps);
+  for (const auto& p : job->model().parameters()) parameters += p.numel();
+  const auto device_text = describe_device(device);
+  const int world_size = group ? group->world_size() : 1;
+  if (leader) {
+    std::fprintf(stderr, "%s %s (%s size, %lld parameters) on %s, %s%s, steps %lld to %lld\n",
+                 a.resume.empty() ? "training" : "resuming", info.display_name.c_str(),
+                 spec.size.c_str(), (long long)parameters, job->source().name().c_str(),
+                 device_text.c_str(),
+                 world_size > 1 ? (" x " + std::to_string(world_size) + " processes").c_str() : "",
+                 (long long)job->step() + 1, (long long)job->total_steps());
+  }
+  if (json && leader) {
+    emit({{"event", "start"},
+          {"step", job->step()},
+          {"total_steps", job->total_steps()},
+          {"model", spec.model.kind},
+          {"model_name", info.display_name},
+          {"task", job->source().name()},
+          {"size", spec.size},
+          {"parameters", parameters},
+          {"device", device_text},
+          {"world_size", world_size},
+          {"checkpoint", out.string()},
+          {"resumed", !a.resume.empty()}});
+    for (const auto& record : job->history()) {
+      auto event = record.to_json();
+      event["event"] = "validation";
+      emit(event);
+    }
+  }
 
-  TerminalProgress bar("train " + kind, options.steps);
-  // The bar shows a running mean of the loss: single batches are too noisy to read.
-  double smoothed_loss = std::nan("");
-  auto result = train_model(*model, *source, options, [&](const TrainProgress& p) {
-    smoothed_loss = std::isfinite(smoothed_loss) ? 0.98 * smoothed_loss + 0.02 * p.loss : p.loss;
-    char details[96];
-    std::snprintf(details, sizeof details, "loss %.4f  val ll %s", smoothed_loss,
-                  std::isfinite(p.validation_ll) ? std::to_string(p.validation_ll).c_str() : "-");
-    bar.update(p.step, details);
-    return true;
-  });
-  bar.finish();
+  std::unique_ptr<TerminalProgress> bar;
+  if (leader && !json) {
+    bar = std::make_unique<TerminalProgress>("train " + spec.model.kind, job->total_steps(),
+                                             job->step());
+  }
+  // Progress lines at most this often (validations and checkpoints are always reported).
+  constexpr double kJsonInterval = 0.25;
+  auto last_line = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  TrainResult result;
+  try {
+    result = job->run([&](const TrainingStatus& s) {
+      if (!leader) return !control.stop_requested();
+      if (json) {
+        const auto now = std::chrono::steady_clock::now();
+        const bool due = std::chrono::duration<double>(now - last_line).count() >= kJsonInterval;
+        if (due || s.validation || s.checkpoint || s.step == s.total_steps) {
+          emit({{"event", "progress"},
+                {"step", s.step},
+                {"total_steps", s.total_steps},
+                {"loss", finite_or_null(s.loss)},
+                {"smoothed_loss", finite_or_null(s.smoothed_loss)},
+                {"steps_per_s", s.steps_per_s},
+                {"eta_s", finite_or_null(s.eta_s)},
+                {"wall_time_s", s.wall_time_s},
+                {"device", device_text}});
+          last_line = now;
+        }
+        if (s.validation) {
+          auto event = s.validation->to_json();
+          event["event"] = "validation";
+          emit(event);
+        }
+        if (s.checkpoint) {
+          emit({{"event", "checkpoint"}, {"step", s.step}, {"path", s.checkpoint->string()}});
+        }
+      } else {
+        char details[128];
+        const auto* v = s.validation ? s.validation
+                                     : (job->history().empty() ? nullptr : &job->history().back());
+        std::snprintf(
+            details, sizeof details, "loss %.4f  val ll %s  %.1f steps/s", s.smoothed_loss,
+            v && std::isfinite(v->validation_ll) ? std::to_string(v->validation_ll).c_str() : "-",
+            s.steps_per_s);
+        bar->update(s.step, details);
+      }
+      return control.proceed([&](bool paused) {
+        if (json) emit({{"event", paused ? "paused" : "resumed"}, {"step", s.step}});
+      });
+    });
+  } catch (const Error& e) {
+    if (json && leader) emit({{"event", "error"}, {"message", e.what()}});
+    throw;
+  }
+  if (bar) bar->finish();
+  if (!leader) return 0;
 
-  CheckpointMetadata metadata;
-  metadata.model = config;
-  metadata.task = source->to_json();
-  metadata.steps = result.steps;
-  metadata.wall_time_s = result.wall_time_s;
-  metadata.device = describe_device(device);
-  metadata.validation_ll = result.validation_ll;
-  metadata.seed = options.seed;
-  metadata.size = size;
-  metadata.command = command_line;
-  metadata.created_at = utc_timestamp();
-  metadata.libtorch_version = libtorch_version();
-  model->to(torch::kCPU);
-  save_checkpoint(out, *model, metadata);
   // A human-readable copy of the metadata next to the checkpoint.
-  write_file_atomically(std::filesystem::path(out).string() + ".json",
-                        metadata.to_json().dump(2) + "\n");
-  std::printf(
-      "trained %s for %lld steps in %s; validation log-likelihood %.4f ± %.4f "
-      "(%lld tasks); saved %s\n",
-      kind.c_str(), (long long)result.steps, format_duration(result.wall_time_s).c_str(),
-      result.validation_ll, result.validation_ll_stderr, (long long)options.validation_tasks,
-      out.c_str());
+  const auto metadata = read_checkpoint_metadata(out);
+  write_file_atomically(out.string() + ".json", metadata.to_json().dump(2) + "\n");
+  if (json) {
+    emit({{"event", "finished"},
+          {"step", result.steps},
+          {"total_steps", job->total_steps()},
+          {"stopped", result.cancelled},
+          {"val_ll", finite_or_null(result.validation_ll)},
+          {"val_ll_stderr", finite_or_null(result.validation_ll_stderr)},
+          {"wall_time_s", result.wall_time_s},
+          {"checkpoint", out.string()}});
+  }
+  // With --progress-json, stdout carries JSON only: the summary goes to stderr.
+  FILE* summary = json ? stderr : stdout;
+  if (result.cancelled) {
+    std::fprintf(summary,
+                 "stopped %s at step %lld of %lld; checkpoint %s (continue with: npe train "
+                 "--resume %s)\n",
+                 spec.model.kind.c_str(), (long long)result.steps, (long long)job->total_steps(),
+                 out.c_str(), out.c_str());
+  } else {
+    std::fprintf(summary,
+                 "trained %s for %lld steps in %s; validation log-likelihood %.4f ± %.4f "
+                 "(%lld tasks); saved %s\n",
+                 spec.model.kind.c_str(), (long long)result.steps,
+                 format_duration(result.wall_time_s).c_str(), result.validation_ll,
+                 result.validation_ll_stderr, (long long)spec.options.validation_tasks,
+                 out.c_str());
+  }
   return 0;
 }
 
 }  // namespace
 
 Command add_train_command(CLI::App& app, const std::string& command_line) {
-  auto* command = app.add_subcommand("train", "Train a model and write a checkpoint");
+  auto* command = app.add_subcommand(
+      "train",
+      "Train a model and write a resumable checkpoint (data-parallel under torchrun: "
+      "torchrun --nproc-per-node N --no-python npe train ...)");
   auto a = std::make_shared<TrainArguments>();
-  command
-      ->add_option("--model", a->kind,
-                   "Model kind (cnp, rcnp, tnp, pttnp, tetnp, tepttnp, "
-                   "convcnp, convcnp2d)")
-      ->required();
-  command->add_option("--out", a->out, "Checkpoint to write (metadata also to PATH.json)")
-      ->required();
-  command->add_option("--task", a->task, "Task: gp1d, tfmnist, tfmnist-central")
-      ->capture_default_str();
-  command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
-  command->add_option("--model-option", a->model_options, "KEY=VALUE field of the model config");
-  command->add_option("--size", a->size, "Size preset")
-      ->check(CLI::IsMember({"small", "paper"}))
-      ->capture_default_str();
+  auto* model = command->add_option("--model", a->kind,
+                                    "Model kind (cnp, rcnp, tnp, pttnp, tetnp, tepttnp, "
+                                    "convcnp, convcnp2d)");
+  command->add_option("--out", a->out,
+                      "Checkpoint to write (metadata also to PATH.json); with --resume, "
+                      "defaults to the resumed file");
+  auto* task = command->add_option("--task", a->task, "Task: gp1d, tfmnist, tfmnist-central")
+                   ->capture_default_str();
+  auto* task_option =
+      command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
+  auto* model_option = command->add_option("--model-option", a->model_options,
+                                           "KEY=VALUE field of the model config");
+  auto* size = command->add_option("--size", a->size, "Size preset")
+                   ->check(CLI::IsMember({"small", "paper"}))
+                   ->capture_default_str();
   command->add_option("--device", a->device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
-  command->add_option("--steps", a->options.steps, "Training steps")
+  command
+      ->add_option("--steps", a->options.steps,
+                   "Training steps (with --resume: the new total, to extend a run)")
       ->check(at_least(1))
       ->capture_default_str();
-  command->add_option("--seed", a->options.seed, "Seed of the weights and the training tasks")
-      ->capture_default_str();
-  command->add_option("--batch-size", a->options.batch_size, "Tasks per step")
-      ->check(at_least(1))
-      ->capture_default_str();
-  command->add_option("--lr", a->options.learning_rate, "AdamW learning rate")
-      ->check(at_least(1e-12))
-      ->capture_default_str();
+  auto* seed =
+      command->add_option("--seed", a->options.seed, "Seed of the weights and the training tasks")
+          ->capture_default_str();
+  auto* batch = command->add_option("--batch-size", a->options.batch_size, "Tasks per micro-batch")
+                    ->check(at_least(1))
+                    ->capture_default_str();
+  auto* accumulate =
+      command
+          ->add_option("--accumulate", a->options.accumulate,
+                       "Micro-batches per step whose gradients are averaged (a step sees "
+                       "accumulate x batch-size tasks per process)")
+          ->check(at_least(1))
+          ->capture_default_str();
+  auto* lr = command->add_option("--lr", a->options.learning_rate, "AdamW learning rate")
+                 ->check(at_least(1e-12))
+                 ->capture_default_str();
+  auto* schedule =
+      command
+          ->add_option("--lr-schedule", a->options.lr_schedule,
+                       "Learning-rate schedule: constant, or cosine decay to 0 over the steps")
+          ->check(CLI::IsMember({"constant", "cosine"}))
+          ->capture_default_str();
+  auto* val_every = command
+                        ->add_option("--val-every", a->options.validation_every,
+                                     "Validate every N steps (0: only at the end)")
+                        ->check(at_least(0))
+                        ->capture_default_str();
+  auto* val_tasks =
+      command->add_option("--val-tasks", a->options.validation_tasks, "Validation tasks")
+          ->check(at_least(0))
+          ->capture_default_str();
   command
-      ->add_option("--lr-schedule", a->options.lr_schedule,
-                   "Learning-rate schedule: constant, or cosine decay to 0 over the steps")
-      ->check(CLI::IsMember({"constant", "cosine"}))
-      ->capture_default_str();
-  command
-      ->add_option("--val-every", a->options.validation_every,
-                   "Validate every N steps (0: only at the end)")
+      ->add_option("--checkpoint-every", a->checkpoint_every,
+                   "Write the resumable checkpoint every N steps (0: only at the end); it is "
+                   "always written when training ends or is stopped")
       ->check(at_least(0))
       ->capture_default_str();
-  command->add_option("--val-tasks", a->options.validation_tasks, "Validation tasks")
-      ->check(at_least(0))
-      ->capture_default_str();
+  auto* resume = command->add_option(
+      "--resume", a->resume,
+      "Continue the training job of this checkpoint (its model, task and options) from its step");
+  command->add_flag("--progress-json", a->progress_json,
+                    "Report progress as one JSON object per line on stdout, and read the "
+                    "commands pause, resume and stop from stdin");
+  // What a checkpoint fixes cannot be changed when resuming it.
+  for (auto* fixed : {model, task, task_option, model_option, size, seed, batch, accumulate, lr,
+                      schedule, val_every, val_tasks}) {
+    resume->excludes(fixed);
+  }
   add_thread_option(*command, a->threads);
-  return {command, [a, command_line] { return run_train(*a, command_line); }};
+  return {command, [a, command, command_line] {
+            a->steps_given = command->count("--steps") > 0;
+            return run_train(*a, command_line);
+          }};
 }
 
 }  // namespace npe::cli

@@ -1,7 +1,12 @@
 #include "npe/models/checkpoint.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -49,19 +54,53 @@ std::string first_line(const std::string& text) {
   return end == std::string::npos ? text : text.substr(0, end);
 }
 
+constexpr const char* kTemporaryMarker = ".tmp-";
+
 std::filesystem::path temporary_sibling(const std::filesystem::path& path) {
   std::random_device random;
-  return path.string() + ".tmp-" + std::to_string(random());
+  return path.string() + kTemporaryMarker + std::to_string(random());
 }
 
-torch::serialize::InputArchive open_archive(const std::filesystem::path& path) {
+// Flushes a file's (or folder's) contents to the disk: a rename is only as durable as what it
+// renames, so without this a power loss right after the rename can leave an empty file.
+bool sync_to_disk(const std::filesystem::path& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
+  if (fd < 0) return false;
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  return synced;
+}
+
+// Makes `tmp` durable and renames it over `path`; removes `tmp` and returns the reason on
+// failure (empty on success).
+std::string commit_temporary(const std::filesystem::path& tmp, const std::filesystem::path& path) {
+  if (!sync_to_disk(tmp, false)) {
+    std::filesystem::remove(tmp);
+    return std::string("cannot flush it to disk: ") + std::strerror(errno);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    return ec.message();
+  }
+  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  sync_to_disk(folder, true);  // best effort: some file systems refuse to sync folders
+  return {};
+}
+
+}  // namespace
+
+torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::path& path,
+                                                       std::optional<torch::Device> map_to) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw CheckpointError("checkpoint '" + path.string() + "' does not exist or is not a file");
   }
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path.string());
+    // libtorch 1.13 takes c10::optional, 2.x std::optional: build it from the value.
+    archive.load_from(path.string(), map_to ? c10::optional<torch::Device>(*map_to) : c10::nullopt);
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint '" + path.string() +
                           "' is corrupt or truncated (cannot be read as a checkpoint archive: " +
@@ -69,6 +108,18 @@ torch::serialize::InputArchive open_archive(const std::filesystem::path& path) {
   }
   return archive;
 }
+
+void remove_stale_temporaries(const std::filesystem::path& path) {
+  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const auto prefix = path.filename().string() + kTemporaryMarker;
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(folder, ec)) {
+    const auto name = item.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0) std::filesystem::remove(item.path(), ec);
+  }
+}
+
+namespace {
 
 CheckpointMetadata read_metadata(torch::serialize::InputArchive& archive,
                                  const std::filesystem::path& path) {
@@ -106,6 +157,7 @@ nlohmann::json CheckpointMetadata::to_json() const {
           {"model", model.to_json()},
           {"task", task},
           {"steps", steps},
+          {"planned_steps", planned_steps},
           {"wall_time_s", wall_time_s},
           {"device", device},
           {"validation_ll",
@@ -139,6 +191,7 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
     }
     m.task = json.value("task", nlohmann::json::object());
     m.steps = json.value("steps", int64_t{0});
+    m.planned_steps = json.value("planned_steps", int64_t{0});
     m.wall_time_s = json.value("wall_time_s", 0.0);
     m.device = json.value("device", std::string());
     const auto& ll = json.contains("validation_ll") ? json.at("validation_ll") : nlohmann::json();
@@ -165,16 +218,12 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
       throw Error("cannot write '" + path.string() + "'");
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw Error("cannot replace '" + path.string() + "': " + ec.message());
-  }
+  const auto problem = commit_temporary(tmp, path);
+  if (!problem.empty()) throw Error("cannot replace '" + path.string() + "': " + problem);
 }
 
 void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model,
-                     const CheckpointMetadata& metadata) {
+                     const CheckpointMetadata& metadata, const ArchiveWriter& extra) {
   auto state = named_state(model);
   torch::serialize::OutputArchive archive;
   archive.write(kMetadataKey, c10::IValue(metadata.to_json().dump(2)));
@@ -182,6 +231,7 @@ void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model
   for (const auto& [name, tensor] : state) {
     archive.write(name, tensor.detach().to(torch::kCPU));
   }
+  if (extra) extra(archive);
   if (path.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
@@ -194,21 +244,19 @@ void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model
     throw CheckpointError("cannot write checkpoint '" + path.string() +
                           "': " + first_line(e.what_without_backtrace()));
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw CheckpointError("cannot write checkpoint '" + path.string() + "': " + ec.message());
+  const auto problem = commit_temporary(tmp, path);
+  if (!problem.empty()) {
+    throw CheckpointError("cannot write checkpoint '" + path.string() + "': " + problem);
   }
 }
 
 CheckpointMetadata read_checkpoint_metadata(const std::filesystem::path& path) {
-  auto archive = open_archive(path);
+  auto archive = open_checkpoint_archive(path);
   return read_metadata(archive, path);
 }
 
 LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, torch::Device device) {
-  auto archive = open_archive(path);
+  auto archive = open_checkpoint_archive(path);
   LoadedCheckpoint loaded{nullptr, read_metadata(archive, path)};
   try {
     loaded.model = make_model(loaded.metadata.model);

@@ -1,107 +1,87 @@
 #include "npe/training/training.h"
 
-#include <chrono>
-#include <cmath>
-
-#include <torch/torch.h>
-
 #include "npe/errors.h"
-#include "npe/predictors/predictor_registry.h"
 #include "npe/seeds.h"
-#include "npe/training/evaluation.h"
+#include "npe/training/training_job.h"
 
 namespace npe {
 
-TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,
-                        const TrainOptions& options, const TrainProgressCallback& progress) {
-  if (options.steps < 0) throw ConfigError("training steps must be >= 0");
-  if (options.batch_size < 1) throw ConfigError("batch size must be >= 1");
-  if (!(options.learning_rate > 0.0)) throw ConfigError("learning rate must be positive");
-  if (options.lr_schedule != "constant" && options.lr_schedule != "cosine") {
-    throw ConfigError("unknown learning-rate schedule '" + options.lr_schedule +
+nlohmann::json TrainOptions::to_json() const {
+  return {{"steps", steps},
+          {"batch_size", batch_size},
+          {"accumulate", accumulate},
+          {"learning_rate", learning_rate},
+          {"lr_schedule", lr_schedule},
+          {"weight_decay", weight_decay},
+          {"grad_clip_value", grad_clip_value},
+          {"seed", seed},
+          {"validation_every", validation_every},
+          {"validation_tasks", validation_tasks}};
+}
+
+TrainOptions TrainOptions::from_json(const nlohmann::json& json) {
+  if (!json.is_object()) throw ConfigError("training options are not a JSON object");
+  TrainOptions o;
+  try {
+    o.steps = json.value("steps", o.steps);
+    o.batch_size = json.value("batch_size", o.batch_size);
+    o.accumulate = json.value("accumulate", o.accumulate);
+    o.learning_rate = json.value("learning_rate", o.learning_rate);
+    o.lr_schedule = json.value("lr_schedule", o.lr_schedule);
+    o.weight_decay = json.value("weight_decay", o.weight_decay);
+    o.grad_clip_value = json.value("grad_clip_value", o.grad_clip_value);
+    o.seed = json.value("seed", o.seed);
+    o.validation_every = json.value("validation_every", o.validation_every);
+    o.validation_tasks = json.value("validation_tasks", o.validation_tasks);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(std::string("malformed training options: ") + e.what());
+  }
+  o.validate();
+  return o;
+}
+
+void TrainOptions::validate() const {
+  if (steps < 0) throw ConfigError("training steps must be >= 0");
+  if (batch_size < 1) throw ConfigError("batch size must be >= 1");
+  if (accumulate < 1) throw ConfigError("micro-batches per step (accumulate) must be >= 1");
+  if (!(learning_rate > 0.0)) throw ConfigError("learning rate must be positive");
+  if (lr_schedule != "constant" && lr_schedule != "cosine") {
+    throw ConfigError("unknown learning-rate schedule '" + lr_schedule +
                       "' (known: constant, cosine)");
   }
-  const bool cosine = options.lr_schedule == "cosine";
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  model.to(options.device);
-  torch::optim::AdamW optimizer(
-      model.parameters(),
-      torch::optim::AdamWOptions(options.learning_rate).weight_decay(options.weight_decay));
+  if (!(weight_decay >= 0.0)) throw ConfigError("weight decay must be >= 0");
+  if (!(grad_clip_value > 0.0)) throw ConfigError("gradient clip value must be positive");
+  if (validation_every < 0) throw ConfigError("validation interval must be >= 0");
+  if (validation_tasks < 0) throw ConfigError("validation tasks must be >= 0");
+}
 
-  TrainResult result;
-  // Validation tasks come from their own stream under a fixed seed, so every model and every
-  // training seed is validated on the same tasks.
-  EvalOptions validation;
-  validation.num_tasks = options.validation_tasks;
-  validation.batch_size = options.batch_size;
-  validation.seed = 0;
-  validation.stream = kValidationStream;
-  validation.split = Split::Validation;
-  auto validation_predictor = wrap_model(
-      std::shared_ptr<NeuralProcessImpl>(&model, [](NeuralProcessImpl*) {}), options.device);
-  auto validate = [&](int64_t step) {
-    if (options.validation_tasks <= 0) return;
-    auto eval = evaluate(*validation_predictor, source, validation);
-    result.validation_ll = eval.ll_mean;
-    result.validation_ll_stderr = eval.ll_stderr;
-    result.validation_history.emplace_back(step, eval.ll_mean);
-  };
+uint64_t training_batch_seed(uint64_t seed, int64_t step, int64_t shard) {
+  const auto single = derive_seed(seed, kTrainStream, static_cast<uint64_t>(step));
+  return shard == 0 ? single : derive_seed(single, kTrainStream, static_cast<uint64_t>(shard));
+}
 
-  double loss_sum = 0.0;
-  int64_t loss_count = 0;
-  TrainProgress report;
-  report.total_steps = options.steps;
-  for (int64_t step = 1; step <= options.steps; ++step) {
-    model.train();
-    if (cosine) {
-      const double progress = double(step - 1) / double(options.steps);
-      for (auto& group : optimizer.param_groups()) {
-        group.options().set_lr(options.learning_rate * 0.5 * (1.0 + std::cos(M_PI * progress)));
-      }
-    }
-    auto batch = source.sample(options.batch_size, derive_seed(options.seed, kTrainStream, step),
-                               {}, Split::Train);
-    auto task = batch.task.to(options.device);
-    auto prediction = model.predict(task);
-    auto loss = -log_likelihood_per_task(prediction, task.yt).mean();
-    const double loss_value = loss.item<double>();
-    if (!std::isfinite(loss_value)) {
-      throw InvalidInputError("training diverged: the loss became non-finite at step " +
-                              std::to_string(step));
-    }
-    optimizer.zero_grad();
-    loss.backward();
-    for (auto& p : model.parameters()) {
-      if (p.grad().defined()) p.grad().clamp_(-options.grad_clip_value, options.grad_clip_value);
-    }
-    optimizer.step();
-    loss_sum += loss_value;
-    ++loss_count;
-    result.final_loss = loss_value;
-    result.steps = step;
-    const bool validate_now = step == options.steps || (options.validation_every > 0 &&
-                                                        step % options.validation_every == 0);
-    if (validate_now) validate(step);
-    if (progress) {
-      report.step = step;
-      report.loss = loss_sum / static_cast<double>(loss_count);
-      report.validation_ll = result.validation_ll;
-      report.elapsed_s = elapsed();
-      if (!progress(report)) {
-        result.cancelled = true;
-        break;
-      }
-      loss_sum = 0.0;
-      loss_count = 0;
-    }
-  }
-  if (options.steps == 0) validate(0);
-  model.eval();
-  result.wall_time_s = elapsed();
-  return result;
+TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,
+                        const TrainOptions& options, const TrainProgressCallback& progress) {
+  TrainingSpec spec;
+  spec.model = model.config();
+  spec.task = source.to_json();
+  spec.size = "custom";
+  spec.options = options;
+  // Non-owning handles: the caller keeps the model and the source.
+  TrainingJob job(std::move(spec), std::shared_ptr<NeuralProcessImpl>(&model, [](auto*) {}),
+                  std::shared_ptr<const TaskSource>(&source, [](auto*) {}));
+  double validation_ll = TrainingRecord::kNaN;
+  return job.run([&](const TrainingStatus& status) {
+    if (status.validation) validation_ll = status.validation->validation_ll;
+    if (!progress) return true;
+    TrainProgress report;
+    report.step = status.step;
+    report.total_steps = status.total_steps;
+    report.loss = status.loss;
+    report.validation_ll = validation_ll;
+    report.elapsed_s = status.wall_time_s;
+    return progress(report);
+  });
 }
 
 }  // namespace npe

@@ -2,8 +2,10 @@
 // Checkpoints: model weights plus JSON metadata in one file, written atomically.
 
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <torch/types.h>
@@ -24,6 +26,9 @@ struct CheckpointMetadata {
   /// Task-source configuration the model was trained on (TaskSource::to_json()).
   nlohmann::json task;
   int64_t steps = 0;
+  /// Steps the training run that wrote the file plans in all (0: not recorded). More than
+  /// `steps` in a checkpoint written while training goes on (npe train --checkpoint-every).
+  int64_t planned_steps = 0;
   double wall_time_s = 0.0;
   std::string device;
   double validation_ll = std::numeric_limits<double>::quiet_NaN();
@@ -42,11 +47,24 @@ struct CheckpointMetadata {
   static CheckpointMetadata from_json(const nlohmann::json& json);
 };
 
-/// Writes weights and metadata to `path` atomically (temporary file in the same folder, then
-/// rename), so an interrupted save never destroys an existing checkpoint.
-/// Throws CheckpointError when the file cannot be written.
+/// Adds records of its own (training state, optimiser) to a checkpoint being written.
+using ArchiveWriter = std::function<void(torch::serialize::OutputArchive&)>;
+
+/// Writes weights and metadata (and what `extra` adds) to `path` atomically: a temporary file in
+/// the same folder, flushed to disk (fsync), then renamed over `path` and the folder synced. An
+/// interrupted save or a killed process never leaves `path` corrupt: it holds the previous
+/// checkpoint until the new one is complete. Throws CheckpointError when it cannot be written.
 void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model,
-                     const CheckpointMetadata& metadata);
+                     const CheckpointMetadata& metadata, const ArchiveWriter& extra = {});
+
+/// Opens a checkpoint's archive to read records besides the weights. Throws CheckpointError
+/// naming the file when it is missing or cannot be read as an archive.
+/// Tensors are loaded onto `map_to` when given (else where they were saved).
+torch::serialize::InputArchive open_checkpoint_archive(
+    const std::filesystem::path& path, std::optional<torch::Device> map_to = std::nullopt);
+
+/// Removes temporary files an interrupted atomic write of `path` left behind ("PATH.tmp-*").
+void remove_stale_temporaries(const std::filesystem::path& path);
 
 /// A loaded model (in eval mode, on `device`) and its metadata.
 struct LoadedCheckpoint {
@@ -63,7 +81,7 @@ LoadedCheckpoint load_checkpoint(const std::filesystem::path& path,
 /// Reads only the metadata. Throws CheckpointError.
 CheckpointMetadata read_checkpoint_metadata(const std::filesystem::path& path);
 
-/// Writes text to `path` atomically. Throws Error on failure.
+/// Writes text to `path` atomically (temporary file, fsync, rename). Throws Error on failure.
 void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
 
 }  // namespace npe

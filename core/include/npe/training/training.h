@@ -1,11 +1,13 @@
 #pragma once
 // The training loop: AdamW on the negative mean log-likelihood per target point.
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include <torch/types.h>
+#include <nlohmann/json.hpp>
 
 #include "npe/data/task_source.h"
 #include "npe/models/model.h"
@@ -14,7 +16,12 @@ namespace npe {
 
 struct TrainOptions {
   int64_t steps = 10000;
+  /// Tasks per micro-batch (tasks of one micro-batch share N_c).
   int64_t batch_size = 16;
+  /// Micro-batches per step whose gradients are averaged (gradient accumulation): a step sees
+  /// accumulate x batch_size tasks. Micro-batch k draws the tasks rank k of a data-parallel run
+  /// with one micro-batch per rank draws, so both give the same step.
+  int64_t accumulate = 1;
   /// Peak AdamW learning rate.
   double learning_rate = 5e-4;
   /// Learning-rate schedule: "constant", or "cosine" (decays from learning_rate to 0 over the
@@ -30,7 +37,19 @@ struct TrainOptions {
   int64_t validation_every = 1000;
   int64_t validation_tasks = 256;
   torch::Device device = torch::kCPU;
+
+  /// Every field but the device (checkpoints record where they were trained separately).
+  nlohmann::json to_json() const;
+  /// Missing fields keep their defaults. Throws ConfigError for wrong types.
+  static TrainOptions from_json(const nlohmann::json& json);
+  /// Throws ConfigError naming the first invalid field.
+  void validate() const;
 };
+
+/// Seed of micro-batch `shard` of training step `step`. Shard 0 is the stream single-process
+/// runs have always used, so their results reproduce; shard r of a data-parallel run is rank
+/// r's (or accumulated micro-batch r's) part of the step.
+uint64_t training_batch_seed(uint64_t seed, int64_t step, int64_t shard);
 
 struct TrainProgress {
   int64_t step = 0;
@@ -56,7 +75,8 @@ struct TrainResult {
   std::vector<std::pair<int64_t, double>> validation_history;
 };
 
-/// Trains `model` (moved to options.device) on tasks from `source`. Validation uses a fixed set
+/// Trains `model` (moved to options.device) on tasks from `source`, without checkpoints (a
+/// TrainingJob, training_job.h, is the resumable form). Validation uses a fixed set
 /// of tasks that does not depend on options.seed. Throws InvalidInputError when the loss
 /// becomes non-finite (with the step), ConfigError for bad options.
 TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,

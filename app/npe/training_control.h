@@ -1,0 +1,37 @@
+#pragma once
+// How a running `npe train` is told to pause, resume or stop: SIGINT/SIGTERM (Ctrl-C, kill)
+// ask it to stop after a final checkpoint; with --progress-json it also reads the commands
+// "pause", "resume" and "stop", one per line, from standard input (the GUI's training tab
+// drives it that way).
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+
+namespace npe::cli {
+
+class TrainingControl {
+ public:
+  /// Installs the signal handlers; reads commands from standard input when `read_commands`.
+  explicit TrainingControl(bool read_commands);
+  TrainingControl(const TrainingControl&) = delete;
+  TrainingControl& operator=(const TrainingControl&) = delete;
+
+  /// Called between steps: blocks while paused (calling `on_pause(true)` when a pause begins
+  /// and `on_pause(false)` when it ends) and returns whether training should go on.
+  bool proceed(const std::function<void(bool paused)>& on_pause);
+  /// Whether a stop was asked for (by a signal or a command).
+  bool stop_requested() const;
+
+ private:
+  void read_commands();
+  void command(const char* text);
+
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  bool m_paused = false;
+  std::atomic<bool> m_stop{false};
+};
+
+}  // namespace npe::cli

@@ -1,0 +1,224 @@
+// Training as a resumable job: exact continuation from a checkpoint, what the checkpoint holds,
+// the metrics measured during training, and clear errors for checkpoints that cannot resume.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "npe/data/gp_tasks.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_registry.h"
+#include "npe/seeds.h"
+#include "npe/training/training_job.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+namespace fs = std::filesystem;
+using npe::testing::tiny_config;
+
+class TrainingJobTest : public npe::testing::SeededTest {
+ protected:
+  void SetUp() override {
+    SeededTest::SetUp();
+    dir = fs::temp_directory_path() /
+          ("npe-job-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  static TrainingSpec spec(const std::string& kind, int64_t steps) {
+    TrainingSpec s;
+    s.model = tiny_config(kind);
+    s.task = GpTaskGenerator().to_json();
+    s.size = "custom";
+    s.options.steps = steps;
+    s.options.batch_size = 4;
+    s.options.learning_rate = 3e-3;
+    // The cosine schedule depends on the step: a resumed job that lost count would differ.
+    s.options.lr_schedule = "cosine";
+    s.options.seed = 7;
+    s.options.validation_every = 4;
+    s.options.validation_tasks = 32;  // two validation batches: a standard error
+    return s;
+  }
+
+  static void expect_same_weights(NeuralProcessImpl& a, NeuralProcessImpl& b) {
+    auto pa = a.named_parameters(true);
+    auto pb = b.named_parameters(true);
+    ASSERT_EQ(pa.size(), pb.size());
+    for (const auto& item : pa) {
+      const auto& other = pb[item.key()];
+      EXPECT_TRUE(torch::equal(item.value(), other))
+          << item.key() << " differs by " << (item.value() - other).abs().max().item<double>();
+    }
+  }
+
+  fs::path dir;
+};
+
+TEST_F(TrainingJobTest, ResumedJobReachesTheSameWeightsBitwise) {
+  TrainingJob uninterrupted(spec("tnp", 12));
+  uninterrupted.run();
+
+  const auto path = dir / "job.pt";
+  {
+    TrainingJob first(spec("tnp", 12));
+    first.set_checkpoint(path, 0);
+    // Stopping writes a final checkpoint at the step reached.
+    auto result = first.run([](const TrainingStatus& s) { return s.step < 5; });
+    EXPECT_TRUE(result.cancelled);
+    EXPECT_EQ(result.steps, 5);
+  }
+  auto resumed = TrainingJob::resume(path);
+  EXPECT_EQ(resumed->step(), 5);
+  EXPECT_EQ(resumed->total_steps(), 12);
+  resumed->run();
+  EXPECT_EQ(resumed->step(), 12);
+  expect_same_weights(uninterrupted.model(), resumed->model());
+  // The validation history continues too: same records at the same steps.
+  ASSERT_EQ(resumed->history().size(), uninterrupted.history().size());
+  for (size_t i = 0; i < resumed->history().size(); ++i) {
+    EXPECT_EQ(resumed->history()[i].step, uninterrupted.history()[i].step);
+    EXPECT_DOUBLE_EQ(resumed->history()[i].validation_ll, uninterrupted.history()[i].validation_ll);
+  }
+}
+
+TEST_F(TrainingJobTest, ResumingTwiceFromPeriodicCheckpointsIsStillExact) {
+  TrainingJob uninterrupted(spec("tetnp", 9));
+  uninterrupted.run();
+  const auto path = dir / "job.pt";
+  {
+    TrainingJob job(spec("tetnp", 9));
+    job.set_checkpoint(path, 3);
+    job.run([](const TrainingStatus& s) { return s.step < 4; });  // checkpoints at 3, then 4
+  }
+  {
+    auto job = TrainingJob::resume(path);
+    job->set_checkpoint(path, 3);
+    job->run([](const TrainingStatus& s) { return s.step < 6; });
+  }
+  auto job = TrainingJob::resume(path);
+  EXPECT_EQ(job->step(), 6);
+  job->run();
+  expect_same_weights(uninterrupted.model(), job->model());
+}
+
+TEST_F(TrainingJobTest, CheckpointIsAnOrdinaryCheckpointWithItsPlan) {
+  const auto path = dir / "job.pt";
+  TrainingJob job(spec("cnp", 8));
+  job.set_checkpoint(path, 0);
+  job.run([](const TrainingStatus& s) { return s.step < 3; });
+  // The explorer opens it like any checkpoint while training goes on.
+  auto loaded = load_checkpoint(path);
+  EXPECT_EQ(loaded.metadata.steps, 3);
+  EXPECT_EQ(loaded.metadata.planned_steps, 8);
+  EXPECT_EQ(loaded.metadata.model.kind, "cnp");
+}
+
+TEST_F(TrainingJobTest, RecordsLossValidationShiftedLikelihoodAndEquivarianceError) {
+  TrainingJob plain(spec("tnp", 8));
+  plain.run();
+  TrainingJob equivariant(spec("tetnp", 8));
+  equivariant.run();
+  ASSERT_EQ(plain.history().size(), 2u);  // steps 4 and 8
+  for (const auto* job : {&plain, &equivariant}) {
+    for (const auto& r : job->history()) {
+      EXPECT_TRUE(std::isfinite(r.loss));
+      EXPECT_TRUE(std::isfinite(r.validation_ll));
+      EXPECT_TRUE(std::isfinite(r.validation_ll_stderr));
+      EXPECT_TRUE(std::isfinite(r.shifted_ll));
+      EXPECT_GT(r.wall_time_s, 0.0);
+    }
+  }
+  // Δ = 2 takes the context outside the training range: only the TE model is unaffected.
+  const auto& te = equivariant.history().back();
+  EXPECT_LT(te.equivariance_error, 1e-3);
+  EXPECT_NEAR(te.shifted_ll, te.validation_ll, 1e-3);
+  EXPECT_GT(plain.history().back().equivariance_error, 1e-2);
+}
+
+TEST_F(TrainingJobTest, WeightsOnlyCheckpointCannotBeResumed) {
+  const auto path = dir / "weights.pt";
+  auto model = make_model(tiny_config("cnp"));
+  CheckpointMetadata meta;
+  meta.model = model->config();
+  save_checkpoint(path, *model, meta);
+  NPE_EXPECT_THROW_WITH(TrainingJob::resume(path), CheckpointError, "weights only");
+}
+
+TEST_F(TrainingJobTest, CorruptTrainingStateIsAClearError) {
+  const auto path = dir / "bad.pt";
+  auto model = make_model(tiny_config("cnp"));
+  CheckpointMetadata meta;
+  meta.model = model->config();
+  save_checkpoint(path, *model, meta, [](torch::serialize::OutputArchive& archive) {
+    archive.write("npe_training_state", c10::IValue(std::string("{\"version\": 1, \"step\"")));
+  });
+  NPE_EXPECT_THROW_WITH(TrainingJob::resume(path), CheckpointError, "corrupt training state");
+  NPE_EXPECT_THROW_WITH(TrainingJob::resume(dir / "missing.pt"), CheckpointError, "does not exist");
+}
+
+TEST_F(TrainingJobTest, LeftoversOfAKilledSaveAreRemovedAndTheCheckpointIsIntact) {
+  const auto path = dir / "job.pt";
+  {
+    TrainingJob job(spec("cnp", 4));
+    job.set_checkpoint(path, 0);
+    job.run();
+  }
+  // What a process killed while writing its next checkpoint leaves: a partial temporary file.
+  const auto partial = fs::path(path.string() + ".tmp-123");
+  std::ofstream(partial) << "PK\x03\x04 partial";
+  EXPECT_NO_THROW(load_checkpoint(path));
+  auto job = TrainingJob::resume(path);
+  job->set_checkpoint(path, 0);
+  EXPECT_FALSE(fs::exists(partial));
+}
+
+TEST_F(TrainingJobTest, ExtendingAResumedJobAndRefusingToShrinkIt) {
+  const auto path = dir / "job.pt";
+  {
+    TrainingJob job(spec("cnp", 4));
+    job.set_checkpoint(path, 0);
+    job.run();
+  }
+  auto job = TrainingJob::resume(path);
+  NPE_EXPECT_THROW_WITH(job->set_total_steps(3), ConfigError, "already at step 4");
+  job->set_total_steps(6);
+  EXPECT_EQ(job->run().steps, 6);
+}
+
+TEST_F(TrainingJobTest, InvalidOptionsAreRejectedBeforeAnyWork) {
+  auto s = spec("cnp", 4);
+  s.options.accumulate = 0;
+  NPE_EXPECT_THROW_WITH(TrainingJob job(s), ConfigError, "accumulate");
+  s = spec("cnp", 4);
+  s.options.lr_schedule = "linear";
+  NPE_EXPECT_THROW_WITH(TrainingJob job(s), ConfigError, "unknown learning-rate schedule");
+}
+
+TEST(TrainOptions, JsonRoundTrip) {
+  TrainOptions o;
+  o.steps = 123;
+  o.batch_size = 5;
+  o.accumulate = 3;
+  o.lr_schedule = "cosine";
+  o.seed = 99;
+  const auto back = TrainOptions::from_json(o.to_json());
+  EXPECT_EQ(back.to_json(), o.to_json());
+}
+
+TEST(TrainingBatchSeed, ShardZeroIsTheSingleProcessStream) {
+  EXPECT_EQ(training_batch_seed(3, 10, 0), derive_seed(3, kTrainStream, 10));
+  EXPECT_NE(training_batch_seed(3, 10, 1), training_batch_seed(3, 10, 0));
+  EXPECT_NE(training_batch_seed(3, 10, 1), training_batch_seed(3, 11, 1));
+}
+
+}  // namespace
+}  // namespace npe
