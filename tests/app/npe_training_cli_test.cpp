@@ -1,0 +1,317 @@
+// `npe train` as a resumable, drivable, data-parallel job, run as a real child process: the
+// progress-JSON protocol, pause/resume/stop on stdin, SIGKILL at random moments followed by
+// --resume, and 2 ranks over loopback against 1 process accumulating 2 micro-batches.
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <nlohmann/json.hpp>
+
+#include "npe/models/checkpoint.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A running npe with pipes to its stdin and stdout (stderr goes to a file).
+class Child {
+ public:
+  Child(const std::vector<std::string>& arguments, const fs::path& stderr_file,
+        const std::vector<std::string>& environment = {}) {
+    int in[2], out[2];
+    EXPECT_EQ(::pipe(in), 0);
+    EXPECT_EQ(::pipe(out), 0);
+    m_pid = ::fork();
+    if (m_pid == 0) {
+      ::dup2(in[0], STDIN_FILENO);
+      ::dup2(out[1], STDOUT_FILENO);
+      const int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(err, STDERR_FILENO);
+      ::close(in[1]);
+      ::close(out[0]);
+      for (const auto& e : environment) ::putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> argv{const_cast<char*>(NPE_EXECUTABLE)};
+      for (const auto& a : arguments) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(NPE_EXECUTABLE, argv.data());
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    m_stdin = in[1];
+    m_stdout = ::fdopen(out[0], "r");
+  }
+  ~Child() {
+    if (m_pid > 0) {
+      ::kill(m_pid, SIGKILL);
+      wait();
+    }
+    if (m_stdout) std::fclose(m_stdout);
+    if (m_stdin >= 0) ::close(m_stdin);
+  }
+  // The next line of stdout, or "" at its end.
+  std::string line() {
+    std::string text;
+    char buffer[4096];
+    while (std::fgets(buffer, sizeof buffer, m_stdout)) {
+      text += buffer;
+      if (!text.empty() && text.back() == '\n') break;
+    }
+    return text;
+  }
+  // The next JSON event whose "event" is `name` (null at the end of output).
+  nlohmann::json next(const std::string& name) {
+    for (auto text = line(); !text.empty(); text = line()) {
+      auto event = nlohmann::json::parse(text);
+      if (event.value("event", "") == name) return event;
+    }
+    return nullptr;
+  }
+  void send(const std::string& command) {
+    const auto text = command + "\n";
+    EXPECT_EQ(::write(m_stdin, text.data(), text.size()), ssize_t(text.size()));
+  }
+  void kill(int signal) { ::kill(m_pid, signal); }
+  // Exit status, or -signal when killed.
+  int wait() {
+    int status = 0;
+    ::waitpid(m_pid, &status, 0);
+    m_pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+
+ private:
+  pid_t m_pid = -1;
+  int m_stdin = -1;
+  FILE* m_stdout = nullptr;
+};
+
+// Runs npe to completion; returns the exit status.
+int run(const std::vector<std::string>& arguments, const fs::path& log,
+        const std::vector<std::string>& environment = {}) {
+  Child child(arguments, log, environment);
+  while (!child.line().empty()) {
+  }
+  return child.wait();
+}
+
+std::vector<std::string> join(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+double max_weight_difference(const fs::path& a, const fs::path& b) {
+  auto x = npe::load_checkpoint(a);
+  auto y = npe::load_checkpoint(b);
+  auto py = y.model->named_parameters(true);
+  double worst = 0.0;
+  for (const auto& item : x.model->named_parameters(true)) {
+    worst = std::max(worst, (item.value() - py[item.key()]).abs().max().item<double>());
+  }
+  return worst;
+}
+
+int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t size = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+class NpeTrainJob : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("npe-train-job-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+  const std::vector<std::string> quick = {
+      "train",        "--model", "tnp",         "--threads", "1",           "--seed", "5",
+      "--batch-size", "4",       "--val-tasks", "32",        "--val-every", "10"};
+};
+
+TEST_F(NpeTrainJob, ProgressJsonIsOneWellFormedObjectPerLine) {
+  const auto out = (dir / "m.pt").string();
+  Child child(
+      join(quick, {"--steps", "20", "--checkpoint-every", "10", "--out", out, "--progress-json"}),
+      dir / "err.log");
+  std::vector<nlohmann::json> events;
+  for (auto text = child.line(); !text.empty(); text = child.line()) {
+    ASSERT_EQ(text.back(), '\n');
+    ASSERT_NO_THROW(events.push_back(nlohmann::json::parse(text))) << text;
+    ASSERT_TRUE(events.back().is_object());
+  }
+  EXPECT_EQ(child.wait(), 0);
+  ASSERT_GE(events.size(), 4u);
+  EXPECT_EQ(events.front()["event"], "start");
+  EXPECT_EQ(events.front()["total_steps"], 20);
+  EXPECT_EQ(events.back()["event"], "finished");
+  EXPECT_EQ(events.back()["stopped"], false);
+  int progress = 0, validations = 0, checkpoints = 0;
+  for (const auto& e : events) {
+    if (e["event"] == "progress") {
+      ++progress;
+      for (const char* key : {"step", "total_steps", "loss", "smoothed_loss", "steps_per_s",
+                              "eta_s", "wall_time_s", "device"}) {
+        EXPECT_TRUE(e.contains(key)) << key << " missing from " << e.dump();
+      }
+      EXPECT_TRUE(e["loss"].is_number());
+    } else if (e["event"] == "validation") {
+      ++validations;
+      EXPECT_TRUE(e["val_ll"].is_number());
+      EXPECT_TRUE(e["val_ll_stderr"].is_number());
+      EXPECT_TRUE(e["shifted_ll"].is_number());
+      EXPECT_TRUE(e["equivariance_error"].is_number());
+    } else if (e["event"] == "checkpoint") {
+      ++checkpoints;
+      EXPECT_EQ(e["path"], out);
+    }
+  }
+  EXPECT_GE(progress, 2);
+  EXPECT_EQ(validations, 2);  // steps 10 and 20
+  EXPECT_EQ(checkpoints, 2);
+}
+
+TEST_F(NpeTrainJob, PauseResumeAndStopOnStandardInput) {
+  const auto out = dir / "m.pt";
+  Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "0", "--out", out.string(),
+                           "--progress-json"}),
+              dir / "err.log");
+  ASSERT_FALSE(child.next("progress").is_null());
+  child.send("pause");
+  const auto paused = child.next("paused");
+  ASSERT_FALSE(paused.is_null());
+  child.send("resume");
+  const auto resumed = child.next("resumed");
+  ASSERT_FALSE(resumed.is_null());
+  EXPECT_EQ(resumed["step"], paused["step"]);
+  child.send("stop");
+  const auto finished = child.next("finished");
+  ASSERT_FALSE(finished.is_null());
+  EXPECT_EQ(finished["stopped"], true);
+  EXPECT_EQ(child.wait(), 0);
+  // Stopping keeps the work: a checkpoint at the step reached, which --resume continues.
+  const auto meta = npe::read_checkpoint_metadata(out);
+  EXPECT_EQ(meta.steps, finished["step"].get<int64_t>());
+  EXPECT_EQ(meta.planned_steps, 100000);
+  EXPECT_EQ(run({"train", "--resume", out.string(), "--steps", std::to_string(meta.steps + 3),
+                 "--threads", "1"},
+                dir / "resume.log"),
+            0);
+  EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, meta.steps + 3);
+}
+
+TEST_F(NpeTrainJob, TerminateSignalStopsAfterAFinalCheckpoint) {
+  const auto out = dir / "m.pt";
+  Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "0", "--out", out.string(),
+                           "--progress-json"}),
+              dir / "err.log");
+  ASSERT_FALSE(child.next("progress").is_null());
+  child.kill(SIGTERM);
+  const auto finished = child.next("finished");
+  ASSERT_FALSE(finished.is_null());
+  EXPECT_EQ(finished["stopped"], true);
+  EXPECT_EQ(child.wait(), 0);
+  EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, finished["step"].get<int64_t>());
+}
+
+TEST_F(NpeTrainJob, KilledAtRandomMomentsThenResumedGivesTheUninterruptedWeights) {
+  const std::vector<std::string> job = {"--steps", "200", "--checkpoint-every", "10"};
+  const auto reference = dir / "reference.pt";
+  ASSERT_EQ(run(join(join(quick, job), {"--out", reference.string()}), dir / "ref.log"), 0);
+
+  const auto out = dir / "killed.pt";
+  std::random_device device;
+  const auto seed = device();
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> delay_ms(50, 1500);
+  SCOPED_TRACE("kill-time seed " + std::to_string(seed));
+  int64_t last_step = 0;
+  for (int kill = 0; kill < 5; ++kill) {
+    const auto arguments =
+        fs::exists(out)
+            ? std::vector<std::string>{"train", "--resume", out.string(), "--threads", "1"}
+            : join(join(quick, job), {"--out", out.string()});
+    Child child(arguments, dir / "killed.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+    child.kill(SIGKILL);
+    child.wait();
+    if (!fs::exists(out)) continue;  // killed before its first checkpoint
+    // Whatever the moment, the file on disk is a complete checkpoint at a checkpoint step.
+    npe::CheckpointMetadata meta;
+    ASSERT_NO_THROW(meta = npe::load_checkpoint(out).metadata) << "after kill " << kill;
+    EXPECT_TRUE(meta.steps % 10 == 0) << meta.steps;
+    EXPECT_GE(meta.steps, last_step);
+    last_step = meta.steps;
+  }
+  const auto arguments = fs::exists(out) ? std::vector<std::string>{"train", "--resume",
+                                                                    out.string(), "--threads", "1"}
+                                         : join(join(quick, job), {"--out", out.string()});
+  ASSERT_EQ(run(arguments, dir / "final.log"), 0);
+  EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, 200);
+  EXPECT_EQ(max_weight_difference(reference, out), 0.0);
+}
+
+TEST_F(NpeTrainJob, TwoRanksOverLoopbackEqualOneProcessWithTwiceTheBatch) {
+  const std::vector<std::string> job = {"--steps", "15", "--checkpoint-every", "0"};
+  const auto single = dir / "single.pt";
+  // One process, two micro-batches of 4 (tasks of one batch share N_c, so "batch 8" is drawn as
+  // the two batches the two ranks draw).
+  ASSERT_EQ(run(join(join(quick, job), {"--accumulate", "2", "--out", single.string()}),
+                dir / "single.log"),
+            0);
+  const auto parallel = dir / "parallel.pt";
+  const auto port = std::to_string(free_tcp_port());
+  std::vector<std::unique_ptr<Child>> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.push_back(std::make_unique<Child>(
+        join(join(quick, job), {"--out", parallel.string()}),
+        dir / ("rank" + std::to_string(rank) + ".log"),
+        std::vector<std::string>{"WORLD_SIZE=2", "RANK=" + std::to_string(rank),
+                                 "LOCAL_RANK=" + std::to_string(rank), "MASTER_ADDR=127.0.0.1",
+                                 "MASTER_PORT=" + port}));
+  }
+  for (auto& rank : ranks) {
+    while (!rank->line().empty()) {
+    }
+    EXPECT_EQ(rank->wait(), 0);
+  }
+  const auto meta = npe::read_checkpoint_metadata(parallel);
+  EXPECT_NE(meta.device.find("x 2 processes (gloo)"), std::string::npos) << meta.device;
+  EXPECT_LT(max_weight_difference(single, parallel), 1e-5);
+  // And the ranks did not simply train alone: one process with one micro-batch differs.
+  const auto alone = dir / "alone.pt";
+  ASSERT_EQ(run(join(join(quick, job), {"--out", alone.string()}), dir / "alone.log"), 0);
+  EXPECT_GT(max_weight_difference(alone, parallel), 1e-4);
+}
+
+TEST_F(NpeTrainJob, ResumeRefusesOptionsTheCheckpointFixes) {
+  EXPECT_EQ(run({"train", "--resume", (dir / "x.pt").string(), "--model", "tnp"}, dir / "e.log"),
+            2);
+  EXPECT_EQ(run({"train", "--resume", (dir / "missing.pt").string()}, dir / "e.log"), 1);
+  EXPECT_EQ(run({"train", "--steps", "5"}, dir / "e.log"), 2);
+}
+
+}  // namespace
