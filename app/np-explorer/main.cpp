@@ -13,6 +13,7 @@
 #include "function1d/function_explorer.h"
 #include "main_window.h"
 #include "npe/runtime.h"
+#include "training/training_tab.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -39,8 +40,10 @@ int main(int argc, char** argv) {
   QCommandLineOption device("device", "Where neural models run: cpu, cuda or auto.", "DEVICE",
                             "auto");
   QCommandLineOption shift("shift", "Start with the 1-D context shifted by D (|D| <= 1e6).", "D");
-  QCommandLineOption tab("tab", "Start on this tab: functions or images.", "NAME");
-  parser.addOptions({session, screenshot, threads, latency, device, shift, tab});
+  QCommandLineOption tab("tab", "Start on this tab: functions, images or training.", "NAME");
+  QCommandLineOption training_job(
+      "training-job", "Add the training job of this checkpoint to the Training tab.", "FILE");
+  parser.addOptions({session, screenshot, threads, latency, device, shift, tab, training_job});
   parser.addPositionalArgument(
       "files", "Sessions (.json), checkpoints (.pt) or pictures (.png, .jpg, ...) to open.");
   parser.process(app);
@@ -76,10 +79,17 @@ int main(int argc, char** argv) {
     window.functionExplorer()->setShift(value);
   }
   if (parser.isSet(tab) && !window.showPanel(parser.value(tab))) {
-    QStringList names;
-    for (auto* p : window.panels()) names << p->panelId();
-    std::fprintf(stderr, "np-explorer: --tab expects one of: %s\n", qPrintable(names.join(", ")));
+    std::fprintf(stderr, "np-explorer: --tab expects one of: %s\n",
+                 qPrintable(window.tabIds().join(", ")));
     return 2;
+  }
+  if (parser.isSet(training_job)) {
+    try {
+      window.trainingTab()->openJob(parser.value(training_job));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "np-explorer: %s\n", e.what());
+      opened = false;
+    }
   }
   auto* panel = window.currentPanel();
 
@@ -111,6 +121,11 @@ int main(int argc, char** argv) {
     if (!complete) std::fprintf(stderr, "np-explorer: predictions did not finish in time\n");
     app.exit(saved && complete ? status : 1);
   };
+  if (!panel) {
+    // The training tab has no predictions to wait for: its curves are drawn at once.
+    QTimer::singleShot(800, &app, [&] { save(true); });
+    return app.exec();
+  }
   QObject::connect(panel, &npe::widgets::ExplorerPanel::predictionsUpdated, &app,
                    [&](bool refined) {
                      if (refined) QTimer::singleShot(200, &app, [&] { save(true); });

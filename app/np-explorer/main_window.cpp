@@ -24,6 +24,7 @@
 #include "image/image_explorer.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
+#include "training/training_tab.h"
 
 namespace npe::app {
 namespace {
@@ -42,6 +43,14 @@ MainWindow::MainWindow(torch::Device device, QWidget* parent) : QMainWindow(pare
   addPanel(m_functions);
   m_images = new widgets::ImageExplorer(m_tabs, device);
   addPanel(m_images);
+  // The training tab is not an explorer: no undo stack, no session section.
+  m_training = new widgets::TrainingTab(m_tabs);
+  m_tabs->addTab(m_training, tr("Training"));
+  connect(m_training, &widgets::TrainingTab::checkpointForExplorer, this,
+          &MainWindow::showTrainingCheckpoint);
+  connect(m_training, &widgets::TrainingTab::statusMessage, this, [this](const QString& text) {
+    if (m_tabs->currentWidget() == m_training) m_status->setText(text);
+  });
   connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
     if (index >= 0 && index < static_cast<int>(m_panels.size())) {
       m_undo_group->setActiveStack(m_panels[index]->undoStack());
@@ -74,10 +83,40 @@ widgets::ExplorerPanel* MainWindow::panel(const QString& id) const {
 }
 
 bool MainWindow::showPanel(const QString& id) {
+  if (id == "training") {
+    m_tabs->setCurrentWidget(m_training);
+    return true;
+  }
   auto* p = panel(id);
   if (!p) return false;
   m_tabs->setCurrentWidget(p);
   return true;
+}
+
+QStringList MainWindow::tabIds() const {
+  QStringList ids;
+  for (auto* p : m_panels) ids << p->panelId();
+  return ids << "training";
+}
+
+void MainWindow::showTrainingCheckpoint(const QString& path) {
+  try {
+    const auto meta = read_checkpoint_metadata(path.toStdString());
+    for (auto* p : m_panels) {
+      if (p->acceptsCheckpoint(meta)) {
+        p->openCheckpoint(path);
+        m_status->setText(tr("%1 (step %2) shown in the %3 tab")
+                              .arg(QFileInfo(path).fileName())
+                              .arg(meta.steps)
+                              .arg(p->title()));
+        return;
+      }
+    }
+    m_status->setText(tr("No explorer tab shows models with D_x = %1").arg(meta.model.dim_x));
+  } catch (const Error& e) {
+    // A checkpoint that cannot be read now is reported; the next one is tried again.
+    m_status->setText(tr("Cannot show %1: %2").arg(path, QString::fromUtf8(e.what())));
+  }
 }
 
 void MainWindow::buildMenus() {
@@ -304,6 +343,21 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (m_training->hasActiveJobs()) {
+    // Offscreen runs have nobody to answer: they stop the jobs (checkpoints are kept).
+    if (QGuiApplication::platformName() != "offscreen") {
+      const auto answer = QMessageBox::question(
+          this, tr("Training is running"),
+          tr("Stop the training jobs and quit?\n\nEach job writes a final checkpoint, which "
+             "\"Open job…\" in the Training tab (or npe train --resume) continues later."),
+          QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+      if (answer != QMessageBox::Yes) {
+        event->ignore();
+        return;
+      }
+    }
+    m_training->stopAllAndWait();
+  }
   saveSettings();
   event->accept();
 }

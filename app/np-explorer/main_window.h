@@ -18,6 +18,7 @@ namespace npe::widgets {
 class ExplorerPanel;
 class FunctionExplorer;
 class ImageExplorer;
+class TrainingTab;
 }  // namespace npe::widgets
 
 namespace npe::app {
@@ -32,12 +33,19 @@ class MainWindow final : public QMainWindow {
 
   widgets::FunctionExplorer* functionExplorer() const { return m_functions; }
   widgets::ImageExplorer* imageExplorer() const { return m_images; }
+  widgets::TrainingTab* trainingTab() const { return m_training; }
   const std::vector<widgets::ExplorerPanel*>& panels() const { return m_panels; }
   widgets::ExplorerPanel* currentPanel() const;
   /// The panel with this id ("functions", "images"), or nullptr.
   widgets::ExplorerPanel* panel(const QString& id) const;
-  /// Shows the panel with this id; false when there is none.
+  /// Shows the explorer panel with this id, or the training tab for "training"; false when
+  /// there is none.
   bool showPanel(const QString& id);
+  /// Ids showPanel() accepts.
+  QStringList tabIds() const;
+  /// Opens (or refreshes) a checkpoint in the explorer tab that shows its kind of model without
+  /// switching tabs: the training tab's "Use in explorer".
+  void showTrainingCheckpoint(const QString& path);
 
   /// Opens a session (.json), a checkpoint (.pt, in the tab of its task) or a data file a tab
   /// understands (pictures); errors are shown in a dialog and leave the state unchanged.
@@ -69,6 +77,7 @@ class MainWindow final : public QMainWindow {
   std::vector<widgets::ExplorerPanel*> m_panels;
   widgets::FunctionExplorer* m_functions = nullptr;
   widgets::ImageExplorer* m_images = nullptr;
+  widgets::TrainingTab* m_training = nullptr;
   QUndoGroup* m_undo_group = nullptr;
   QLabel* m_status = nullptr;
   QMenu* m_recent_menu = nullptr;

@@ -31,6 +31,10 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
   entry.id = checkpoint_path;
   entry.checkpoint_path = checkpoint_path;
   entry.name = QString::fromStdString(info.display_name);
+  // A checkpoint written while its job trains says how far it has come.
+  if (meta.planned_steps > meta.steps) {
+    entry.name += QObject::tr(" · training, step %1 of %2").arg(meta.steps).arg(meta.planned_steps);
+  }
   entry.capabilities = info.capabilities;
   entry.colour = colour;
   entry.predictor = predictor;

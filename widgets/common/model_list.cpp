@@ -14,9 +14,27 @@ ModelList::ModelList(QWidget* parent) : QListWidget(parent) {
 }
 
 QString ModelList::add(ModelEntry entry, bool enabled) {
-  for (const auto& existing : m_entries) {
-    if (existing.id == entry.id ||
-        (!entry.checkpoint_path.isEmpty() && existing.checkpoint_path == entry.checkpoint_path)) {
+  for (auto& existing : m_entries) {
+    const bool same_file =
+        !entry.checkpoint_path.isEmpty() && existing.checkpoint_path == entry.checkpoint_path;
+    if (same_file) {
+      // The file may have changed (a job being trained writes it at every checkpoint): the
+      // entry takes the freshly loaded model, keeping its id and colour.
+      existing.predictor = entry.predictor;
+      existing.refined_predictor = entry.refined_predictor;
+      existing.name = entry.name;
+      existing.tooltip = entry.tooltip;
+      existing.capabilities = entry.capabilities;
+      existing.task = entry.task;
+      for (int i = 0; i < count(); ++i) {
+        if (item(i)->data(Qt::UserRole).toString() == existing.id) {
+          QSignalBlocker block(this);
+          item(i)->setText(existing.name);
+          item(i)->setToolTip(existing.tooltip);
+        }
+      }
+    }
+    if (existing.id == entry.id || same_file) {
       setEnabled(existing.id, true);
       return existing.id;
     }

@@ -16,7 +16,8 @@ class ModelList final : public QListWidget {
  public:
   explicit ModelList(QWidget* parent = nullptr);
 
-  /// Adds an entry (or, when one with the same id or checkpoint exists, enables that one).
+  /// Adds an entry (or, when one with the same id or checkpoint exists, enables that one; an
+  /// entry of the same checkpoint file takes the new entry's model, name and tooltip).
   /// Returns the id of the entry in the list.
   QString add(ModelEntry entry, bool enabled);
   void setEnabled(const QString& id, bool enabled);

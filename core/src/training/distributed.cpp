@@ -8,6 +8,7 @@
 #include "npe/errors.h"
 
 #if defined(NPE_HAVE_C10D_GLOO)
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
@@ -95,9 +96,18 @@ std::shared_ptr<DataParallelGroup> join_process_group(const DistributedEnvironme
   try {
     c10d::TCPStoreOptions options;
     options.port = static_cast<uint16_t>(environment.master_port);
-    options.isServer = environment.rank == 0;
+    // torchrun's agent already serves a store at MASTER_PORT (and says so): every rank joins
+    // it as a client, under a prefix per restart, as PyTorch's own env:// rendezvous does.
+    const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    const bool use_agent_store = agent_store && std::string(agent_store) == "True";
+    options.isServer = environment.rank == 0 && !use_agent_store;
     options.numWorkers = environment.world_size;
     store = c10::make_intrusive<c10d::TCPStore>(environment.master_addr, options);
+    if (use_agent_store) {
+      const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
+      store = c10::make_intrusive<c10d::PrefixStore>(
+          std::string("/worker/attempt_") + (restarts ? restarts : "0"), store);
+    }
   } catch (const std::exception& e) {
     throw Error("cannot reach the rendezvous at " + environment.master_addr + ":" +
                 std::to_string(environment.master_port) + " (rank " +

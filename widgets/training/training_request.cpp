@@ -1,0 +1,146 @@
+#include "training/training_request.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+#include <QTemporaryFile>
+
+#include "npe/data/task_registry.h"
+#include "npe/errors.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_config.h"
+#include "npe/models/model_registry.h"
+
+namespace npe::widgets {
+namespace {
+
+QString from_utf8(const std::string& text) {
+  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+// Whether a file can be created in the folder of `path` (creating the folder if needed).
+QString writability_problem(const QString& path) {
+  if (path.trimmed().isEmpty()) return QObject::tr("Choose an output file.");
+  const QFileInfo info(path);
+  if (info.exists() && info.isDir()) {
+    return QObject::tr("The output path %1 is a folder; choose a file name.").arg(path);
+  }
+  const auto folder = info.absolutePath();
+  if (!QDir().mkpath(folder)) return QObject::tr("Cannot create the folder %1.").arg(folder);
+  QTemporaryFile probe(folder + "/.npe-write-test-XXXXXX");
+  if (!probe.open()) {
+    return QObject::tr("Cannot write to %1 (permission denied or read-only).").arg(folder);
+  }
+  return {};
+}
+
+}  // namespace
+
+QStringList TrainingRequest::arguments() const {
+  QStringList args{"train"};
+  if (!resume_path.isEmpty()) {
+    args << "--resume" << resume_path << "--steps" << QString::number(steps);
+  } else {
+    args << "--task" << task << "--model" << model << "--steps" << QString::number(steps)
+         << "--batch-size" << QString::number(batch_size) << "--lr"
+         << QString::number(learning_rate, 'g', 10) << "--seed" << QString::number(seed)
+         << "--val-every" << QString::number(validation_every) << "--val-tasks"
+         << QString::number(validation_tasks);
+    if (size == "custom") {
+      args << "--size"
+           << "small";
+      args << "--model-option" << QString("dim_model=%1").arg(dim_model) << "--model-option"
+           << QString("num_layers=%1").arg(num_layers) << "--model-option"
+           << QString("num_heads=%1").arg(num_heads) << "--model-option"
+           << QString("head_dim=%1").arg(dim_model / std::max(1, num_heads)) << "--model-option"
+           << QString("num_pseudo_tokens=%1").arg(num_pseudo_tokens);
+    } else {
+      args << "--size" << size;
+    }
+  }
+  args << "--device" << device << "--checkpoint-every" << QString::number(checkpoint_every)
+       << "--out" << output_path << "--progress-json";
+  return args;
+}
+
+QString TrainingRequest::label() const {
+  if (!resume_path.isEmpty()) return QFileInfo(resume_path).fileName();
+  try {
+    return from_utf8(model_info(model.toStdString()).display_name) + " · " + task;
+  } catch (const Error&) {
+    return model + " · " + task;
+  }
+}
+
+QStringList validate_request(const TrainingRequest& r) {
+  QStringList problems;
+  if (r.steps < 1) problems << QObject::tr("Steps must be at least 1.");
+  if (r.device == "cuda" && !torch::cuda::is_available()) {
+    problems << QObject::tr("CUDA was chosen but no CUDA GPU is available to this libtorch.");
+  }
+  if (r.checkpoint_every < 0) problems << QObject::tr("Checkpoint interval must be >= 0.");
+  if (const auto p = writability_problem(r.output_path); !p.isEmpty()) problems << p;
+  if (!r.resume_path.isEmpty()) {
+    try {
+      const auto meta = read_checkpoint_metadata(r.resume_path.toStdString());
+      if (r.steps < meta.steps) {
+        problems << QObject::tr(
+                        "The checkpoint is already at step %1; steps must be at least that.")
+                        .arg(meta.steps);
+      }
+    } catch (const Error& e) {
+      problems << from_utf8(e.what());
+    }
+    return problems;
+  }
+  if (r.batch_size < 1) problems << QObject::tr("Batch size must be at least 1.");
+  if (!(r.learning_rate > 0.0) || r.learning_rate > 1.0) {
+    problems << QObject::tr("Learning rate must be in (0, 1].");
+  }
+  if (r.validation_tasks < 0 || r.validation_every < 0) {
+    problems << QObject::tr("Validation settings must be >= 0.");
+  }
+  try {
+    // Building the task reads its data (a missing dataset is reported here, not mid-run), and
+    // building the model checks the sizes as `npe train` will.
+    const auto source = make_task_source(r.task.toStdString());
+    auto config = default_model_config(
+        r.model.toStdString(), r.size == "custom" ? "small" : r.size.toStdString(), *source);
+    if (r.size == "custom") {
+      if (r.dim_model < 1 || r.num_layers < 1 || r.num_heads < 1 || r.num_pseudo_tokens < 1) {
+        throw ConfigError("every width must be at least 1");
+      }
+      if (r.dim_model % r.num_heads != 0) {
+        throw ConfigError("D_z (" + std::to_string(r.dim_model) +
+                          ") must be a multiple of the heads (" + std::to_string(r.num_heads) +
+                          ")");
+      }
+      config.dim_model = r.dim_model;
+      config.num_layers = r.num_layers;
+      config.num_heads = r.num_heads;
+      config.head_dim = r.dim_model / r.num_heads;
+      config.num_pseudo_tokens = r.num_pseudo_tokens;
+    }
+    make_model(config);
+  } catch (const Error& e) {
+    problems << from_utf8(e.what());
+  }
+  return problems;
+}
+
+QString npe_executable() {
+  if (const auto env = qEnvironmentVariable("NPE_EXECUTABLE"); !env.isEmpty()) return env;
+  const QStringList candidates = {
+      QCoreApplication::applicationDirPath() + "/npe",
+#ifdef NPE_BUILD_TREE_NPE
+      QStringLiteral(NPE_BUILD_TREE_NPE),
+#endif
+  };
+  for (const auto& path : candidates) {
+    if (QFileInfo(path).isExecutable()) return path;
+  }
+  return QStandardPaths::findExecutable("npe");
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,47 @@
+#pragma once
+// What the training form asks for, checked before anything starts, and turned into the
+// `npe train` command line the job runs (the GUI and the CLI share one code path).
+
+#include <QString>
+#include <QStringList>
+
+namespace npe::widgets {
+
+struct TrainingRequest {
+  /// Continue this checkpoint's job (everything else but steps and device is the checkpoint's).
+  QString resume_path;
+  QString task = QStringLiteral("gp1d");
+  QString model = QStringLiteral("tetnp");
+  /// "small", "paper" or "custom" (then the widths below apply).
+  QString size = QStringLiteral("small");
+  int dim_model = 64;
+  int num_layers = 4;
+  int num_heads = 4;
+  int num_pseudo_tokens = 32;
+  int steps = 2000;
+  int batch_size = 16;
+  double learning_rate = 5e-4;
+  int seed = 0;
+  /// "auto", "cpu" or "cuda".
+  QString device = QStringLiteral("auto");
+  QString output_path;
+  int checkpoint_every = 100;
+  int validation_every = 100;
+  int validation_tasks = 64;
+
+  /// Arguments of `npe` (after the executable): "train ... --progress-json".
+  QStringList arguments() const;
+  /// Short label for lists: "TE-TNP · gp1d" (or the checkpoint's file name when resuming).
+  QString label() const;
+};
+
+/// Problems with the request, one sentence each (empty when it can start): unknown or
+/// incompatible model, invalid sizes, a task whose data is missing, an output path that cannot
+/// be written, CUDA chosen without a GPU, a checkpoint that cannot be resumed.
+QStringList validate_request(const TrainingRequest& request);
+
+/// Where `npe` is: $NPE_EXECUTABLE, next to this program (installed), or the build tree's.
+/// Empty when none is found.
+QString npe_executable();
+
+}  // namespace npe::widgets
