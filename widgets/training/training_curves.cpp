@@ -49,8 +49,8 @@ TrainingCurves::TrainingCurves(QWidget* parent) : QWidget(parent) {
   m_plot->setMinimumHeight(320);
   layout->addWidget(m_plot);
   m_plot->plotLayout()->clear();
-  const QStringList titles = {tr("Training loss (smoothed NLL)"), tr("Validation log-likelihood"),
-                              tr("Equivariance error (log)")};
+  // Short axis titles: the rows are low, longer ones are cut.
+  const QStringList titles = {tr("training loss"), tr("log-likelihood"), tr("equivariance error")};
   auto* group = new QCPMarginGroup(m_plot);
   for (int row = 0; row < titles.size(); ++row) {
     auto* rect = new QCPAxisRect(m_plot);
@@ -68,6 +68,8 @@ TrainingCurves::TrainingCurves(QWidget* parent) : QWidget(parent) {
   add_graph(m_rects[0], QColor(31, 119, 180), false);
   add_graph(m_rects[1], QColor(44, 160, 44), true);
   add_graph(m_rects[1], QColor(214, 39, 40), true);
+  // Dashed: for an equivariant model it lies exactly on the validation curve.
+  m_graphs.back()->setPen(QPen(QColor(214, 39, 40), 2, Qt::DashLine));
   add_graph(m_rects[2], QColor(148, 103, 189), true);
   m_graphs[kLoss]->setName(tr("training loss"));
   m_graphs[kValidation]->setName(tr("validation"));
@@ -78,7 +80,9 @@ TrainingCurves::TrainingCurves(QWidget* parent) : QWidget(parent) {
   legend->addItem(new QCPPlottableLegendItem(legend, m_graphs[kShifted]));
   auto* log_axis = m_rects[2]->axis(QCPAxis::atLeft);
   log_axis->setScaleType(QCPAxis::stLogarithmic);
-  log_axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  auto ticker = QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog);
+  ticker->setSubTickCount(0);
+  log_axis->setTicker(ticker);
   log_axis->setNumberFormat("eb");
   log_axis->setNumberPrecision(0);
   setTimeAxis(false);
@@ -129,7 +133,10 @@ void TrainingCurves::show(const TrainingHistory* history, const QString& shift_l
     rect->axis(QCPAxis::atBottom)
         ->setRange(x_range.lower, std::max(x_range.upper, x_range.lower + 1.0));
     if (rect == m_rects.back()) {
-      rect->axis(QCPAxis::atLeft)->setRange(y_range.lower / 3.0, y_range.upper * 3.0);
+      // Whole decades around the data, so that the log ticks are readable.
+      rect->axis(QCPAxis::atLeft)
+          ->setRange(std::pow(10.0, std::floor(std::log10(y_range.lower)) - 1.0),
+                     std::pow(10.0, std::ceil(std::log10(y_range.upper)) + 1.0));
     } else {
       rect->axis(QCPAxis::atLeft)->setRange(y_range.lower - pad, y_range.upper + pad);
     }

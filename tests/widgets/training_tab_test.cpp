@@ -1,0 +1,154 @@
+// GUI tests of the training tab (QtTest, offscreen), with real `npe train` child processes:
+// bad form input rejected with a message, a tiny job whose curves update, pause / resume /
+// stop keeping a resumable checkpoint, one job per device at a time, and "Use in explorer"
+// putting the model being trained into the 1-D tab and refreshing it at each checkpoint.
+
+#include <QComboBox>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "common/model_list.h"
+#include "function1d/function_explorer.h"
+#include "npe/models/checkpoint.h"
+#include "training/training_tab.h"
+
+using npe::widgets::TrainingTab;
+using State = TrainingTab::JobState;
+
+namespace {
+
+constexpr int kTimeoutMs = 120000;
+
+}  // namespace
+
+class TrainingTabTest : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir m_dir;
+
+  // A job that trains until stopped, validating and checkpointing every few steps.
+  npe::widgets::TrainingRequest endless(const QString& name, const QString& model = "cnp") {
+    npe::widgets::TrainingRequest r;
+    r.task = "gp1d";
+    r.model = model;
+    r.size = "small";
+    r.steps = 1000000;
+    r.batch_size = 4;
+    r.device = "cpu";
+    r.checkpoint_every = 5;
+    r.validation_every = 5;
+    r.output_path = m_dir.filePath(name);
+    return r;
+  }
+
+ private Q_SLOTS:
+  void badInputIsRejectedInTheForm() {
+    TrainingTab tab;
+    auto r = endless("a.pt");
+    r.output_path = "/proc/no-such-place/model.pt";
+    tab.setFormRequest(r);
+    QVERIFY(!tab.submit().isEmpty());
+    QVERIFY(tab.formMessage()->text().contains("Cannot"));
+    r = endless("a.pt", "tnp");
+    r.size = "custom";
+    r.dim_model = 30;
+    r.num_heads = 4;
+    tab.setFormRequest(r);
+    const auto problems = tab.submit();
+    QVERIFY(!problems.isEmpty());
+    QVERIFY2(problems.join(' ').contains("multiple of the heads"), qPrintable(problems.join(' ')));
+    if (!torch::cuda::is_available()) {
+      r = endless("a.pt");
+      r.device = "cuda";
+      tab.setFormRequest(r);
+      QVERIFY(tab.submit().join(' ').contains("no CUDA GPU"));
+    }
+    r = endless("a.pt");
+    r.output_path = m_dir.path();  // a folder, not a file
+    tab.setFormRequest(r);
+    QVERIFY(tab.submit().join(' ').contains("is a folder"));
+    QCOMPARE(tab.jobCount(), 0);
+  }
+
+  void tinyJobUpdatesCurvesPausesResumesAndStops() {
+    TrainingTab tab;
+    tab.setFormRequest(endless("tiny.pt"));
+    QVERIFY(tab.submit().isEmpty());
+    QCOMPARE(tab.jobCount(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Running, kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobHistory(0).validation_ll.size() >= 2, kTimeoutMs);
+    QVERIFY(tab.curves()->pointCount(0) > 0);   // loss
+    QVERIFY(tab.curves()->pointCount(1) >= 2);  // validation
+    QVERIFY(tab.curves()->pointCount(3) >= 2);  // equivariance error
+    QVERIFY(!tab.jobHistory(0).shifted_ll.empty());
+
+    tab.pauseJob(0);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Paused, kTimeoutMs);
+    const int paused_at = tab.jobStep(0);
+    QTest::qWait(600);
+    QCOMPARE(tab.jobStep(0), paused_at);  // no progress while paused
+    tab.resumeJob(0);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Running, kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobStep(0) > paused_at, kTimeoutMs);
+
+    tab.stopJob(0);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Stopped, kTimeoutMs);
+    const auto meta = npe::read_checkpoint_metadata(tab.jobCheckpoint(0).toStdString());
+    QCOMPARE(meta.steps, tab.jobStep(0));
+    QVERIFY(meta.planned_steps > meta.steps);
+
+    // Resume continues the checkpoint in a new process.
+    tab.resumeJob(0);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Running, kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobStep(0) > meta.steps, kTimeoutMs);
+    tab.stopJob(0);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Stopped, kTimeoutMs);
+  }
+
+  void oneJobPerDeviceAtATime() {
+    TrainingTab tab;
+    tab.setFormRequest(endless("first.pt"));
+    QVERIFY(tab.submit().isEmpty());
+    tab.setFormRequest(endless("second.pt"));
+    QVERIFY(tab.submit().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Running, kTimeoutMs);
+    QCOMPARE(tab.jobState(1), State::Queued);
+    tab.stopJob(0);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(1) == State::Running, kTimeoutMs);
+    tab.stopJob(1);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(1) == State::Stopped, kTimeoutMs);
+  }
+
+  void useInExplorerShowsTheModelAndRefreshesIt() {
+    TrainingTab tab;
+    npe::widgets::FunctionExplorer explorer(nullptr, torch::kCPU);
+    connect(&tab, &TrainingTab::checkpointForExplorer, &explorer,
+            [&](const QString& path) { explorer.openCheckpoint(path); });
+    tab.setFormRequest(endless("watched.pt", "tnp"));
+    QVERIFY(tab.submit().isEmpty());
+    tab.useInExplorer(0);
+    auto* list = explorer.findChild<npe::widgets::ModelList*>();
+    QVERIFY(list);
+    auto entry_name = [&]() -> QString {
+      for (const auto& e : list->entries()) {
+        if (e.checkpoint_path == tab.jobCheckpoint(0)) return e.name;
+      }
+      return {};
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(entry_name().contains("training, step"), kTimeoutMs);
+    const auto first = entry_name();
+    // A later checkpoint replaces the model in place (one entry, a newer step).
+    QTRY_VERIFY_WITH_TIMEOUT(entry_name() != first, kTimeoutMs);
+    int entries = 0;
+    for (const auto& e : list->entries()) entries += e.checkpoint_path == tab.jobCheckpoint(0);
+    QCOMPARE(entries, 1);
+    tab.stopAllAndWait();
+    QVERIFY(!tab.hasActiveJobs());
+  }
+};
+
+QTEST_MAIN(TrainingTabTest)
+#include "training_tab_test.moc"
