@@ -21,17 +21,19 @@ void TrainingHistory::add(const QJsonObject& event) {
   const auto kind = event.value("event").toString();
   const double step = event.value("step").toDouble();
   const double time = event.value("wall_time_s").toDouble();
-  auto push = [&](std::vector<Point>& curve, const char* key, bool log) {
+  auto push = [&](std::vector<Point>& curve, const char* key, bool log, const char* error_key) {
     const auto value = event.value(QLatin1String(key));
     if (!value.isDouble() || !std::isfinite(value.toDouble())) return;
-    curve.push_back({step, time, log ? std::max(value.toDouble(), kLogFloor) : value.toDouble()});
+    const auto error = error_key ? event.value(QLatin1String(error_key)).toDouble() : 0.0;
+    curve.push_back({step, time, log ? std::max(value.toDouble(), kLogFloor) : value.toDouble(),
+                     std::isfinite(error) ? error : 0.0});
   };
   if (kind == "progress") {
-    push(loss, "smoothed_loss", false);
+    push(loss, "smoothed_loss", false, nullptr);
   } else if (kind == "validation") {
-    push(validation_ll, "val_ll", false);
-    push(shifted_ll, "shifted_ll", false);
-    push(equivariance_error, "equivariance_error", true);
+    push(validation_ll, "val_ll", false, "val_ll_stderr");
+    push(shifted_ll, "shifted_ll", false, "shifted_ll_stderr");
+    push(equivariance_error, "equivariance_error", true, nullptr);
   }
 }
 
@@ -71,8 +73,15 @@ TrainingCurves::TrainingCurves(QWidget* parent) : QWidget(parent) {
   // Dashed: for an equivariant model it lies exactly on the validation curve.
   m_graphs.back()->setPen(QPen(QColor(214, 39, 40), 2, Qt::DashLine));
   add_graph(m_rects[2], QColor(148, 103, 189), true);
+  for (auto graph : {kValidation, kShifted}) {
+    auto* bars = new QCPErrorBars(m_graphs[graph]->keyAxis(), m_graphs[graph]->valueAxis());
+    bars->setDataPlottable(m_graphs[graph]);
+    bars->setPen(m_graphs[graph]->pen().color());
+    bars->removeFromLegend();
+    m_error_bars.push_back(bars);
+  }
   m_graphs[kLoss]->setName(tr("training loss"));
-  m_graphs[kValidation]->setName(tr("validation"));
+  m_graphs[kValidation]->setName(tr("validation (± s.e.)"));
   auto* legend = new QCPLegend;
   m_rects[1]->insetLayout()->addElement(legend, Qt::AlignBottom | Qt::AlignRight);
   legend->setLayer(QLatin1String("legend"));
@@ -103,14 +112,16 @@ void TrainingCurves::show(const TrainingHistory* history, const QString& shift_l
       history ? &history->loss : nullptr, history ? &history->validation_ll : nullptr,
       history ? &history->shifted_ll : nullptr, history ? &history->equivariance_error : nullptr};
   for (size_t i = 0; i < m_graphs.size(); ++i) {
-    QVector<double> x, y;
+    QVector<double> x, y, errors;
     if (curves[i]) {
       for (const auto& p : *curves[i]) {
         x << (m_time_axis ? p.wall_time_s : p.step);
         y << p.value;
+        errors << p.error;
       }
     }
     m_graphs[i]->setData(x, y, true);
+    if (i == kValidation || i == kShifted) m_error_bars[i - kValidation]->setData(errors);
   }
   for (auto* rect : m_rects) {
     bool found = false;

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 class QCPAxisRect;
+class QCPErrorBars;
 class QCPGraph;
 class QCustomPlot;
 
@@ -19,6 +20,8 @@ struct TrainingHistory {
     double step = 0.0;
     double wall_time_s = 0.0;
     double value = 0.0;
+    /// Standard error of `value` (0 when not measured).
+    double error = 0.0;
   };
   std::vector<Point> loss, validation_ll, shifted_ll, equivariance_error;
   /// Adds what a "progress" or "validation" event carries; other events are ignored.
@@ -44,6 +47,8 @@ class TrainingCurves final : public QWidget {
  private:
   QCustomPlot* m_plot = nullptr;
   std::vector<QCPGraph*> m_graphs;
+  /// Error bars (± one standard error) of the validation and shifted curves.
+  std::vector<QCPErrorBars*> m_error_bars;
   std::vector<QCPAxisRect*> m_rects;
   const TrainingHistory* m_history = nullptr;
   QString m_shift_label;

@@ -1,7 +1,9 @@
 #pragma once
 // A training run as a resumable job: model, AdamW state, step, validation history and wall time,
 // written atomically to a checkpoint every N steps so that a killed run loses at most the steps
-// since the last one, and resumed from it to the same weights an uninterrupted run reaches.
+// since the last one, and resumed from it to the same weights an uninterrupted run reaches. The
+// position in the task stream is the step itself: the tasks of step s come from seeds derived
+// from (options.seed, s, shard) (training_batch_seed), and training draws nothing else at random.
 
 #include <filesystem>
 #include <limits>
