@@ -13,8 +13,12 @@ packages=(
   libgloo-dev
   # T-FashionMNIST tasks and the image tab read Debian's Fashion-MNIST.
   dataset-fashion-mnist
+  # ERA5 maps: NetCDF and GRIB readers (core/), GSHHG coastlines drawn on the map tab.
+  libnetcdf-dev libeccodes-dev gmt-gshhg-low
   libgtest-dev
   qt6-base-dev libqt6opengl6-dev qt6-svg-dev libqcustomplot-dev
+  # The map tab's 2-D and 3-D views (VTK embedded in a QOpenGLWidget).
+  libvtk9-dev
   # GUI tests and screenshots run under a virtual X server.
   xvfb xauth libgl1-mesa-dri
 )

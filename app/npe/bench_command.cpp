@@ -74,9 +74,34 @@ struct AccuracyArguments {
   uint64_t seed = 0;
   int fit_iterations = 1000, threads = 0;
   bool json = false;
+  std::string variant;  // label of the task variant being run (era5: the region)
 };
 
+int bench_accuracy_once(const AccuracyArguments& a);
+
+// Tasks with evaluation variants (the ERA5 training and test regions) are benched once per
+// variant, unless the task options already choose one.
 int bench_accuracy(const AccuracyArguments& a) {
+  const auto options = parse_key_values(a.task_options, "--task-option");
+  const auto variants = make_task_source(a.task, options)->evaluation_variants();
+  bool chosen = false;
+  for (const auto& v : variants) {
+    for (const auto& [key, value] : v.overrides.items()) chosen = chosen || options.contains(key);
+  }
+  if (variants.empty() || chosen) return bench_accuracy_once(a);
+  for (const auto& v : variants) {
+    auto run = a;
+    for (const auto& [key, value] : v.overrides.items()) {
+      run.task_options.push_back(key + "=" + value.dump());
+    }
+    run.variant = v.label;
+    if (!a.json) std::printf("\n=== %s ===\n", v.label.c_str());
+    if (int rc = bench_accuracy_once(run)) return rc;
+  }
+  return 0;
+}
+
+int bench_accuracy_once(const AccuracyArguments& a) {
   apply_runtime_options(a.threads);
   const auto& task_name = a.task;
   const auto task_options = parse_key_values(a.task_options, "--task-option");
@@ -154,6 +179,7 @@ int bench_accuracy(const AccuracyArguments& a) {
                   {"task", source->name()},
                   {"shift", shifts[s]},
                   {"batch_size", EvalOptions{}.batch_size}});
+      if (!a.variant.empty()) row["variant"] = a.variant;
       if (base) {
         const auto d = paired_difference(result, results[e][*base]);
         row["ll_change_vs_shift0"] = d.mean;
@@ -470,6 +496,7 @@ Command add_bench_command(CLI::App& app) {
   auto acc = std::make_shared<AccuracyArguments>();
   accuracy->add_option("--task", acc->task, "Task")->capture_default_str();
   accuracy->add_option("--task-option", acc->task_options, "KEY=VALUE setting of the task");
+  add_data_option(accuracy, acc->task_options);
   accuracy->add_option("--tasks", acc->tasks, "Tasks per Δ")
       ->check(at_least(1))
       ->capture_default_str();

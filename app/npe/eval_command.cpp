@@ -122,6 +122,7 @@ Command add_eval_command(CLI::App& app) {
       ->excludes(checkpoint);
   command->add_option("--task", a->task, "Task (default: the checkpoint's, else gp1d)");
   command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
+  add_data_option(command, a->task_options);
   command->add_option("--shift", a->shift,
                       "Translation: D (every input dimension) or D1,D2,... (one per dimension)");
   command->add_option("--tasks", a->options.num_tasks, "Number of tasks")

@@ -63,4 +63,11 @@ nlohmann::json parse_key_values(const std::vector<std::string>& pairs, const std
   return out;
 }
 
+CLI::Option* add_data_option(CLI::App* command, std::vector<std::string>& task_options) {
+  return command->add_option_function<std::string>(
+      "--data",
+      [&task_options](const std::string& path) { task_options.push_back("data=\"" + path + "\""); },
+      "Data file of the task (era5: a NetCDF or GRIB file)");
+}
+
 }  // namespace npe::cli

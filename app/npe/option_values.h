@@ -22,5 +22,7 @@ std::vector<std::string> parse_list(const std::string& text);
 /// KEY=VALUE pairs as a JSON object; VALUE is parsed as JSON when it can be (numbers,
 /// booleans), else taken as a string. Throws UsageError naming the option.
 nlohmann::json parse_key_values(const std::vector<std::string>& pairs, const std::string& option);
+/// --data PATH: the data file of tasks that read one (era5), as the task option data=PATH.
+CLI::Option* add_data_option(CLI::App* command, std::vector<std::string>& task_options);
 
 }  // namespace npe::cli

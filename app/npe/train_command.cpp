@@ -249,10 +249,11 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
   command->add_option("--out", a->out,
                       "Checkpoint to write (metadata also to PATH.json); with --resume, "
                       "defaults to the resumed file");
-  auto* task = command->add_option("--task", a->task, "Task: gp1d, tfmnist, tfmnist-central")
+  auto* task = command->add_option("--task", a->task, "Task: gp1d, tfmnist, tfmnist-central, era5")
                    ->capture_default_str();
   auto* task_option =
       command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
+  auto* data_option = add_data_option(command, a->task_options);
   auto* model_option = command->add_option("--model-option", a->model_options,
                                            "KEY=VALUE field of the model config");
   auto* size = command->add_option("--size", a->size, "Size preset")
@@ -310,8 +311,8 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
                     "Report progress as one JSON object per line on stdout, and read the "
                     "commands pause, resume and stop from stdin");
   // What a checkpoint fixes cannot be changed when resuming it.
-  for (auto* fixed : {model, task, task_option, model_option, size, seed, batch, accumulate, lr,
-                      schedule, val_every, val_tasks}) {
+  for (auto* fixed : {model, task, task_option, data_option, model_option, size, seed, batch,
+                      accumulate, lr, schedule, val_every, val_tasks}) {
     resume->excludes(fixed);
   }
   add_thread_option(*command, a->threads);

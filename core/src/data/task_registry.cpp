@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "npe/data/era5_tasks.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/image_tasks.h"
 #include "npe/errors.h"
@@ -33,6 +34,11 @@ const std::vector<RegisteredTask>& registered_tasks() {
           "canvas",
           "tfmnist"},
          central.to_json()},
+        {{"era5",
+          "ERA5 2 m temperature, British Isles, March 2019: trained on the south (days 1-20), "
+          "tested on the unseen north (days 25-31); paper F.4 protocol scaled to this grid",
+          "era5"},
+         Era5TaskConfig().to_json()},
     };
   }();
   return tasks;
@@ -45,6 +51,10 @@ const std::map<std::string, Builder>& builders() {
       {"gp1d",
        [](const nlohmann::json& j) {
          return std::make_unique<GpTaskGenerator>(GpTaskConfig::from_json(j));
+       }},
+      {"era5",
+       [](const nlohmann::json& j) {
+         return std::make_unique<Era5TaskSource>(Era5TaskConfig::from_json(j));
        }},
       {"image",
        [](const nlohmann::json& j) {

@@ -117,7 +117,7 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
 }
 
 ConvCnp2dImpl::ConvCnp2dImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  if (c.dim_x != 2) throw ConfigError("the on-grid ConvCNP needs D_x = 2 (grid-cell coordinates)");
+  if (c.dim_x < 2) throw ConfigError("the on-grid ConvCNP needs D_x >= 2 (grid-cell coordinates)");
   if (c.cnn_layers < 1) throw ConfigError("ConvCNP 2-D needs at least one convolution layer");
   if (c.kernel_size < 1 || c.kernel_size % 2 == 0)
     throw ConfigError("ConvCNP kernel_size must be odd");
@@ -162,35 +162,52 @@ Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
     auto empty = torch::zeros({b, nt, c.dim_y}, task.xt.options());
     return {empty, empty.clone()};
   }
+  // The first two inputs index the grid; further inputs (time for gridded maps) select
+  // independent slices, each its own image: the CNN runs per slice.
   const int64_t margin = c.cnn_layers * (c.kernel_size / 2);
-  auto lo = all.amin(std::vector<int64_t>{0, 1}) - margin;  // [2]
-  auto hi = all.amax(std::vector<int64_t>{0, 1}) + margin;
+  auto lo = all.amin(std::vector<int64_t>{0, 1});  // [D_x]
+  auto hi = all.amax(std::vector<int64_t>{0, 1});
+  lo.slice(0, 0, 2) -= margin;
+  hi.slice(0, 0, 2) += margin;
+  auto extent = (hi - lo + 1).to(torch::kDouble);
+  const double cells = extent.prod().item<double>();
+  if (cells > static_cast<double>(c.max_grid_points)) {
+    std::ostringstream msg;
+    msg << "ConvCNP 2-D: inputs span a grid of " << cells << " cells (";
+    for (int64_t d = 0; d < c.dim_x; ++d)
+      msg << (d ? " x " : "") << (hi[d] - lo[d]).item<int64_t>() + 1;
+    msg << "), over the limit of " << c.max_grid_points;
+    throw ResourceLimitError(msg.str());
+  }
   const int64_t rows = (hi[0] - lo[0]).item<int64_t>() + 1;
   const int64_t cols = (hi[1] - lo[1]).item<int64_t>() + 1;
-  if (static_cast<double>(rows) * static_cast<double>(cols) >
-      static_cast<double>(c.max_grid_points)) {
-    throw ResourceLimitError("ConvCNP 2-D: inputs span a " + std::to_string(rows) + " x " +
-                             std::to_string(cols) + " grid, over the limit of " +
-                             std::to_string(c.max_grid_points) + " cells");
-  }
+  int64_t slices = 1;
+  for (int64_t d = 2; d < c.dim_x; ++d) slices *= (hi[d] - lo[d]).item<int64_t>() + 1;
+  // Cell index: slice-major, then row, then column: ((s * rows) + r) * cols + col.
+  auto flat_index = [&](const torch::Tensor& x) {
+    auto rel = x - lo;
+    auto slice = torch::zeros_like(rel.select(-1, 0));
+    for (int64_t d = 2; d < c.dim_x; ++d) {
+      slice = slice * ((hi[d] - lo[d]).item<int64_t>() + 1) + rel.select(-1, d);
+    }
+    return (slice * rows + rel.select(-1, 0)) * cols + rel.select(-1, 1);
+  };
+  const int64_t cells_total = slices * rows * cols;
   auto opts = task.xt.options();
-  auto values = torch::zeros({b, rows * cols, c.dim_y}, opts);
-  auto counts = torch::zeros({b, rows * cols, 1}, opts);
+  auto values = torch::zeros({b, cells_total, c.dim_y}, opts);
+  auto counts = torch::zeros({b, cells_total, 1}, opts);
   if (nc > 0) {
-    auto rel = xc - lo;
-    auto flat = (rel.select(-1, 0) * cols + rel.select(-1, 1));  // [B,Nc]
+    auto flat = flat_index(xc);  // [B,Nc]
     // Several context points in one cell are averaged.
     values.scatter_add_(1, flat.unsqueeze(-1).expand({b, nc, c.dim_y}), task.yc);
     counts.scatter_add_(1, flat.unsqueeze(-1), torch::ones({b, nc, 1}, opts));
   }
-  auto mask = (counts.squeeze(-1) > 0).view({b, rows, cols});
-  values = (values / counts.clamp_min(1.0)).view({b, rows, cols, c.dim_y});
+  auto mask = (counts.squeeze(-1) > 0).view({b * slices, rows, cols});
+  values = (values / counts.clamp_min(1.0)).view({b * slices, rows, cols, c.dim_y});
   auto grid = predict_grid(values, mask);
-  auto rel_t = xt - lo;
-  auto flat_t =
-      (rel_t.select(-1, 0) * cols + rel_t.select(-1, 1)).unsqueeze(-1).expand({b, nt, c.dim_y});
+  auto flat_t = flat_index(xt).unsqueeze(-1).expand({b, nt, c.dim_y});
   auto gather = [&](const torch::Tensor& t) {
-    return t.reshape({b, rows * cols, c.dim_y}).gather(1, flat_t);
+    return t.reshape({b, cells_total, c.dim_y}).gather(1, flat_t);
   };
   return {gather(grid.mean), gather(grid.stddev)};
 }

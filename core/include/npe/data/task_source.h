@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +59,14 @@ class TaskSource {
   }
   /// A translation outside the training range, used to show what non-equivariant models do.
   virtual Translation out_of_range_translation() const = 0;
+
+  /// A named change of configuration under which results are reported separately (ERA5: the
+  /// test split drawn from the training region or from the unseen region).
+  struct Variant {
+    std::string label;
+    nlohmann::json overrides;
+  };
+  virtual std::vector<Variant> evaluation_variants() const { return {}; }
 };
 
 }  // namespace npe

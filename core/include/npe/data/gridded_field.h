@@ -1,0 +1,65 @@
+#pragma once
+// Gridded geophysical fields (ERA5 and the like) and the readers that load them from NetCDF and
+// GRIB files. One field type for every format, so tasks and views never see the file format.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+namespace npe {
+
+/// One variable on a regular latitude/longitude grid over time.
+/// Layout is normalised by every reader: latitude descending (row 0 is the northernmost row, as
+/// ERA5 stores it and as a map is drawn), longitude ascending in [-180, 180), times ascending.
+struct GriddedField {
+  torch::Tensor values;              ///< [T, lat, lon] float32; missing values are NaN
+  std::vector<double> latitudes;     ///< degrees north, descending
+  std::vector<double> longitudes;    ///< degrees east, ascending, in [-180, 180)
+  std::vector<int64_t> valid_times;  ///< seconds since 1970-01-01 00:00 UTC, ascending
+  std::string variable;              ///< name in the file ("t2m", "2t")
+  std::string long_name;             ///< description when the file has one
+  std::string units;                 ///< as in the file ("K")
+  std::filesystem::path source;      ///< the file it was read from
+
+  int64_t num_times() const { return values.size(0); }
+  int64_t num_latitudes() const { return values.size(1); }
+  int64_t num_longitudes() const { return values.size(2); }
+  /// Grid spacing in degrees (latitude, longitude), positive.
+  double latitude_step() const;
+  double longitude_step() const;
+};
+
+/// "2019-03-01 06:00 UTC".
+std::string format_utc(int64_t seconds_since_epoch);
+/// Seconds since 1970-01-01 of a proleptic-Gregorian UTC date and time.
+int64_t utc_seconds(int year, int month, int day, int hour = 0, int minute = 0, int second = 0);
+
+/// What to read. Empty variable: the only gridded (time, lat, lon) variable of the file.
+struct GriddedReadOptions {
+  std::string variable;
+};
+
+/// A file format. Readers throw DataError naming the file and the problem for corrupt,
+/// truncated or unsupported files (and never crash on them).
+class GriddedReader {
+ public:
+  virtual ~GriddedReader() = default;
+  virtual std::string format_name() const = 0;  ///< "NetCDF", "GRIB"
+  /// Whether the first bytes of a file (up to 8) mark this format.
+  virtual bool recognises(const std::string& magic) const = 0;
+  virtual GriddedField read(const std::filesystem::path& path,
+                            const GriddedReadOptions& options) const = 0;
+};
+
+/// Every registered reader, in the order they are tried.
+const std::vector<std::unique_ptr<GriddedReader>>& gridded_readers();
+/// Reads a field with the reader that recognises the file's first bytes. Throws DataError for
+/// missing files, unknown formats and everything a reader rejects.
+GriddedField read_gridded_field(const std::filesystem::path& path,
+                                const GriddedReadOptions& options = {});
+
+}  // namespace npe

@@ -1,0 +1,351 @@
+#include "npe/data/era5_tasks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <random>
+
+#include <torch/torch.h>
+
+#include "npe/errors.h"
+#include "npe/models/model_config.h"
+
+namespace npe {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The data are immutable and every source of one file shares them.
+std::shared_ptr<const GriddedField> cached_field(const fs::path& path,
+                                                 const std::string& variable) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const GriddedField>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::error_code ec;
+  auto canonical = fs::weakly_canonical(path, ec);
+  const auto key = (ec ? path : canonical).string() + "\n" + variable;
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  auto field = std::make_shared<const GriddedField>(read_gridded_field(path, {variable}));
+  cache.emplace(key, field);
+  return field;
+}
+
+template <typename T>
+void read_field(const nlohmann::json& json, const char* key, T& field) {
+  if (!json.contains(key)) return;
+  try {
+    json.at(key).get_to(field);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(std::string("ERA5 task configuration field '") + key + "': " + e.what());
+  }
+}
+
+// NaN is stored as null (JSON has no NaN).
+void read_optional_number(const nlohmann::json& json, const char* key, double& field) {
+  if (json.contains(key) && json.at(key).is_null()) {
+    field = std::nan("");
+    return;
+  }
+  read_field(json, key, field);
+}
+nlohmann::json optional_number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nullptr;
+}
+
+Era5Region region_from_string(const std::string& s) {
+  if (s == "south") return Era5Region::South;
+  if (s == "north") return Era5Region::North;
+  throw ConfigError("ERA5 test_region must be 'south' or 'north', not '" + s + "'");
+}
+
+}  // namespace
+
+fs::path default_era5_path() {
+  if (const char* env = std::getenv("NPE_ERA5_DATA"); env && *env) return env;
+#ifdef NPE_SOURCE_ERA5_DIR
+  return fs::path(NPE_SOURCE_ERA5_DIR) / "era5-t2m-2019-03-uk.nc";
+#else
+  return "era5-t2m-2019-03-uk.nc";
+#endif
+}
+
+std::string to_string(Era5Region region) {
+  return region == Era5Region::South ? "south" : "north";
+}
+
+nlohmann::json Era5TaskConfig::to_json() const {
+  return {{"kind", "era5"},
+          {"name", name},
+          {"data", data.string()},
+          {"variable", variable},
+          {"window", window},
+          {"time_steps", time_steps},
+          {"step_hours", step_hours},
+          {"min_context_fraction", min_context_fraction},
+          {"max_context_fraction", max_context_fraction},
+          {"max_targets", max_targets},
+          {"split_latitude", split_latitude},
+          {"train_days", train_days},
+          {"validation_days", validation_days},
+          {"test_region", to_string(test_region)},
+          {"mean", optional_number(mean)},
+          {"stddev", optional_number(stddev)},
+          {"origin_longitude", optional_number(origin_longitude)}};
+}
+
+Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
+  if (!json.is_object()) throw ConfigError("ERA5 task configuration must be a JSON object");
+  Era5TaskConfig c;
+  std::string data, region = to_string(c.test_region);
+  read_field(json, "name", c.name);
+  read_field(json, "data", data);
+  c.data = data;
+  read_field(json, "variable", c.variable);
+  read_field(json, "window", c.window);
+  read_field(json, "time_steps", c.time_steps);
+  read_field(json, "step_hours", c.step_hours);
+  read_field(json, "min_context_fraction", c.min_context_fraction);
+  read_field(json, "max_context_fraction", c.max_context_fraction);
+  read_field(json, "max_targets", c.max_targets);
+  read_field(json, "split_latitude", c.split_latitude);
+  read_field(json, "train_days", c.train_days);
+  read_field(json, "validation_days", c.validation_days);
+  read_field(json, "test_region", region);
+  c.test_region = region_from_string(region);
+  read_optional_number(json, "mean", c.mean);
+  read_optional_number(json, "stddev", c.stddev);
+  read_optional_number(json, "origin_longitude", c.origin_longitude);
+  c.validate();
+  return c;
+}
+
+void Era5TaskConfig::validate() const {
+  auto fail = [](const std::string& m) { throw ConfigError("ERA5 task configuration: " + m); };
+  if (window < 1 || window > 512) fail("window must be in 1..512");
+  if (time_steps < 1 || time_steps > 64) fail("time_steps must be in 1..64");
+  if (step_hours < 1) fail("step_hours must be >= 1");
+  if (!(min_context_fraction >= 0.0 && max_context_fraction >= min_context_fraction &&
+        max_context_fraction < 1.0)) {
+    fail("context fractions must satisfy 0 <= min <= max < 1");
+  }
+  if (max_targets < 0) fail("max_targets must be >= 0 (0 = all remaining points)");
+  if (!std::isfinite(split_latitude)) fail("split_latitude must be a number");
+  if (train_days < 1 || validation_days < 0) fail("train_days >= 1 and validation_days >= 0");
+  if (std::isfinite(stddev) && !(stddev > 0.0)) fail("stddev must be positive");
+}
+
+Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(config)) {
+  m_config.validate();
+  const auto path = m_config.data.empty() ? default_era5_path() : m_config.data;
+  m_field = cached_field(path, m_config.variable);
+  const auto& f = *m_field;
+  const auto where = path.string() + ": ";
+  if (f.num_times() < 2) throw DataError(where + "ERA5 tasks need at least two times");
+  const int64_t spacing = f.valid_times[1] - f.valid_times[0];
+  for (size_t i = 1; i < f.valid_times.size(); ++i) {
+    if (f.valid_times[i] - f.valid_times[i - 1] != spacing) {
+      throw DataError(where + "times are not evenly spaced (a gap after " +
+                      format_utc(f.valid_times[i - 1]) + ")");
+    }
+  }
+  if ((m_config.step_hours * 3600) % spacing != 0) {
+    throw ConfigError("ERA5 step_hours = " + std::to_string(m_config.step_hours) +
+                      " is not a multiple of the file's time spacing");
+  }
+  m_time_stride = m_config.step_hours * 3600 / spacing;
+  if (!std::isfinite(m_config.origin_longitude)) {
+    m_config.origin_longitude = 0.5 * (f.longitudes.front() + f.longitudes.back());
+  }
+  // Every split must fit at least one window.
+  for (auto split : {Split::Train, Split::Validation, Split::Test}) {
+    const auto e = extent(split);
+    if (e.row_end - e.row_begin < m_config.window || e.col_end - e.col_begin < m_config.window ||
+        e.time_end - e.time_begin < (m_config.time_steps - 1) * m_time_stride + 1) {
+      throw ConfigError(where + "the " +
+                        std::string(split == Split::Train        ? "training"
+                                    : split == Split::Validation ? "validation"
+                                                                 : "test") +
+                        " split is smaller than one " + std::to_string(m_config.window) + " x " +
+                        std::to_string(m_config.window) + " x " +
+                        std::to_string(m_config.time_steps) + " task window");
+    }
+  }
+  if (!std::isfinite(m_config.mean) || !std::isfinite(m_config.stddev)) {
+    // Statistics of the training region and period only (as the paper standardises).
+    const auto e = extent(Split::Train);
+    using torch::indexing::Slice;
+    auto train = f.values
+                     .index({Slice(e.time_begin, e.time_end), Slice(e.row_begin, e.row_end),
+                             Slice(e.col_begin, e.col_end)})
+                     .to(torch::kFloat64);
+    auto finite = train.masked_select(torch::isfinite(train));
+    if (finite.numel() < 2) throw DataError(where + "the training region has no values");
+    m_config.mean = finite.mean().item<double>();
+    m_config.stddev = finite.std().item<double>();
+    if (!(m_config.stddev > 0.0)) throw DataError(where + "the training values are constant");
+  }
+}
+
+Era5Extent Era5TaskSource::region_extent(Era5Region region) const {
+  const auto& lat = m_field->latitudes;  // descending
+  Era5Extent e;
+  const double tolerance = 1e-6;
+  const auto n = static_cast<int64_t>(lat.size());
+  if (region == Era5Region::North) {
+    e.row_begin = 0;
+    e.row_end = 0;
+    while (e.row_end < n && lat[e.row_end] > m_config.split_latitude + tolerance) ++e.row_end;
+  } else {
+    e.row_begin = 0;
+    while (e.row_begin < n && lat[e.row_begin] >= m_config.split_latitude - tolerance)
+      ++e.row_begin;
+    e.row_end = n;
+  }
+  e.col_begin = 0;
+  e.col_end = m_field->num_longitudes();
+  return e;
+}
+
+Era5Region Era5TaskSource::region_of(Split split) const {
+  return split == Split::Test ? m_config.test_region : Era5Region::South;
+}
+
+Era5Extent Era5TaskSource::extent(Split split) const {
+  auto e = region_extent(region_of(split));
+  const int64_t spacing = m_field->valid_times[1] - m_field->valid_times[0];
+  const int64_t per_day = std::max<int64_t>(1, 86400 / spacing);
+  const int64_t n = m_field->num_times();
+  const int64_t train_end = std::min(n, m_config.train_days * per_day);
+  const int64_t validation_end = std::min(n, train_end + m_config.validation_days * per_day);
+  switch (split) {
+    case Split::Train:
+      e.time_begin = 0, e.time_end = train_end;
+      break;
+    case Split::Validation:
+      e.time_begin = train_end, e.time_end = validation_end;
+      break;
+    case Split::Test:
+      e.time_begin = validation_end, e.time_end = n;
+      break;
+  }
+  return e;
+}
+
+torch::Tensor Era5TaskSource::inputs(const torch::Tensor& rows, const torch::Tensor& cols,
+                                     const torch::Tensor& steps) const {
+  const auto& f = *m_field;
+  const double dlat = f.latitude_step(), dlon = f.longitude_step();
+  // Row r has latitude lat[0] - r * dlat: grid units north of the origin.
+  const double row0 = (f.latitudes.front() - m_config.split_latitude) / dlat;
+  const double col0 = (f.longitudes.front() - m_config.origin_longitude) / dlon;
+  auto x0 = row0 - rows.to(torch::kFloat64);
+  auto x1 = col0 + cols.to(torch::kFloat64);
+  auto x2 = steps.to(torch::kFloat64);
+  return torch::stack({x0, x1, x2}, -1).to(torch::kFloat32);
+}
+
+torch::Tensor Era5TaskSource::standardise(const torch::Tensor& values) const {
+  return (values - m_config.mean) / m_config.stddev;
+}
+
+torch::Tensor Era5TaskSource::unstandardise(const torch::Tensor& outputs) const {
+  return outputs * m_config.stddev + m_config.mean;
+}
+
+TaskBatch Era5TaskSource::sample(int64_t batch_size, uint64_t seed, const Translation& tau,
+                                 Split split) const {
+  if (batch_size < 1) throw ConfigError("batch size must be >= 1");
+  const auto shift = translation_tensor(tau, 3).to(torch::kFloat32);
+  const auto e = extent(split);
+  const int64_t w = m_config.window, steps = m_config.time_steps;
+  const int64_t n = w * w * steps;
+  std::mt19937_64 engine(seed);
+  const auto nc_low = static_cast<int64_t>(std::ceil(m_config.min_context_fraction * n));
+  const auto nc_high = std::max(nc_low, static_cast<int64_t>(m_config.max_context_fraction * n));
+  const int64_t nc = std::uniform_int_distribution<int64_t>(nc_low, nc_high)(engine);
+  const int64_t remaining = n - nc;
+  const int64_t nt =
+      m_config.max_targets > 0 ? std::min(remaining, m_config.max_targets) : remaining;
+  std::uniform_int_distribution<int64_t> pick_row(e.row_begin, e.row_end - w);
+  std::uniform_int_distribution<int64_t> pick_col(e.col_begin, e.col_end - w);
+  std::uniform_int_distribution<int64_t> pick_time(e.time_begin,
+                                                   e.time_end - 1 - (steps - 1) * m_time_stride);
+  // Window-relative cell and step of every point, in a fixed order.
+  auto local = torch::arange(n, torch::kLong);
+  auto step_of = local.div(w * w, "floor"), rest = local.remainder(w * w);
+  auto row_of = rest.div(w, "floor"), col_of = rest.remainder(w);
+  const auto& values = m_field->values;
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::vector<torch::Tensor> xc, yc, xt, yt;
+  for (int64_t b = 0; b < batch_size; ++b) {
+    torch::Tensor y;
+    int64_t r0 = 0, c0 = 0;
+    // Windows with missing values are redrawn (the shipped data has none).
+    for (int attempt = 0;; ++attempt) {
+      r0 = pick_row(engine), c0 = pick_col(engine);
+      const int64_t t0 = pick_time(engine);
+      auto rows = row_of + r0, cols = col_of + c0, times = step_of * m_time_stride + t0;
+      y = values.index({times, rows, cols}).reshape({n, 1});
+      if (torch::isfinite(y).all().item<bool>()) break;
+      if (attempt == 100) {
+        throw DataError(m_field->source.string() +
+                        ": no window without missing values found in 100 draws");
+      }
+    }
+    auto x = inputs(row_of + r0, col_of + c0, step_of);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), engine);
+    auto perm = torch::tensor(order, torch::kLong);
+    auto ctx = perm.slice(0, 0, nc), tgt = perm.slice(0, nc, nc + nt);
+    auto ys = standardise(y.to(torch::kFloat64)).to(torch::kFloat32);
+    xc.push_back(x.index_select(0, ctx));
+    yc.push_back(ys.index_select(0, ctx));
+    xt.push_back(x.index_select(0, tgt));
+    yt.push_back(ys.index_select(0, tgt));
+  }
+  TaskBatch batch;
+  batch.task = {torch::stack(xc) + shift, torch::stack(yc), torch::stack(xt) + shift,
+                torch::stack(yt)};
+  return batch;
+}
+
+void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size) const {
+  // Paper F.4: M = 128 pseudo-tokens. The small size keeps CPU training affordable on tasks of
+  // about 1,100 points.
+  if (size == "paper") {
+    c.num_pseudo_tokens = 128;
+  } else {
+    c.dim_model = 64;
+    c.num_layers = 3;
+    c.num_heads = 4;
+    c.head_dim = 16;
+    c.pairwise_width = 32;
+    c.num_pseudo_tokens = 32;
+    c.conv_channels = 32;
+    c.cnn_layers = 4;
+    c.kernel_size = 5;
+  }
+  // Windows span 15 cells: models that see x directly work in units of half a window. The
+  // on-grid ConvCNP needs whole-cell coordinates.
+  if (c.kind != "convcnp2d") c.input_scale = 1.0 / 8.0;
+}
+
+Translation Era5TaskSource::out_of_range_translation() const {
+  const auto south = region_extent(Era5Region::South), north = region_extent(Era5Region::North);
+  return {static_cast<double>(south.row_begin - north.row_begin), 0.0, 0.0};
+}
+
+std::vector<TaskSource::Variant> Era5TaskSource::evaluation_variants() const {
+  return {{"training region (south), days " +
+               std::to_string(m_config.train_days + m_config.validation_days + 1) + "+",
+           {{"test_region", "south"}}},
+          {"test region (north), days " +
+               std::to_string(m_config.train_days + m_config.validation_days + 1) + "+",
+           {{"test_region", "north"}}}};
+}
+
+}  // namespace npe

@@ -1,0 +1,186 @@
+// GRIB editions 1 and 2 through ecCodes: one message per valid time on a regular_ll grid, as
+// the Climate Data Store delivers ERA5.
+
+#include <eccodes.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <torch/torch.h>
+
+#include "data/readers/readers.h"
+
+namespace npe::readers {
+namespace {
+
+struct FileCloser {
+  void operator()(FILE* f) const { std::fclose(f); }
+};
+struct HandleDeleter {
+  void operator()(codes_handle* h) const { codes_handle_delete(h); }
+};
+using Handle = std::unique_ptr<codes_handle, HandleDeleter>;
+
+class Message {
+ public:
+  Message(codes_handle* h, const std::filesystem::path& path, int index)
+      : m_handle(h), m_path(path), m_index(index) {}
+
+  [[noreturn]] void fail_key(const char* key, int err) const {
+    fail(m_path, "message " + std::to_string(m_index) + ": cannot read key '" + key + "' (" +
+                     codes_get_error_message(err) + ")");
+  }
+  std::string text(const char* key) const {
+    char buffer[256] = {};
+    size_t length = sizeof buffer;
+    if (int err = codes_get_string(m_handle.get(), key, buffer, &length)) fail_key(key, err);
+    return buffer;
+  }
+  std::string text_or_empty(const char* key) const {
+    char buffer[256] = {};
+    size_t length = sizeof buffer;
+    return codes_get_string(m_handle.get(), key, buffer, &length) == 0 ? buffer : "";
+  }
+  long integer(const char* key) const {
+    long value = 0;
+    if (int err = codes_get_long(m_handle.get(), key, &value)) fail_key(key, err);
+    return value;
+  }
+  double number(const char* key) const {
+    double value = 0;
+    if (int err = codes_get_double(m_handle.get(), key, &value)) fail_key(key, err);
+    return value;
+  }
+  std::vector<double> values() const {
+    size_t count = 0;
+    if (int err = codes_get_size(m_handle.get(), "values", &count)) fail_key("values", err);
+    std::vector<double> out(count);
+    if (int err = codes_get_double_array(m_handle.get(), "values", out.data(), &count))
+      fail_key("values", err);
+    out.resize(count);
+    return out;
+  }
+  [[noreturn]] void problem(const std::string& what) const {
+    fail(m_path, "message " + std::to_string(m_index) + ": " + what);
+  }
+
+ private:
+  Handle m_handle;
+  std::filesystem::path m_path;
+  int m_index;
+};
+
+// The regular latitude/longitude grid of a message.
+struct Grid {
+  long ni = 0, nj = 0;
+  std::vector<double> latitudes, longitudes;
+  bool operator==(const Grid& o) const {
+    return ni == o.ni && nj == o.nj && latitudes == o.latitudes && longitudes == o.longitudes;
+  }
+};
+
+Grid grid_of(const Message& m) {
+  const auto type = m.text("gridType");
+  if (type != "regular_ll") {
+    m.problem("unsupported grid type '" + type + "' (only regular_ll latitude/longitude grids)");
+  }
+  Grid g;
+  g.ni = m.integer("Ni");
+  g.nj = m.integer("Nj");
+  if (g.ni < 1 || g.nj < 1 || g.ni * g.nj > (1L << 28)) m.problem("implausible grid size");
+  if (m.integer("jPointsAreConsecutive") != 0) m.problem("column-major point order is unsupported");
+  const double lat0 = m.number("latitudeOfFirstGridPointInDegrees");
+  const double lon0 = m.number("longitudeOfFirstGridPointInDegrees");
+  const double dj = g.nj > 1 ? m.number("jDirectionIncrementInDegrees") : 0.0;
+  const double di = g.ni > 1 ? m.number("iDirectionIncrementInDegrees") : 0.0;
+  const double jsign = m.integer("jScansPositively") ? 1.0 : -1.0;
+  const double isign = m.integer("iScansNegatively") ? -1.0 : 1.0;
+  // Degrees are stored in millidegrees (GRIB 1) or microdegrees (GRIB 2): round away the
+  // binary noise of the multiplication.
+  auto tidy = [](double v) { return std::round(v * 1e6) / 1e6; };
+  for (long j = 0; j < g.nj; ++j) g.latitudes.push_back(tidy(lat0 + jsign * dj * j));
+  for (long i = 0; i < g.ni; ++i) g.longitudes.push_back(tidy(lon0 + isign * di * i));
+  return g;
+}
+
+class GribReader final : public GriddedReader {
+ public:
+  std::string format_name() const override { return "GRIB"; }
+  bool recognises(const std::string& magic) const override { return magic.rfind("GRIB", 0) == 0; }
+
+  GriddedField read(const std::filesystem::path& path,
+                    const GriddedReadOptions& options) const override {
+    std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+    if (!file) fail(path, "cannot open the file");
+    GriddedField field;
+    field.source = path;
+    Grid grid;
+    std::vector<torch::Tensor> slices;
+    for (int index = 1;; ++index) {
+      int err = 0;
+      codes_handle* h = codes_handle_new_from_file(nullptr, file.get(), PRODUCT_GRIB, &err);
+      if (!h) {
+        if (err == CODES_SUCCESS) break;  // end of file
+        fail(path, "message " + std::to_string(index) + " is corrupt or truncated (" +
+                       codes_get_error_message(err) + ")");
+      }
+      Message m(h, path, index);
+      const auto short_name = m.text("shortName");
+      const auto cf_name = m.text_or_empty("cfVarName");
+      if (!options.variable.empty() && options.variable != short_name &&
+          options.variable != cf_name) {
+        continue;
+      }
+      if (field.variable.empty()) {
+        field.variable = short_name;
+        field.long_name = m.text_or_empty("name");
+        field.units = m.text_or_empty("units");
+      } else if (short_name != field.variable) {
+        fail(path, "messages hold several variables ('" + field.variable + "', '" + short_name +
+                       "'): choose one by name");
+      }
+      auto g = grid_of(m);
+      if (slices.empty()) {
+        grid = g;
+      } else if (!(g == grid)) {
+        m.problem("its grid differs from the first message's");
+      }
+      auto values = m.values();
+      if (static_cast<long>(values.size()) != grid.ni * grid.nj) {
+        m.problem("has " + std::to_string(values.size()) + " values for a " +
+                  std::to_string(grid.nj) + " x " + std::to_string(grid.ni) + " grid");
+      }
+      if (m.integer("bitmapPresent")) {
+        const double missing = m.number("missingValue");
+        for (double& v : values) {
+          if (v == missing) v = std::nan("");
+        }
+      }
+      const long date = m.integer("validityDate"), time = m.integer("validityTime");
+      field.valid_times.push_back(
+          utc_seconds(static_cast<int>(date / 10000), static_cast<int>(date / 100 % 100),
+                      static_cast<int>(date % 100), static_cast<int>(time / 100),
+                      static_cast<int>(time % 100)));
+      slices.push_back(
+          torch::from_blob(values.data(), {grid.nj, grid.ni}, torch::kFloat64).to(torch::kFloat32));
+    }
+    if (slices.empty()) {
+      fail(path, options.variable.empty() ? "no GRIB messages"
+                                          : "no message with variable '" + options.variable + "'");
+    }
+    field.values = torch::stack(slices);
+    field.latitudes = grid.latitudes;
+    field.longitudes = grid.longitudes;
+    normalise_layout(field);
+    return field;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GriddedReader> make_grib_reader() {
+  return std::make_unique<GribReader>();
+}
+
+}  // namespace npe::readers

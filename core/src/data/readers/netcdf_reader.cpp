@@ -1,0 +1,325 @@
+// NetCDF (classic and NetCDF-4) through libnetcdf, following the CF conventions that ERA5 files
+// use: packed integers with scale_factor/add_offset, _FillValue/missing_value, "<unit> since
+// <date>" time coordinates, latitude in either direction.
+
+#include <netcdf.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include <torch/torch.h>
+
+#include "data/readers/readers.h"
+
+namespace npe::readers {
+namespace {
+
+class NetcdfFile {
+ public:
+  explicit NetcdfFile(const std::filesystem::path& path) : m_path(path) {
+    check(nc_open(path.c_str(), NC_NOWRITE, &m_id), "cannot open as NetCDF");
+  }
+  ~NetcdfFile() { nc_close(m_id); }
+  NetcdfFile(const NetcdfFile&) = delete;
+  NetcdfFile& operator=(const NetcdfFile&) = delete;
+
+  int id() const { return m_id; }
+  void check(int status, const std::string& what) const {
+    if (status != NC_NOERR) fail(m_path, what + " (" + nc_strerror(status) + ")");
+  }
+
+  std::string text_attribute(int var, const char* name) const {
+    nc_type type;
+    size_t length = 0;
+    if (nc_inq_att(m_id, var, name, &type, &length) != NC_NOERR || type != NC_CHAR) return {};
+    std::string value(length, '\0');
+    check(nc_get_att_text(m_id, var, name, value.data()), std::string("attribute ") + name);
+    while (!value.empty() && value.back() == '\0') value.pop_back();
+    return value;
+  }
+  std::optional<double> number_attribute(int var, const char* name) const {
+    nc_type type;
+    size_t length = 0;
+    if (nc_inq_att(m_id, var, name, &type, &length) != NC_NOERR || length < 1 || type == NC_CHAR ||
+        type == NC_STRING) {
+      return std::nullopt;
+    }
+    std::vector<double> values(length);
+    check(nc_get_att_double(m_id, var, name, values.data()), std::string("attribute ") + name);
+    return values[0];
+  }
+  std::string variable_name(int var) const {
+    char name[NC_MAX_NAME + 1] = {};
+    check(nc_inq_varname(m_id, var, name), "variable name");
+    return name;
+  }
+  std::vector<int> variable_dimensions(int var) const {
+    int ndims = 0;
+    check(nc_inq_varndims(m_id, var, &ndims), "variable dimensions");
+    std::vector<int> dims(static_cast<size_t>(ndims));
+    if (ndims > 0) check(nc_inq_vardimid(m_id, var, dims.data()), "variable dimensions");
+    return dims;
+  }
+  size_t dimension_length(int dim) const {
+    size_t length = 0;
+    check(nc_inq_dimlen(m_id, dim, &length), "dimension length");
+    return length;
+  }
+  std::string dimension_name(int dim) const {
+    char name[NC_MAX_NAME + 1] = {};
+    check(nc_inq_dimname(m_id, dim, name), "dimension name");
+    return name;
+  }
+  std::vector<double> read_doubles(int var, size_t count) const {
+    std::vector<double> values(count);
+    if (count > 0) check(nc_get_var_double(m_id, var, values.data()), "cannot read values");
+    return values;
+  }
+
+ private:
+  std::filesystem::path m_path;
+  int m_id = -1;
+};
+
+enum class Axis { Time, Latitude, Longitude, Other };
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// What a coordinate variable (or a dimension without one) stands for, by CF attributes first
+// and by the usual names second.
+Axis axis_of(const NetcdfFile& file, int dim) {
+  const auto name = lower(file.dimension_name(dim));
+  int var = -1;
+  if (nc_inq_varid(file.id(), name.c_str(), &var) == NC_NOERR ||
+      nc_inq_varid(file.id(), file.dimension_name(dim).c_str(), &var) == NC_NOERR) {
+    const auto standard = lower(file.text_attribute(var, "standard_name"));
+    const auto units = lower(file.text_attribute(var, "units"));
+    if (standard == "latitude" || units == "degrees_north" || units == "degree_north")
+      return Axis::Latitude;
+    if (standard == "longitude" || units == "degrees_east" || units == "degree_east")
+      return Axis::Longitude;
+    if (standard == "time" || units.find(" since ") != std::string::npos) return Axis::Time;
+  }
+  if (name == "latitude" || name == "lat") return Axis::Latitude;
+  if (name == "longitude" || name == "lon") return Axis::Longitude;
+  if (name == "time" || name == "valid_time") return Axis::Time;
+  return Axis::Other;
+}
+
+// "hours since 1900-01-01 00:00:00.0" -> seconds per unit and the reference time.
+std::pair<double, int64_t> parse_time_units(const std::string& units,
+                                            const std::filesystem::path& path) {
+  const auto since = units.find(" since ");
+  if (since == std::string::npos)
+    fail(path, "time units '" + units + "' are not '<unit> since <date>'");
+  const auto unit = lower(units.substr(0, since));
+  static const std::map<std::string, double> seconds = {
+      {"seconds", 1.0}, {"second", 1.0},   {"s", 1.0},        {"minutes", 60.0},
+      {"minute", 60.0}, {"min", 60.0},     {"hours", 3600.0}, {"hour", 3600.0},
+      {"h", 3600.0},    {"days", 86400.0}, {"day", 86400.0},  {"d", 86400.0}};
+  auto found = seconds.find(unit);
+  if (found == seconds.end()) fail(path, "unsupported time unit '" + unit + "'");
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0;
+  double s = 0.0;
+  const auto date = units.substr(since + 7);
+  const int parsed = std::sscanf(date.c_str(), "%d-%d-%d%*[ T]%d:%d:%lf", &y, &mo, &d, &h, &mi, &s);
+  if (parsed < 3 || mo < 1 || mo > 12 || d < 1 || d > 31) {
+    fail(path, "cannot read the reference date of time units '" + units + "'");
+  }
+  return {found->second, utc_seconds(y, mo, d, h, mi, static_cast<int>(s))};
+}
+
+class NetcdfReader final : public GriddedReader {
+ public:
+  std::string format_name() const override { return "NetCDF"; }
+  bool recognises(const std::string& magic) const override {
+    return magic.rfind("CDF\x01", 0) == 0 || magic.rfind("CDF\x02", 0) == 0 ||
+           magic.rfind("CDF\x05", 0) == 0 || magic.rfind("\x89HDF", 0) == 0;
+  }
+
+  GriddedField read(const std::filesystem::path& path,
+                    const GriddedReadOptions& options) const override {
+    NetcdfFile file(path);
+    check_not_truncated(file, path);
+    const int var = find_variable(file, options, path);
+    const auto dims = file.variable_dimensions(var);
+
+    GriddedField field;
+    field.source = path;
+    field.variable = file.variable_name(var);
+    field.units = file.text_attribute(var, "units");
+    field.long_name = file.text_attribute(var, "long_name");
+
+    // Position of each axis among the variable's dimensions; other dimensions must be size 1.
+    std::map<Axis, int> position;
+    std::vector<int64_t> shape;
+    size_t count = 1;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const auto axis = axis_of(file, dims[i]);
+      const auto length = file.dimension_length(dims[i]);
+      shape.push_back(static_cast<int64_t>(length));
+      count *= length;
+      if (axis == Axis::Other) {
+        if (length != 1) {
+          fail(path, "variable '" + field.variable + "' has an extra dimension '" +
+                         file.dimension_name(dims[i]) + "' of length " + std::to_string(length));
+        }
+        continue;
+      }
+      if (position.count(axis)) fail(path, "variable '" + field.variable + "' repeats an axis");
+      position[axis] = static_cast<int>(i);
+    }
+    if (position.size() != 3) {
+      fail(path, "variable '" + field.variable + "' is not on (time, latitude, longitude)");
+    }
+    if (count > (size_t{1} << 31)) fail(path, "the field is too large to load");
+
+    field.valid_times = read_times(file, dims[position[Axis::Time]], path);
+    field.latitudes = read_coordinate(file, dims[position[Axis::Latitude]], path);
+    field.longitudes = read_coordinate(file, dims[position[Axis::Longitude]], path);
+
+    auto raw = file.read_doubles(var, count);
+    // Missing values are flagged on the stored (packed) numbers, before unpacking.
+    const auto fill = file.number_attribute(var, "_FillValue");
+    const auto missing = file.number_attribute(var, "missing_value");
+    const double scale = file.number_attribute(var, "scale_factor").value_or(1.0);
+    const double offset = file.number_attribute(var, "add_offset").value_or(0.0);
+    for (double& v : raw) {
+      if ((fill && v == *fill) || (missing && v == *missing) || !std::isfinite(v) ||
+          std::abs(v) >= 9.9e36) {  // NetCDF's default fill for float and double
+        v = std::nan("");
+      } else {
+        v = v * scale + offset;
+      }
+    }
+    auto values = torch::from_blob(raw.data(), shape, torch::kFloat64).clone();
+    for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+      if (axis_of(file, dims[static_cast<size_t>(i)]) == Axis::Other) values = values.squeeze(i);
+    }
+    // Indices after squeezing the length-1 extras.
+    auto squeezed = [&](Axis axis) {
+      int p = position[axis], before = 0;
+      for (int i = 0; i < p; ++i)
+        before += axis_of(file, dims[static_cast<size_t>(i)]) == Axis::Other;
+      return static_cast<int64_t>(p - before);
+    };
+    field.values =
+        values.permute({squeezed(Axis::Time), squeezed(Axis::Latitude), squeezed(Axis::Longitude)});
+    normalise_layout(field);
+    return field;
+  }
+
+ private:
+  static int find_variable(const NetcdfFile& file, const GriddedReadOptions& options,
+                           const std::filesystem::path& path) {
+    int nvars = 0;
+    file.check(nc_inq_nvars(file.id(), &nvars), "cannot list variables");
+    std::vector<std::string> candidates;
+    int chosen = -1;
+    for (int v = 0; v < nvars; ++v) {
+      const auto name = file.variable_name(v);
+      const auto dims = file.variable_dimensions(v);
+      if (!options.variable.empty()) {
+        if (name == options.variable) return v;
+        continue;
+      }
+      int axes = 0;
+      for (int d : dims) axes += axis_of(file, d) != Axis::Other;
+      if (axes == 3) {
+        candidates.push_back(name);
+        chosen = v;
+      }
+    }
+    if (!options.variable.empty()) {
+      std::string names;
+      for (int v = 0; v < nvars; ++v) names += (names.empty() ? "" : ", ") + file.variable_name(v);
+      fail(path, "no variable '" + options.variable + "' (variables: " + names + ")");
+    }
+    if (candidates.empty()) fail(path, "no variable on (time, latitude, longitude)");
+    if (candidates.size() > 1) {
+      std::string names;
+      for (const auto& n : candidates) names += (names.empty() ? "" : ", ") + n;
+      fail(path, "several gridded variables (" + names + "): choose one by name");
+    }
+    return chosen;
+  }
+
+  // libnetcdf reads the missing end of a truncated classic-format file as zeros, which
+  // unpack to plausible temperatures. Every variable's data must fit in the file: a truncated
+  // file fails that test unless the cut is inside the last few hundred bytes of header size.
+  static void check_not_truncated(const NetcdfFile& file, const std::filesystem::path& path) {
+    int format = 0;
+    file.check(nc_inq_format(file.id(), &format), "cannot read the format");
+    if (format != NC_FORMAT_CLASSIC && format != NC_FORMAT_64BIT_OFFSET &&
+        format != NC_FORMAT_64BIT_DATA) {
+      return;  // NetCDF-4 files are HDF5, which checks its own structure
+    }
+    int nvars = 0;
+    file.check(nc_inq_nvars(file.id(), &nvars), "cannot list variables");
+    uintmax_t needed = 0;
+    for (int v = 0; v < nvars; ++v) {
+      nc_type type;
+      file.check(nc_inq_vartype(file.id(), v, &type), "variable type");
+      size_t type_size = 0;
+      file.check(nc_inq_type(file.id(), type, nullptr, &type_size), "variable type");
+      uintmax_t bytes = type_size;
+      for (int d : file.variable_dimensions(v)) bytes *= file.dimension_length(d);
+      needed += (bytes + 3) / 4 * 4;  // variables are padded to 4 bytes
+    }
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size < needed) {
+      fail(path, "the file is truncated: " + std::to_string(size) + " bytes hold less than the " +
+                     std::to_string(needed) + " bytes its variables need");
+    }
+  }
+
+  static int coordinate_variable(const NetcdfFile& file, int dim) {
+    int var = -1;
+    if (nc_inq_varid(file.id(), file.dimension_name(dim).c_str(), &var) != NC_NOERR) return -1;
+    return var;
+  }
+
+  static std::vector<double> read_coordinate(const NetcdfFile& file, int dim,
+                                             const std::filesystem::path& path) {
+    const int var = coordinate_variable(file, dim);
+    if (var < 0) fail(path, "coordinate variable '" + file.dimension_name(dim) + "' is missing");
+    auto values = file.read_doubles(var, file.dimension_length(dim));
+    const double scale = file.number_attribute(var, "scale_factor").value_or(1.0);
+    const double offset = file.number_attribute(var, "add_offset").value_or(0.0);
+    for (double& v : values) v = v * scale + offset;
+    return values;
+  }
+
+  static std::vector<int64_t> read_times(const NetcdfFile& file, int dim,
+                                         const std::filesystem::path& path) {
+    const int var = coordinate_variable(file, dim);
+    if (var < 0) fail(path, "the time coordinate variable is missing");
+    const auto calendar = lower(file.text_attribute(var, "calendar"));
+    if (!calendar.empty() && calendar != "standard" && calendar != "gregorian" &&
+        calendar != "proleptic_gregorian") {
+      fail(path, "unsupported calendar '" + calendar + "'");
+    }
+    const auto [unit, reference] = parse_time_units(file.text_attribute(var, "units"), path);
+    std::vector<int64_t> times;
+    for (double t : file.read_doubles(var, file.dimension_length(dim))) {
+      if (!std::isfinite(t)) fail(path, "a time value is not finite");
+      times.push_back(reference + static_cast<int64_t>(std::llround(t * unit)));
+    }
+    return times;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GriddedReader> make_netcdf_reader() {
+  return std::make_unique<NetcdfReader>();
+}
+
+}  // namespace npe::readers

@@ -1,0 +1,317 @@
+// Gridded readers (NetCDF, GRIB) on the shared ERA5 files and on variant files the tests write,
+// and the ERA5 task source: split, standardisation, models and baselines on its tasks.
+
+#include <eccodes.h>
+#include <netcdf.h>
+
+#include <unistd.h>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "npe/data/era5_tasks.h"
+#include "npe/data/gridded_field.h"
+#include "npe/data/task_registry.h"
+#include "npe/models/model_registry.h"
+#include "npe/models/prediction.h"
+#include "npe/predictors/predictor_registry.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path netcdf_file() {
+  return default_era5_path();
+}
+fs::path grib_file() {
+  return default_era5_path().parent_path() / "era5-t2m-2019-03-uk.grib";
+}
+
+#define SKIP_WITHOUT_ERA5()                                                \
+  if (!fs::exists(netcdf_file()) || !fs::exists(grib_file()))              \
+  GTEST_SKIP() << "ERA5 data not found at " << netcdf_file().parent_path() \
+               << " (the shared data folder ../shared/data/era5, or set $NPE_ERA5_DATA)"
+
+class Era5Files : public testing::SeededTest {
+ protected:
+  fs::path scratch(const std::string& name) {
+    auto dir = fs::temp_directory_path() / ("npe-era5-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    return dir / name;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("npe-era5-test-" + std::to_string(::getpid())), ec);
+  }
+};
+
+void check(int status) {
+  ASSERT_EQ(status, NC_NOERR) << nc_strerror(status);
+}
+
+TEST_F(Era5Files, NetcdfAndGribGiveTheSameField) {
+  SKIP_WITHOUT_ERA5();
+  const auto nc = read_gridded_field(netcdf_file());
+  const auto grib = read_gridded_field(grib_file());
+  ASSERT_EQ(nc.values.sizes(), (std::vector<int64_t>{744, 33, 49}));
+  ASSERT_EQ(grib.values.sizes(), nc.values.sizes());
+  EXPECT_EQ(nc.latitudes, grib.latitudes);
+  EXPECT_EQ(nc.longitudes, grib.longitudes);
+  EXPECT_EQ(nc.valid_times, grib.valid_times);
+  EXPECT_DOUBLE_EQ(nc.latitudes.front(), 58.0);
+  EXPECT_DOUBLE_EQ(nc.latitudes.back(), 50.0);
+  EXPECT_DOUBLE_EQ(nc.longitudes.front(), -10.0);
+  EXPECT_DOUBLE_EQ(nc.longitudes.back(), 2.0);
+  EXPECT_DOUBLE_EQ(nc.latitude_step(), 0.25);
+  EXPECT_EQ(format_utc(nc.valid_times.front()), "2019-03-01 00:00 UTC");
+  EXPECT_EQ(format_utc(nc.valid_times.back()), "2019-03-31 23:00 UTC");
+  EXPECT_EQ(nc.variable, "t2m");
+  EXPECT_EQ(grib.variable, "2t");
+  EXPECT_EQ(nc.units, "K");
+  EXPECT_EQ(grib.units, "K");
+  EXPECT_FALSE(torch::isnan(nc.values).any().item<bool>());
+  // Both files hold the same temperatures, each quantised by its own packing: the NetCDF file
+  // stores shorts with a scale factor of about 3.7e-4 K, so they agree to half of that.
+  EXPECT_LE(testing::max_abs_diff(nc.values, grib.values), 1.9e-4);
+  EXPECT_GT(nc.values.min().item<double>(), 260.0);
+  EXPECT_LT(nc.values.max().item<double>(), 295.0);
+}
+
+TEST_F(Era5Files, KnownValuesAtKnownCellsAndTimes) {
+  SKIP_WITHOUT_ERA5();
+  const auto field = read_gridded_field(netcdf_file());
+  // Read single packed values straight from the file with libnetcdf and unpack them by hand.
+  int id = 0, var = 0;
+  check(nc_open(netcdf_file().c_str(), NC_NOWRITE, &id));
+  check(nc_inq_varid(id, "t2m", &var));
+  double scale = 0, offset = 0;
+  check(nc_get_att_double(id, var, "scale_factor", &scale));
+  check(nc_get_att_double(id, var, "add_offset", &offset));
+  struct Probe {
+    size_t time, row, col;
+  };
+  for (auto p : {Probe{0, 0, 0}, Probe{100, 24, 36}, Probe{743, 32, 48}, Probe{371, 16, 24}}) {
+    size_t index[3] = {p.time, p.row, p.col};
+    short raw = 0;
+    check(nc_get_var1_short(id, var, index, &raw));
+    EXPECT_NEAR(field.values[p.time][p.row][p.col].item<double>(), raw * scale + offset, 1e-4)
+        << "time " << p.time << " row " << p.row << " col " << p.col;
+  }
+  nc_close(id);
+  // 2019-03-01 00:00 UTC at 58 N, 10 W (the grid's north-west corner).
+  EXPECT_NEAR(field.values[0][0][0].item<double>(), 282.425, 1e-3);
+  EXPECT_EQ(format_utc(field.valid_times[100]), "2019-03-05 04:00 UTC");
+}
+
+// A NetCDF file unlike ERA5's: ascending latitude, float values, another variable name, time in
+// days, missing values flagged by _FillValue.
+TEST_F(Era5Files, NetcdfVariantLayoutsLoad) {
+  const auto path = scratch("variant.nc");
+  int id = 0, dims[3], lat_var, lon_var, time_var, var;
+  check(nc_create(path.c_str(), NC_CLOBBER | NC_NETCDF4, &id));
+  check(nc_def_dim(id, "time", 2, &dims[0]));
+  check(nc_def_dim(id, "lat", 3, &dims[1]));
+  check(nc_def_dim(id, "lon", 4, &dims[2]));
+  check(nc_def_var(id, "time", NC_DOUBLE, 1, &dims[0], &time_var));
+  check(nc_def_var(id, "lat", NC_DOUBLE, 1, &dims[1], &lat_var));
+  check(nc_def_var(id, "lon", NC_DOUBLE, 1, &dims[2], &lon_var));
+  check(nc_def_var(id, "temperature", NC_FLOAT, 3, dims, &var));
+  const char* units = "days since 2019-03-01";
+  check(nc_put_att_text(id, time_var, "units", std::strlen(units), units));
+  check(nc_put_att_text(id, lat_var, "units", 13, "degrees_north"));
+  check(nc_put_att_text(id, lon_var, "units", 12, "degrees_east"));
+  check(nc_put_att_text(id, var, "units", 4, "degC"));
+  const float fill = -999.0f;
+  check(nc_put_att_float(id, var, "_FillValue", NC_FLOAT, 1, &fill));
+  check(nc_enddef(id));
+  const double times[2] = {0.0, 0.25}, lats[3] = {50.0, 50.5, 51.0};
+  const double lons[4] = {358.0, 358.5, 359.0, 359.5};  // 0..360 longitudes
+  float values[2][3][4];
+  for (int t = 0; t < 2; ++t)
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 4; ++c) values[t][r][c] = static_cast<float>(100 * t + 10 * r + c);
+  values[1][2][3] = fill;
+  check(nc_put_var_double(id, time_var, times));
+  check(nc_put_var_double(id, lat_var, lats));
+  check(nc_put_var_double(id, lon_var, lons));
+  check(nc_put_var_float(id, var, &values[0][0][0]));
+  check(nc_close(id));
+
+  const auto field = read_gridded_field(path);
+  EXPECT_EQ(field.variable, "temperature");
+  EXPECT_EQ(field.units, "degC");
+  EXPECT_EQ(field.latitudes, (std::vector<double>{51.0, 50.5, 50.0}));  // normalised: north first
+  EXPECT_EQ(field.longitudes, (std::vector<double>{-2.0, -1.5, -1.0, -0.5}));
+  EXPECT_EQ(format_utc(field.valid_times[1]), "2019-03-01 06:00 UTC");
+  // Row 0 is now the file's last (northernmost) row.
+  EXPECT_FLOAT_EQ(field.values[0][0][1].item<float>(), 21.0f);
+  EXPECT_FLOAT_EQ(field.values[1][2][0].item<float>(), 100.0f);
+  EXPECT_TRUE(std::isnan(field.values[1][0][3].item<float>()));
+  EXPECT_EQ(torch::isnan(field.values).sum().item<int64_t>(), 1);
+  // Variables are chosen by name, and a wrong name is an error that lists the variables.
+  EXPECT_EQ(read_gridded_field(path, {"temperature"}).variable, "temperature");
+  try {
+    read_gridded_field(path, {"t2m"});
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("no variable 't2m'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("temperature"), std::string::npos) << e.what();
+  }
+}
+
+void expect_data_error(const fs::path& path, const std::string& fragment) {
+  try {
+    read_gridded_field(path);
+    ADD_FAILURE() << "expected a DataError for " << path;
+  } catch (const DataError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+    EXPECT_NE(message.find(fragment), std::string::npos) << message;
+  }
+}
+
+void copy_prefix(const fs::path& from, const fs::path& to, std::streamsize bytes) {
+  std::ifstream in(from, std::ios::binary);
+  std::string data(static_cast<size_t>(bytes), '\0');
+  in.read(data.data(), bytes);
+  std::ofstream(to, std::ios::binary).write(data.data(), in.gcount());
+}
+
+TEST_F(Era5Files, CorruptTruncatedAndUnsupportedFilesGiveClearErrors) {
+  expect_data_error(scratch("missing.nc"), "no such file");
+  const auto empty = scratch("empty.grib");
+  std::ofstream(empty).close();
+  expect_data_error(empty, "empty");
+  const auto text = scratch("notes.nc");
+  std::ofstream(text) << "not a data file at all";
+  expect_data_error(text, "not a recognised gridded-data file");
+  // GRIB on a reduced Gaussian grid, written from ecCodes' own sample.
+  const auto reduced = scratch("reduced.grib");
+  codes_handle* h = codes_grib_handle_new_from_samples(nullptr, "reduced_gg_pl_32_grib2");
+  ASSERT_NE(h, nullptr);
+  const void* message = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(codes_get_message(h, &message, &size), 0);
+  std::ofstream(reduced, std::ios::binary)
+      .write(static_cast<const char*>(message), static_cast<std::streamsize>(size));
+  codes_handle_delete(h);
+  expect_data_error(reduced, "unsupported grid type 'reduced_gg'");
+  if (!fs::exists(netcdf_file()) || !fs::exists(grib_file())) return;
+  // Cut in the middle of the data.
+  const auto nc = scratch("truncated.nc");
+  copy_prefix(netcdf_file(), nc, 1000000);
+  expect_data_error(nc, "");
+  const auto grib = scratch("truncated.grib");
+  copy_prefix(grib_file(), grib, 3 * 3360 + 1000);  // messages are 3,360 bytes
+  expect_data_error(grib, "truncated");
+  // Cut inside the header.
+  copy_prefix(netcdf_file(), nc, 200);
+  expect_data_error(nc, "");
+}
+
+TEST_F(Era5Files, SplitKeepsTrainingCellsAndTimesOutOfTheTestSet) {
+  SKIP_WITHOUT_ERA5();
+  Era5TaskSource source;
+  const auto train = source.extent(Split::Train), validation = source.extent(Split::Validation),
+             test = source.extent(Split::Test);
+  // South (training): rows of latitude < 54; north (test): > 54; 54.0 itself is a buffer.
+  EXPECT_EQ(train.row_begin, 17);
+  EXPECT_EQ(train.row_end, 33);
+  EXPECT_EQ(test.row_begin, 0);
+  EXPECT_EQ(test.row_end, 16);
+  EXPECT_EQ(train.time_end, 20 * 24);
+  EXPECT_EQ(validation.time_begin, 20 * 24);
+  EXPECT_EQ(test.time_begin, 24 * 24);
+  EXPECT_EQ(test.time_end, 744);
+  // Latitude input: grid units north of 54 N; the training tasks lie south, test tasks north.
+  auto south = source.sample(16, 3, {}, Split::Train).task;
+  auto north = source.sample(16, 3, {}, Split::Test).task;
+  EXPECT_LT(torch::cat({south.xc, south.xt}, 1).select(-1, 0).max().item<double>(), 0.0);
+  EXPECT_GT(torch::cat({north.xc, north.xt}, 1).select(-1, 0).min().item<double>(), 0.0);
+  EXPECT_EQ(south.num_context() + south.num_targets(), 15 * 15 * 5);
+  // Context sizes U{N/100 .. N/3}.
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const auto nc = source.sample(1, seed).task.num_context();
+    EXPECT_GE(nc, 12);
+    EXPECT_LE(nc, 375);
+  }
+  // Standardised with the training region's statistics: mean about 0, sd about 1 there.
+  const auto& c = source.config();
+  EXPECT_GT(c.mean, 275.0);
+  EXPECT_LT(c.mean, 285.0);
+  auto y = source.sample(64, 5).task.yt;
+  EXPECT_NEAR(y.mean().item<double>(), 0.0, 0.3);
+  EXPECT_NEAR(y.std().item<double>(), 1.0, 0.3);
+  // The statistics travel with the configuration (and so with checkpoints).
+  auto rebuilt = task_source_from_json(source.to_json());
+  EXPECT_DOUBLE_EQ(rebuilt->to_json().at("mean").get<double>(), c.mean);
+  // Deterministic per seed; the validation and test splits differ from training.
+  EXPECT_TRUE(torch::equal(source.sample(4, 9).task.yc, source.sample(4, 9).task.yc));
+  auto kelvin = source.unstandardise(source.standardise(torch::tensor({280.0}, torch::kFloat64)));
+  EXPECT_NEAR(kelvin.item<double>(), 280.0, 1e-9);
+}
+
+TEST_F(Era5Files, GribAndTestRegionOptionsAndErrors) {
+  SKIP_WITHOUT_ERA5();
+  auto grib = make_task_source("era5", {{"data", grib_file().string()}, {"test_region", "south"}});
+  auto south_test = grib->sample(4, 1, {}, Split::Test).task;
+  EXPECT_LT(south_test.xc.select(-1, 0).max().item<double>(), 0.0);
+  EXPECT_EQ(grib->evaluation_variants().size(), 0u + 2u);
+  EXPECT_THROW(make_task_source("era5", {{"test_region", "east"}}), ConfigError);
+  EXPECT_THROW(make_task_source("era5", {{"window", 40}}), ConfigError);  // larger than a region
+  EXPECT_THROW(make_task_source("era5", {{"data", "/nonexistent/era5.nc"}}), DataError);
+}
+
+TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {
+  SKIP_WITHOUT_ERA5();
+  Era5TaskSource source;
+  auto task = source.sample(2, 4, {}, Split::Test).task;
+  task.xc = task.xc.slice(1, 0, 60);
+  task.yc = task.yc.slice(1, 0, 60);
+  task.xt = task.xt.slice(1, 0, 80);
+  task.yt = task.yt.slice(1, 0, 80);
+  const Translation shift = {-17.0, 9.0, 3.0};  // whole cells and steps: exact for the ConvCNP
+  for (const char* kind : {"tetnp", "tepttnp", "convcnp2d"}) {
+    auto config = testing::tiny_config(kind, 3, 1);
+    auto model = make_model(config);
+    model->eval();
+    torch::NoGradGuard no_grad;
+    auto a = model->predict(task), b = model->predict(task.translated(shift));
+    EXPECT_LT(testing::max_abs_diff(a.mean, b.mean), 1e-4) << kind;
+    EXPECT_LT(testing::max_abs_diff(a.stddev, b.stddev), 1e-4) << kind;
+  }
+  // A model that sees x directly is not.
+  auto model = make_model(testing::tiny_config("pttnp", 3, 1));
+  torch::NoGradGuard no_grad;
+  EXPECT_GT(
+      testing::max_abs_diff(model->predict(task).mean, model->predict(task.translated(shift)).mean),
+      1e-3);
+}
+
+TEST_F(Era5Files, SeArdGpFitImprovesTheMarginalLikelihoodFit) {
+  SKIP_WITHOUT_ERA5();
+  Era5TaskSource source;
+  auto batch = source.sample(2, 11, {}, Split::Test);
+  batch.task.xc = batch.task.xc.slice(1, 0, 100);
+  batch.task.yc = batch.task.yc.slice(1, 0, 100);
+  PredictorOptions fitted;
+  fitted.fitted.iterations = 150;
+  PredictorOptions prior = fitted;
+  prior.fitted.iterations = 0;
+  auto ll = [&](const PredictorOptions& options) {
+    auto gp = make_predictor("gp-se-ard", options);
+    auto prediction = gp->predict(batch);
+    EXPECT_TRUE(torch::isfinite(prediction.mean).all().item<bool>());
+    return log_likelihood_per_task(prediction, batch.task.yt).mean().item<double>();
+  };
+  const double before = ll(prior), after = ll(fitted);
+  // Temperature is smooth over a few cells: the fitted lengthscales predict far better than
+  // the unit lengthscales it starts from.
+  EXPECT_GT(after, before + 0.2) << "prior " << before << ", fitted " << after;
+}
+
+}  // namespace
+}  // namespace npe
