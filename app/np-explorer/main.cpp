@@ -6,16 +6,27 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
+#include <QSurfaceFormat>
 #include <QTimer>
 
 #include "common/explorer_panel.h"
 #include "edit_latency_probe.h"
 #include "function1d/function_explorer.h"
 #include "main_window.h"
+#include "maps/map_explorer.h"
 #include "npe/runtime.h"
 #include "training/training_tab.h"
 
 int main(int argc, char** argv) {
+  // The map view renders with VTK, which needs an OpenGL 3.2 core context; this must be the
+  // default before the application object exists.
+  QSurfaceFormat format;
+  format.setRenderableType(QSurfaceFormat::OpenGL);
+  format.setVersion(3, 2);
+  format.setProfile(QSurfaceFormat::CoreProfile);
+  format.setDepthBufferSize(24);
+  format.setStencilBufferSize(8);
+  QSurfaceFormat::setDefaultFormat(format);
   QApplication app(argc, argv);
   QApplication::setOrganizationName("np-explorer");
   QApplication::setApplicationName("np-explorer");
@@ -40,10 +51,12 @@ int main(int argc, char** argv) {
   QCommandLineOption device("device", "Where neural models run: cpu, cuda or auto.", "DEVICE",
                             "auto");
   QCommandLineOption shift("shift", "Start with the 1-D context shifted by D (|D| <= 1e6).", "D");
-  QCommandLineOption tab("tab", "Start on this tab: functions, images or training.", "NAME");
+  QCommandLineOption tab("tab", "Start on this tab: functions, images, maps or training.", "NAME");
   QCommandLineOption training_job(
       "training-job", "Add the training job of this checkpoint to the Training tab.", "FILE");
-  parser.addOptions({session, screenshot, threads, latency, device, shift, tab, training_job});
+  QCommandLineOption map_3d("map-3d", "Show the map tab's 3-D relief view.");
+  parser.addOptions(
+      {session, screenshot, threads, latency, device, shift, tab, training_job, map_3d});
   parser.addPositionalArgument(
       "files", "Sessions (.json), checkpoints (.pt) or pictures (.png, .jpg, ...) to open.");
   parser.process(app);
@@ -91,6 +104,7 @@ int main(int argc, char** argv) {
       opened = false;
     }
   }
+  if (parser.isSet(map_3d)) window.mapExplorer()->setThreeD(true);
   auto* panel = window.currentPanel();
 
   if (parser.isSet(latency)) {

@@ -22,6 +22,7 @@
 #include "common/session_file.h"
 #include "function1d/function_explorer.h"
 #include "image/image_explorer.h"
+#include "maps/map_explorer.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "training/training_tab.h"
@@ -43,6 +44,8 @@ MainWindow::MainWindow(torch::Device device, QWidget* parent) : QMainWindow(pare
   addPanel(m_functions);
   m_images = new widgets::ImageExplorer(m_tabs, device);
   addPanel(m_images);
+  m_maps = new widgets::MapExplorer(m_tabs, device);
+  addPanel(m_maps);
   // The training tab is not an explorer: no undo stack, no session section.
   m_training = new widgets::TrainingTab(m_tabs);
   m_tabs->addTab(m_training, tr("Training"));

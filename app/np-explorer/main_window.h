@@ -18,6 +18,7 @@ namespace npe::widgets {
 class ExplorerPanel;
 class FunctionExplorer;
 class ImageExplorer;
+class MapExplorer;
 class TrainingTab;
 }  // namespace npe::widgets
 
@@ -33,6 +34,7 @@ class MainWindow final : public QMainWindow {
 
   widgets::FunctionExplorer* functionExplorer() const { return m_functions; }
   widgets::ImageExplorer* imageExplorer() const { return m_images; }
+  widgets::MapExplorer* mapExplorer() const { return m_maps; }
   widgets::TrainingTab* trainingTab() const { return m_training; }
   const std::vector<widgets::ExplorerPanel*>& panels() const { return m_panels; }
   widgets::ExplorerPanel* currentPanel() const;
@@ -77,6 +79,7 @@ class MainWindow final : public QMainWindow {
   std::vector<widgets::ExplorerPanel*> m_panels;
   widgets::FunctionExplorer* m_functions = nullptr;
   widgets::ImageExplorer* m_images = nullptr;
+  widgets::MapExplorer* m_maps = nullptr;
   widgets::TrainingTab* m_training = nullptr;
   QUndoGroup* m_undo_group = nullptr;
   QLabel* m_status = nullptr;

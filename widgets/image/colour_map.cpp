@@ -24,6 +24,16 @@ QColor scale_colour(ColourScale scale, double t) {
     const int v = static_cast<int>(std::lround(255 * t));
     return QColor(v, v, v);
   }
+  if (scale == ColourScale::Coolwarm) {
+    // Moreland's diverging map, three anchors.
+    constexpr int kCool[3][3] = {{59, 76, 192}, {221, 221, 221}, {180, 4, 38}};
+    const int i = t < 0.5 ? 0 : 1;
+    const double f = t < 0.5 ? 2 * t : 2 * t - 1;
+    auto mix = [&](int channel) {
+      return static_cast<int>(std::lround((1 - f) * kCool[i][channel] + f * kCool[i + 1][channel]));
+    };
+    return QColor(mix(0), mix(1), mix(2));
+  }
   const double position = t * 8.0;
   const int i = std::min(7, static_cast<int>(position));
   const double f = position - i;

@@ -10,7 +10,8 @@
 
 namespace npe::widgets {
 
-enum class ColourScale { Grey, Magma };
+/// Coolwarm: blue - light grey - red, for temperatures and signed errors.
+enum class ColourScale { Grey, Magma, Coolwarm };
 
 /// The colour of t in [0, 1] (clamped) on the scale.
 QColor scale_colour(ColourScale scale, double t);

@@ -1,0 +1,198 @@
+// GUI tests of the map tab (QtTest, under Xvfb so VTK renders): station editing with clicks,
+// drags and undo, the time slider, the region shift, predictions and metrics of a
+// translation-equivariant model, the session round trip and the rendered map itself.
+
+#include <cmath>
+#include <filesystem>
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include "common/metrics_table.h"
+#include "common/model_list.h"
+#include "maps/map_explorer.h"
+#include "maps/map_view.h"
+#include "maps/station_set.h"
+#include "npe/data/era5_tasks.h"
+#include "npe/errors.h"
+#include "npe/models/checkpoint.h"
+#include "npe/models/model_registry.h"
+
+using npe::widgets::MapExplorer;
+
+namespace {
+
+// A tiny untrained TE-PT-TNP saved as if trained on the ERA5 task.
+QString write_map_checkpoint(const QTemporaryDir& dir) {
+  npe::Era5TaskSource source;
+  auto config = npe::default_model_config("tepttnp", "small", source);
+  config.dim_model = 16;
+  config.num_layers = 1;
+  config.num_heads = 2;
+  config.head_dim = 8;
+  config.pairwise_width = 8;
+  config.num_pseudo_tokens = 4;
+  auto model = npe::make_model(config);
+  npe::CheckpointMetadata metadata;
+  metadata.model = config;
+  metadata.task = source.to_json();
+  const auto path = dir.filePath("tepttnp-tiny.pt");
+  npe::save_checkpoint(path.toStdString(), *model, metadata);
+  return path;
+}
+
+bool wait_for_refined_round(MapExplorer& explorer, int timeout_ms = 60000) {
+  QSignalSpy spy(&explorer, &MapExplorer::predictionsUpdated);
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < timeout_ms) {
+    if (spy.wait(200)) {
+      for (const auto& args : spy) {
+        if (args.at(0).toBool()) return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+class MapExplorerTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void init() {
+    if (!std::filesystem::exists(npe::default_era5_path())) {
+      QSKIP("ERA5 data not found (../shared/data/era5 or $NPE_ERA5_DATA)");
+    }
+  }
+
+  void stationsAreAddedRemovedMovedAndUndone() {
+    MapExplorer explorer;
+    QVERIFY(explorer.hasData());
+    QCOMPARE(explorer.stations()->count(), 30);
+    auto* undo = explorer.undoStack();
+    QCOMPARE(undo->count(), 0);
+    const auto window = explorer.targetWindow();
+    QCOMPARE(window.width(), 15);
+    // Clear, then click cells through the view's signals, as the mouse would.
+    QVERIFY(undo->count() == 0);
+    explorer.stations()->replace({});
+    const QPoint a = window.topLeft() + QPoint(3, 4), b = window.topLeft() + QPoint(7, 7);
+    Q_EMIT explorer.view()->cellPressed(a);
+    Q_EMIT explorer.view()->released(a);
+    QCOMPARE(explorer.stations()->count(), 1);
+    QVERIFY(explorer.stations()->contains({3, 4}));
+    // Dragging the station moves it, in one undo step.
+    Q_EMIT explorer.view()->cellPressed(a);
+    Q_EMIT explorer.view()->cellDragged(a + QPoint(1, 0));
+    Q_EMIT explorer.view()->cellDragged(b);
+    Q_EMIT explorer.view()->released(b);
+    QCOMPARE(explorer.stations()->count(), 1);
+    QVERIFY(explorer.stations()->contains({7, 7}));
+    QCOMPARE(undo->count(), 2);
+    // A click on a station removes it; a click outside the window does nothing.
+    Q_EMIT explorer.view()->cellPressed(b);
+    Q_EMIT explorer.view()->released(b);
+    QCOMPARE(explorer.stations()->count(), 0);
+    QVERIFY(!explorer.clickCell(window.topLeft() - QPoint(1, 1)));
+    undo->undo();
+    QVERIFY(explorer.stations()->contains({7, 7}));
+    undo->undo();
+    QVERIFY(explorer.stations()->contains({3, 4}));
+    undo->redo();
+    QVERIFY(explorer.stations()->contains({7, 7}));
+    explorer.randomStations(12);
+    QCOMPARE(explorer.stations()->count(), 12);
+  }
+
+  void timeSliderAndShiftMoveTheTask() {
+    MapExplorer explorer;
+    const int start = explorer.hour();
+    QVERIFY(start >= 24 * 24);  // starts in the test days
+    explorer.setHour(start + 5);
+    QCOMPARE(explorer.hour(), start + 5);
+    explorer.setHour(100000);  // clamped to the last hour
+    QCOMPARE(explorer.hour(), 743);
+    const auto window = explorer.targetWindow();
+    explorer.setShift(17, -3);
+    QCOMPARE(explorer.shiftNorth(), 17);
+    QCOMPARE(explorer.targetWindow().top(), window.top() - 17);
+    QCOMPARE(explorer.targetWindow().left(), window.left() - 3);
+    explorer.setShift(500, 500);  // clamped: the window stays on the grid
+    QCOMPARE(explorer.targetWindow().top(), 0);
+    QCOMPARE(explorer.targetWindow().right(), 48);
+  }
+
+  void predictionsMetricsAndEquivarianceOfATeModel() {
+    QTemporaryDir dir;
+    MapExplorer explorer;
+    explorer.openCheckpoint(write_map_checkpoint(dir));
+    const auto id = explorer.modelList()->enabledIds().last();
+    explorer.setShift(17, 0);  // the unseen northern region
+    QVERIFY(wait_for_refined_round(explorer));
+    const auto& result = explorer.lastResult();
+    bool found = false;
+    for (const auto& p : result.models) {
+      if (p.id != id) continue;
+      found = true;
+      QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
+      QCOMPARE(p.mean.size(0), 225);
+      QVERIFY(std::isfinite(p.held_out_ll));
+      QVERIFY2(p.equivariance_error < 1e-3, qPrintable(QString::number(p.equivariance_error)));
+    }
+    QVERIFY(found);
+    QVERIFY(!explorer.metrics()->cellText(id, 1).isEmpty());
+    // Layers of the model can be shown in 2-D and 3-D.
+    explorer.setLayer(id + "|stddev");
+    QCOMPARE(explorer.view()->scene().palette, npe::widgets::MapScene::Palette::Sequential);
+    explorer.setThreeD(true);
+    QVERIFY(explorer.view()->threeD());
+  }
+
+  void sessionRoundTrip() {
+    MapExplorer explorer;
+    explorer.randomStations(7);
+    explorer.setShift(5, 2);
+    explorer.setHour(650);
+    const auto section = explorer.saveSection();
+    MapExplorer other;
+    other.restoreSection(section);
+    QCOMPARE(other.stations()->count(), 7);
+    QCOMPARE(other.shiftNorth(), 5);
+    QCOMPARE(other.shiftEast(), 2);
+    QCOMPARE(other.hour(), 650);
+    // A bad section changes nothing.
+    auto bad = section;
+    bad["hour"] = 99999;
+    bool threw = false;
+    try {
+      other.restoreSection(bad);
+    } catch (const npe::DataError&) {
+      threw = true;
+    }
+    QVERIFY(threw);
+    QCOMPARE(other.hour(), 650);
+  }
+
+  void theMapIsRendered() {
+    MapExplorer explorer;
+    explorer.resize(1200, 800);
+    explorer.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&explorer));
+    QVERIFY(wait_for_refined_round(explorer));
+    auto image = explorer.view()->grabFramebuffer();
+    if (!explorer.view()->renderingAvailable()) QSKIP("no OpenGL 3.2 on this display");
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 4) {
+      for (int x = 0; x < image.width(); x += 4) colours.insert(image.pixel(x, y));
+    }
+    // A blank (white or black) view has one or two colours; the map has hundreds.
+    QVERIFY2(colours.size() > 100, qPrintable(QString::number(colours.size())));
+  }
+};
+
+QTEST_MAIN(MapExplorerTest)
+#include "map_explorer_test.moc"

@@ -1,0 +1,793 @@
+#include "maps/map_explorer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include "common/export.h"
+#include "common/metrics_table.h"
+#include "common/model_list.h"
+#include "common/models_box.h"
+#include "common/shift_control.h"
+#include "image/colour_map.h"
+#include "image/pixel_view.h"
+#include "maps/coastlines.h"
+#include "maps/map_view.h"
+#include "maps/station_set.h"
+#include "npe/errors.h"
+#include "npe/models/checkpoint.h"
+
+namespace npe::widgets {
+namespace {
+
+constexpr double kKelvin = 273.15;
+// Shown by default: a translation-equivariant model, its plain counterpart and the ConvCNP.
+const QStringList kDefaultModels = {"shipped:tepttnp", "shipped:pttnp", "shipped:convcnp2d"};
+constexpr int kDefaultStations = 30;
+
+}  // namespace
+
+MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
+    : ExplorerPanel(parent), m_device(device) {
+  m_stations = new StationSet(this);
+  m_undo = new QUndoStack(this);
+  m_service = new PredictionService(this);
+  // Platforms without OpenGL (Qt's offscreen platform) cannot host the VTK view at all: a
+  // QOpenGLWidget anywhere in a window switches the whole window to OpenGL composition. The tab
+  // then works without it, with the small maps, and says why the big one is missing.
+  if (MapView::openGLAvailable()) {
+    m_view = new MapView(this);
+    m_view->setMinimumSize(560, 420);
+  }
+  m_hover = new QLabel(tr("Click the map inside the black square to add a station; click a "
+                          "station to remove it, drag it to move it."),
+                       this);
+  m_hover->setWordWrap(true);
+  m_hover->setMinimumHeight(40);
+  m_small_maps = new QWidget(this);
+  m_small_layout = new QGridLayout(m_small_maps);
+  m_small_layout->setContentsMargins(0, 0, 0, 0);
+
+  m_view_area = new QWidget(this);
+  auto* view_layout = new QVBoxLayout(m_view_area);
+  if (m_view) {
+    view_layout->addWidget(m_view, 1);
+  } else {
+    auto* missing = new QLabel(tr("The 2-D/3-D map view needs OpenGL, which this display "
+                                  "platform does not offer; the small maps below still work."),
+                               m_view_area);
+    missing->setWordWrap(true);
+    view_layout->insertWidget(0, missing);
+  }
+  view_layout->addWidget(m_hover);
+  view_layout->addWidget(m_small_maps);
+
+  auto* controls = new QScrollArea(this);
+  controls->setWidget(buildControls());
+  controls->setWidgetResizable(true);
+  controls->setMinimumWidth(340);
+  auto* splitter = new QSplitter(this);
+  splitter->addWidget(m_view_area);
+  splitter->addWidget(controls);
+  splitter->setStretchFactor(0, 1);
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter);
+
+  connect(m_stations, &StationSet::changed, this, [this] {
+    redraw();
+    schedulePredictions(false);
+  });
+  connect(m_service, &PredictionService::predictionsReady, this, &MapExplorer::onPredictions);
+  connect(m_service, &PredictionService::modelStarted, this,
+          [this](const QString& id, uint64_t) { m_metrics->markComputing(id); });
+  if (m_view) connectView();
+  m_refine_timer.setSingleShot(true);
+  m_refine_timer.setInterval(300);
+  connect(&m_refine_timer, &QTimer::timeout, this, [this] { schedulePredictions(true); });
+  m_play_timer.setInterval(500);
+  connect(&m_play_timer, &QTimer::timeout, this,
+          [this] { setHour(m_hour + 1 > m_time->maximum() ? m_time->minimum() : m_hour + 1); });
+
+  m_models->add(baseline_entry("gp-se-ard", 40, 300, 1000), false);
+  addShippedModels();
+  try {
+    m_coastlines = load_coastlines(50.0 - 1.0, 58.0 + 1.0, -10.0 - 1.0, 2.0 + 1.0);
+  } catch (const Error& e) {
+    Q_EMIT statusMessage(QString::fromUtf8(e.what()));
+  }
+  try {
+    setSource(std::make_shared<Era5TaskSource>());
+  } catch (const Error& e) {
+    m_data_label->setText(
+        tr("No ERA5 data: %1. Open a NetCDF or GRIB file.").arg(QString::fromUtf8(e.what())));
+  }
+  randomStations(kDefaultStations);
+  m_undo->clear();
+}
+
+MapExplorer::~MapExplorer() = default;
+
+void MapExplorer::connectView() {
+  connect(m_view, &MapView::cellPressed, this, [this](QPoint cell) {
+    m_press_cell = m_drag_cell = cell;
+    m_moved = false;
+    ++m_drag;
+    const auto window = targetWindow();
+    if (!window.contains(cell)) {
+      Q_EMIT statusMessage(
+          tr("Stations go inside the target window (black square); move it "
+             "with the region shift Δ."));
+      return;
+    }
+    // A press on an empty cell adds a station at once; one on a station may become a drag.
+    if (!m_stations->contains(cell - window.topLeft())) clickCell(cell), m_press_cell = {-1, -1};
+  });
+  connect(m_view, &MapView::cellDragged, this, [this](QPoint cell) {
+    if (m_press_cell.x() < 0 || !targetWindow().contains(cell)) return;
+    if (moveStation(m_drag_cell, cell, m_drag)) {
+      m_drag_cell = cell;
+      m_moved = true;
+    }
+  });
+  connect(m_view, &MapView::released, this, [this](QPoint) {
+    if (m_press_cell.x() >= 0 && !m_moved) clickCell(m_press_cell);  // click on a station
+    m_press_cell = {-1, -1};
+  });
+  connect(m_view, &MapView::hovered, this, [this](QPoint cell) {
+    if (cell.x() >= 0) m_hover->setText(describeCell(cell));
+  });
+}
+
+QWidget* MapExplorer::buildControls() {
+  auto* panel = new QWidget(this);
+  auto* column = new QVBoxLayout(panel);
+
+  auto* data_box = new QGroupBox(tr("Data"), panel);
+  auto* data_form = new QFormLayout(data_box);
+  m_data_label = new QLabel(data_box);
+  m_data_label->setWordWrap(true);
+  auto* open = new QPushButton(tr("Open NetCDF / GRIB…"), data_box);
+  data_form->addRow(m_data_label);
+  data_form->addRow(open);
+  connect(open, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getOpenFileName(
+        this, tr("Open gridded data"), {},
+        tr("NetCDF or GRIB (*.nc *.nc4 *.grib *.grb *.grib1 *.grib2);;All files (*)"));
+    if (path.isEmpty()) return;
+    reportErrors(tr("Could not open data"), [&] { openDataFile(path); });
+  });
+
+  auto* time_box = new QGroupBox(tr("Time"), panel);
+  auto* time_layout = new QVBoxLayout(time_box);
+  m_time = new QSlider(Qt::Horizontal, time_box);
+  m_time_label = new QLabel(time_box);
+  m_play = new QPushButton(tr("▶ Play"), time_box);
+  m_play->setCheckable(true);
+  m_play->setToolTip(tr("Advance one hour every half second"));
+  auto* time_row = new QHBoxLayout;
+  time_row->addWidget(m_time, 1);
+  time_row->addWidget(m_play);
+  time_layout->addLayout(time_row);
+  time_layout->addWidget(m_time_label);
+  connect(m_time, &QSlider::valueChanged, this, [this](int v) { setHour(v); });
+  connect(m_play, &QPushButton::toggled, this, [this](bool on) {
+    m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
+    if (on) {
+      m_play_timer.start();
+    } else {
+      m_play_timer.stop();
+    }
+  });
+
+  auto* station_box = new QGroupBox(tr("Stations"), panel);
+  auto* station_form = new QFormLayout(station_box);
+  m_random_count = new QSpinBox(station_box);
+  m_random_count->setRange(1, 225);
+  m_random_count->setValue(kDefaultStations);
+  auto* random = new QPushButton(tr("Random"), station_box);
+  auto* clear = new QPushButton(tr("Clear"), station_box);
+  auto* random_row = new QHBoxLayout;
+  random_row->addWidget(m_random_count);
+  random_row->addWidget(random);
+  random_row->addWidget(clear);
+  station_form->addRow(tr("Random stations"), random_row);
+  auto* note = new QLabel(tr("A station reports its cell's temperature now and 6, 12, 18 and "
+                             "24 hours before."),
+                          station_box);
+  note->setWordWrap(true);
+  station_form->addRow(note);
+  connect(random, &QPushButton::clicked, this, [this] { randomStations(m_random_count->value()); });
+  connect(clear, &QPushButton::clicked, this,
+          [this] { m_undo->push(new EditStationsCommand(m_stations, {}, tr("Clear stations"))); });
+
+  auto* shift_box = new QGroupBox(tr("Region shift Δ (grid cells of 0.25°)"), panel);
+  auto* shift_layout = new QVBoxLayout(shift_box);
+  m_shift = new ShiftControl({tr("north"), tr("east")}, 40, 1.0, 0, 0.0, shift_box);
+  m_shift->setToolTip(
+      tr("Move the target window and its stations across the map. The green "
+         "outline is the region the shipped models were trained on."));
+  shift_layout->addWidget(m_shift);
+  connect(m_shift, &ShiftControl::changed, this, [this](const Translation& t) {
+    setShift(static_cast<int>(std::lround(t[0])), static_cast<int>(std::lround(t[1])));
+  });
+
+  auto* view_box = new QGroupBox(tr("View"), panel);
+  auto* view_form = new QFormLayout(view_box);
+  m_layers = new QComboBox(view_box);
+  m_three_d_box = new QCheckBox(tr("3-D relief (drag to rotate, wheel to zoom)"), view_box);
+  view_form->addRow(tr("Layer"), m_layers);
+  view_form->addRow(m_three_d_box);
+  connect(m_layers, &QComboBox::activated, this,
+          [this](int i) { setLayer(m_layers->itemData(i).toString()); });
+  connect(m_three_d_box, &QCheckBox::toggled, this, [this](bool on) { setThreeD(on); });
+
+  auto* models_box = new ModelsBox(panel);
+  m_models = models_box->list();
+  connect(m_models, &ModelList::modelToggled, this, [this] {
+    rebuildLayerChoices();
+    schedulePredictions(false);
+  });
+  connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
+    reportErrors(tr("Could not open checkpoint"), [&] { openCheckpoint(path); });
+  });
+
+  auto* metrics_box = new QGroupBox(tr("Metrics"), panel);
+  auto* metrics_layout = new QVBoxLayout(metrics_box);
+  m_metrics = new MetricsTable(
+      tr("Mean log-likelihood of the true temperature of every non-station cell of the target "
+         "window at this hour, in standardised units (higher is better)"),
+      metrics_box);
+  metrics_layout->addWidget(m_metrics);
+
+  column->addWidget(data_box);
+  column->addWidget(time_box);
+  column->addWidget(station_box);
+  column->addWidget(shift_box);
+  column->addWidget(view_box);
+  column->addWidget(models_box);
+  column->addWidget(metrics_box);
+  column->addStretch(1);
+  return panel;
+}
+
+void MapExplorer::addShippedModels() {
+  const int first_colour = static_cast<int>(m_models->entries().size()) - 1;
+  for (auto& entry : shipped_entries("era5", first_colour, m_device)) {
+    const bool on = kDefaultModels.contains(entry.id);
+    m_models->add(std::move(entry), on);
+  }
+}
+
+void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
+  m_source = std::move(source);
+  const auto& f = m_source->field();
+  const int w = static_cast<int>(m_source->config().window);
+  const int first = static_cast<int>((m_source->config().time_steps - 1) * m_source->time_stride());
+  m_base_row = std::clamp(m_base_row, 0, static_cast<int>(f.num_latitudes()) - w);
+  m_base_col = std::clamp(m_base_col, 0, static_cast<int>(f.num_longitudes()) - w);
+  {
+    QSignalBlocker block(m_time);
+    m_time->setRange(first, static_cast<int>(f.num_times()) - 1);
+  }
+  m_data_label->setText(
+      tr("%1: %2 (%3), %4 × %5 cells of %6°, %7 hours from %8")
+          .arg(QFileInfo(QString::fromStdString(f.source.string())).fileName(),
+               QString::fromStdString(f.long_name.empty() ? f.variable : f.long_name),
+               QString::fromStdString(f.units))
+          .arg(f.num_latitudes())
+          .arg(f.num_longitudes())
+          .arg(f.latitude_step())
+          .arg(f.num_times())
+          .arg(QString::fromStdString(format_utc(f.valid_times.front()))));
+  // Start in the test period (days the models did not train on), at noon.
+  const auto test = m_source->extent(Split::Test);
+  setHour(std::clamp(static_cast<int>(test.time_begin) + 12, m_time->minimum(), m_time->maximum()));
+  setShift(m_north, m_east);
+  redraw();
+  schedulePredictions(false);
+}
+
+bool MapExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
+  return metadata.model.dim_x == 3 && metadata.model.dim_y == 1;
+}
+
+void MapExplorer::openCheckpoint(const QString& path) {
+  const auto absolute = QFileInfo(path).absoluteFilePath();
+  const auto meta = read_checkpoint_metadata(absolute.toStdString());
+  if (!acceptsCheckpoint(meta)) {
+    throw CheckpointError(
+        ("'" + absolute + "' is not a map model (latitude, longitude, time in; one value out)")
+            .toStdString());
+  }
+  m_models->add(
+      load_model_entry(absolute, model_colour(int(m_models->entries().size()) - 1), m_device),
+      true);
+  rebuildLayerChoices();
+  schedulePredictions(false);
+}
+
+void MapExplorer::openDataFile(const QString& path) {
+  auto config = m_source ? m_source->config() : Era5TaskConfig{};
+  config.data = path.toStdString();
+  config.variable.clear();
+  // The statistics stay those of the default data when it is loaded (the models' units).
+  auto source = std::make_shared<Era5TaskSource>(config);  // throws before anything changes
+  setSource(std::move(source));
+  Q_EMIT statusMessage(tr("Opened %1").arg(path));
+}
+
+QRect MapExplorer::targetWindow() const {
+  const int w = m_source ? static_cast<int>(m_source->config().window) : 15;
+  return {m_base_col + m_east, m_base_row - m_north, w, w};
+}
+
+void MapExplorer::setHour(int index) {
+  if (!m_source) return;
+  index = std::clamp(index, m_time->minimum(), m_time->maximum());
+  {
+    QSignalBlocker block(m_time);
+    m_time->setValue(index);
+  }
+  if (index == m_hour && m_last.serial != 0) return;
+  m_hour = index;
+  updateTimeLabel();
+  redraw();
+  schedulePredictions(false);
+}
+
+void MapExplorer::updateTimeLabel() {
+  if (!m_source) return;
+  const auto& f = m_source->field();
+  const auto test = m_source->extent(Split::Test), train = m_source->extent(Split::Train);
+  const QString period = m_hour < train.time_end    ? tr("training days")
+                         : m_hour < test.time_begin ? tr("validation days")
+                                                    : tr("test days");
+  m_time_label->setText(tr("%1 (hour %2, %3)")
+                            .arg(QString::fromStdString(format_utc(f.valid_times[m_hour])))
+                            .arg(m_hour)
+                            .arg(period));
+}
+
+void MapExplorer::setShift(int north, int east) {
+  if (!m_source) return;
+  const auto& f = m_source->field();
+  const int w = static_cast<int>(m_source->config().window);
+  north = std::clamp(north, m_base_row - (static_cast<int>(f.num_latitudes()) - w), m_base_row);
+  east = std::clamp(east, -m_base_col, static_cast<int>(f.num_longitudes()) - w - m_base_col);
+  m_shift->setValue({double(north), double(east)});
+  if (north == m_north && east == m_east) return;
+  m_north = north;
+  m_east = east;
+  redraw();
+  schedulePredictions(false);
+}
+
+void MapExplorer::setThreeD(bool on) {
+  if (m_three_d_box->isChecked() != on) {
+    QSignalBlocker block(m_three_d_box);
+    m_three_d_box->setChecked(on);
+  }
+  m_three_d = on;
+  if (m_view) m_view->setThreeD(on);
+  redraw();
+}
+
+void MapExplorer::setLayer(const QString& layer) {
+  m_layer = layer;
+  const int i = m_layers->findData(layer);
+  if (i >= 0) m_layers->setCurrentIndex(i);
+  redraw();
+}
+
+void MapExplorer::setModelEnabled(const QString& id, bool enabled) {
+  m_models->setEnabled(id, enabled);
+}
+
+void MapExplorer::randomStations(int n) {
+  const int w = m_source ? static_cast<int>(m_source->config().window) : 15;
+  std::vector<int> all(static_cast<size_t>(w * w));
+  std::iota(all.begin(), all.end(), 0);
+  std::mt19937_64 engine(m_random_seed++);
+  std::shuffle(all.begin(), all.end(), engine);
+  std::vector<QPoint> cells;
+  for (int i = 0; i < std::clamp(n, 0, w * w); ++i) cells.emplace_back(all[i] % w, all[i] / w);
+  m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Random stations")));
+}
+
+bool MapExplorer::clickCell(const QPoint& cell) {
+  const auto window = targetWindow();
+  if (!window.contains(cell)) return false;
+  const auto local = cell - window.topLeft();
+  auto cells = m_stations->cells();
+  if (m_stations->contains(local)) {
+    cells.erase(std::find(cells.begin(), cells.end(), local));
+    m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Remove station")));
+  } else {
+    cells.push_back(local);
+    m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Add station")));
+  }
+  return true;
+}
+
+bool MapExplorer::moveStation(const QPoint& from, const QPoint& to, int drag) {
+  const auto window = targetWindow();
+  if (!window.contains(from) || !window.contains(to)) return false;
+  const auto a = from - window.topLeft(), b = to - window.topLeft();
+  if (!m_stations->contains(a) || m_stations->contains(b)) return false;
+  auto cells = m_stations->cells();
+  *std::find(cells.begin(), cells.end(), a) = b;
+  m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Move station"), drag));
+  return true;
+}
+
+torch::Tensor MapExplorer::truthCelsius(int hour) const {
+  return m_source->field().values[hour].to(torch::kFloat64) - kKelvin;
+}
+
+void MapExplorer::schedulePredictions(bool refine) {
+  if (!m_source) return;
+  const auto window = targetWindow();
+  const int w = window.width();
+  const int steps = static_cast<int>(m_source->config().time_steps);
+  const int stride = static_cast<int>(m_source->time_stride());
+  const auto& values = m_source->field().values;
+  std::vector<int64_t> rows, cols, step_index;
+  std::vector<float> yc;
+  std::vector<uint8_t> is_station(static_cast<size_t>(w * w), 0);
+  for (const auto& s : m_stations->cells()) {
+    is_station[static_cast<size_t>(s.y() * w + s.x())] = 1;
+    for (int k = 0; k < steps; ++k) {
+      const int time = m_hour - (steps - 1 - k) * stride;
+      const int r = window.top() + s.y(), c = window.left() + s.x();
+      const float v = values[time][r][c].item<float>();
+      if (!std::isfinite(v)) continue;  // a missing reading is no observation
+      rows.push_back(r);
+      cols.push_back(c);
+      step_index.push_back(k);
+      yc.push_back(v);
+    }
+  }
+  auto long_tensor = [](const std::vector<int64_t>& v) { return torch::tensor(v, torch::kLong); };
+  auto xc = m_source->inputs(long_tensor(rows), long_tensor(cols), long_tensor(step_index));
+  auto yct =
+      m_source->standardise(torch::tensor(yc, torch::kFloat64).view({-1, 1})).to(torch::kFloat32);
+  auto cells = torch::arange(w * w, torch::kLong);
+  auto target_rows = cells.div(w, "floor") + window.top();
+  auto target_cols = cells.remainder(w) + window.left();
+  auto xt =
+      m_source->inputs(target_rows, target_cols, torch::full({w * w}, steps - 1, torch::kLong));
+  auto truth = values[m_hour].index({target_rows, target_cols}).to(torch::kFloat64);
+  std::vector<int64_t> held;
+  for (int i = 0; i < w * w; ++i) {
+    if (!is_station[static_cast<size_t>(i)] && std::isfinite(truth[i].item<double>()))
+      held.push_back(i);
+  }
+  auto held_index = torch::tensor(held, torch::kLong);
+  PredictionRequest request;
+  request.serial = ++m_serial;
+  request.refine = refine;
+  request.shift = {double(m_north), double(m_east), 0.0};
+  request.batch.task = {xc.view({1, -1, 3}), yct.view({1, -1, 1}), xt.view({1, -1, 3}), {}};
+  request.held_out_index = held_index;
+  request.held_out_index_y =
+      m_source->standardise(truth.index_select(0, held_index)).to(torch::kFloat32).view({-1, 1});
+  request.models = m_models->enabledEntries();
+  m_service->request(std::move(request));
+  if (!refine) m_refine_timer.start();
+}
+
+void MapExplorer::onPredictions(const PredictionResult& result) {
+  if (result.serial != m_serial && !result.refine) {
+    // An older round: still show it (the view follows the newest as soon as it lands).
+  }
+  m_last = result;
+  m_metrics->showResult(result, *m_models);
+  rebuildLayerChoices();
+  redraw();
+  rebuildSmallMaps();
+  QStringList timing;
+  for (const auto& p : result.models) {
+    if (const auto* entry = m_models->find(p.id); entry && p.error.isEmpty()) {
+      timing << QString("%1 %2 ms").arg(entry->name).arg(p.milliseconds, 0, 'f', 1);
+    }
+  }
+  Q_EMIT statusMessage(tr("%1 stations · Δ = (%2 N, %3 E) cells · %4")
+                           .arg(m_stations->count())
+                           .arg(m_north)
+                           .arg(m_east)
+                           .arg(timing.join(", ")));
+  Q_EMIT predictionsUpdated(result.refine);
+}
+
+std::pair<torch::Tensor, torch::Tensor> MapExplorer::modelMaps(const QString& id) const {
+  const int w = targetWindow().width();
+  for (const auto& p : m_last.models) {
+    if (p.id != id || !p.mean.defined() || p.mean.numel() != w * w) continue;
+    auto mean = m_source->unstandardise(p.mean.to(torch::kFloat64)).view({w, w}) - kKelvin;
+    auto sd = (p.stddev.to(torch::kFloat64) * m_source->output_scale()).view({w, w});
+    return {mean, sd};
+  }
+  return {};
+}
+
+void MapExplorer::rebuildLayerChoices() {
+  QSignalBlocker block(m_layers);
+  m_layers->clear();
+  m_layers->addItem(tr("Truth"), QString("truth"));
+  for (const auto& e : m_models->enabledEntries()) {
+    m_layers->addItem(tr("%1 · mean").arg(e.name), e.id + "|mean");
+    m_layers->addItem(tr("%1 · standard deviation").arg(e.name), e.id + "|stddev");
+    m_layers->addItem(tr("%1 · error (mean − truth)").arg(e.name), e.id + "|error");
+  }
+  const int i = m_layers->findData(m_layer);
+  m_layers->setCurrentIndex(std::max(0, i));
+}
+
+void MapExplorer::redraw() {
+  if (!m_source) return;
+  const auto& f = m_source->field();
+  const auto window = targetWindow();
+  const int w = window.width();
+  MapScene scene;
+  scene.latitudes = f.latitudes;
+  scene.longitudes = f.longitudes;
+  scene.coastlines = m_coastlines;
+  scene.target_window = window;
+  const auto south = m_source->region_extent(Era5Region::South);
+  scene.training_region =
+      QRect(int(south.col_begin), int(south.row_begin), int(south.col_end - south.col_begin),
+            int(south.row_end - south.row_begin));
+  auto truth = truthCelsius(m_hour);
+  using torch::indexing::Slice;
+  const auto inside = std::make_tuple(Slice(window.top(), window.top() + w),
+                                      Slice(window.left(), window.left() + w));
+  auto window_slice = [&](torch::Tensor t) {
+    return t.index({std::get<0>(inside), std::get<1>(inside)});
+  };
+  const QString when = QString::fromStdString(format_utc(f.valid_times[m_hour]));
+  QString name = tr("ERA5 2 m temperature");
+  const auto bar = m_layer.split('|');
+  const auto* entry = bar.size() == 2 ? m_models->find(bar[0]) : nullptr;
+  auto [mean, sd] = entry ? modelMaps(bar[0]) : std::pair<torch::Tensor, torch::Tensor>{};
+  auto finite_range = [](const torch::Tensor& t) {
+    auto v = t.masked_select(torch::isfinite(t));
+    if (v.numel() == 0) return std::pair<double, double>{0.0, 1.0};
+    return std::pair<double, double>{v.min().item<double>(), v.max().item<double>()};
+  };
+  auto [low, high] = finite_range(truth);
+  scene.palette = MapScene::Palette::Temperature;
+  scene.colour_title = "°C";
+  if (entry && mean.defined()) {
+    const auto kind = bar[1];
+    if (kind == "mean") {
+      auto shown = truth.clone();
+      window_slice(shown).copy_(mean);
+      scene.values = shown;
+      auto [ml, mh] = finite_range(mean);
+      low = std::min(low, ml), high = std::max(high, mh);
+      name = tr("%1 mean (in the black square; truth outside)").arg(entry->name);
+    } else {
+      auto shown = torch::full_like(truth, std::nan(""));
+      if (kind == "stddev") {
+        window_slice(shown).copy_(sd);
+        low = 0.0, high = std::max(1e-3, sd.max().item<double>());
+        scene.palette = MapScene::Palette::Sequential;
+        scene.colour_title = "σ (K)";
+        name = tr("%1 standard deviation").arg(entry->name);
+      } else {
+        auto error = mean - window_slice(truth);
+        window_slice(shown).copy_(error);
+        const double m = std::max(1e-3, error.abs().max().item<double>());
+        low = -m, high = m;
+        scene.palette = MapScene::Palette::Diverging;
+        scene.colour_title = "error (K)";
+        name = tr("%1 error, mean − truth").arg(entry->name);
+      }
+      scene.values = shown;
+    }
+  } else {
+    scene.values = truth;
+    if (entry) name = tr("%1: computing… (truth shown)").arg(entry->name);
+  }
+  scene.low = low;
+  scene.high = high;
+  scene.title = name + " · " + when + (m_three_d ? tr(" · height = value") : QString());
+  for (const auto& s : m_stations->cells()) {
+    const int r = window.top() + s.y(), c = window.left() + s.x();
+    scene.stations.push_back({r, c, truth[r][c].item<double>()});
+  }
+  if (m_view) m_view->setScene(std::move(scene));
+}
+
+void MapExplorer::rebuildSmallMaps() {
+  // Side-by-side small maps of every shown model: truth, then each model's mean and sd over the
+  // target window, on shared colour scales.
+  while (auto* item = m_small_layout->takeAt(0)) {
+    delete item->widget();
+    delete item;
+  }
+  if (!m_source) return;
+  const auto window = targetWindow();
+  const int w = window.width();
+  using torch::indexing::Slice;
+  auto truth = truthCelsius(m_hour).index(
+      {Slice(window.top(), window.top() + w), Slice(window.left(), window.left() + w)});
+  double low = truth.min().item<double>(), high = truth.max().item<double>(), sd_high = 1e-3;
+  std::vector<std::tuple<QString, torch::Tensor, torch::Tensor>> shown;
+  for (const auto& e : m_models->enabledEntries()) {
+    auto [mean, sd] = modelMaps(e.id);
+    if (!mean.defined()) continue;
+    low = std::min(low, mean.min().item<double>());
+    high = std::max(high, mean.max().item<double>());
+    sd_high = std::max(sd_high, sd.max().item<double>());
+    shown.emplace_back(e.name, mean, sd);
+  }
+  auto add = [&](int row, int col, const QString& caption, const QImage& image) {
+    auto* cell = new QWidget(m_small_maps);
+    auto* layout = new QVBoxLayout(cell);
+    layout->setContentsMargins(2, 2, 2, 2);
+    auto* label = new QLabel(caption, cell);
+    label->setAlignment(Qt::AlignCenter);
+    auto* view = new PixelView(cell);
+    view->setImage(image);
+    view->setMinimumSize(90, 90);
+    layout->addWidget(label);
+    layout->addWidget(view, 1);
+    m_small_layout->addWidget(cell, row, col);
+  };
+  add(0, 0, tr("truth"), tensor_image(truth, ColourScale::Coolwarm, low, high));
+  int col = 1;
+  for (const auto& [name, mean, sd] : shown) {
+    add(0, col, name, tensor_image(mean, ColourScale::Coolwarm, low, high));
+    add(1, col, tr("σ"), tensor_image(sd, ColourScale::Magma, 0.0, sd_high));
+    ++col;
+  }
+  auto* legend = new QLabel(tr("Target window: means on %1 … %2 °C (blue to red); σ on 0 … %3 K")
+                                .arg(low, 0, 'f', 1)
+                                .arg(high, 0, 'f', 1)
+                                .arg(sd_high, 0, 'f', 2),
+                            m_small_maps);
+  m_small_layout->addWidget(legend, 1, 0);
+}
+
+QString MapExplorer::describeCell(const QPoint& cell) const {
+  if (!m_source || cell.x() < 0) return {};
+  const auto& f = m_source->field();
+  const double lat = f.latitudes[cell.y()], lon = f.longitudes[cell.x()];
+  QString text = tr("%1°%2, %3°%4 · truth %5 °C")
+                     .arg(std::abs(lat), 0, 'f', 2)
+                     .arg(lat >= 0 ? "N" : "S")
+                     .arg(std::abs(lon), 0, 'f', 2)
+                     .arg(lon >= 0 ? "E" : "W")
+                     .arg(truthCelsius(m_hour)[cell.y()][cell.x()].item<double>(), 0, 'f', 2);
+  const auto window = targetWindow();
+  if (window.contains(cell)) {
+    const auto local = cell - window.topLeft();
+    if (m_stations->contains(local)) text += tr(" (station)");
+    for (const auto& e : m_models->enabledEntries()) {
+      auto [mean, sd] = modelMaps(e.id);
+      if (!mean.defined()) continue;
+      text += QString(" · %1 %2 ± %3")
+                  .arg(e.name)
+                  .arg(mean[local.y()][local.x()].item<double>(), 0, 'f', 2)
+                  .arg(sd[local.y()][local.x()].item<double>(), 0, 'f', 2);
+    }
+  }
+  return text;
+}
+
+QJsonObject MapExplorer::saveSection() const {
+  QJsonArray stations;
+  for (const auto& s : m_stations->cells()) stations.append(QJsonArray{s.y(), s.x()});
+  QJsonArray checkpoints;
+  for (const auto& path : m_models->userCheckpoints()) checkpoints.append(path);
+  QJsonObject section{
+      {"stations", stations},
+      {"hour", m_hour},
+      {"shift", QJsonArray{m_north, m_east}},
+      {"layer", m_layer},
+      {"three_d", m_three_d},
+      {"models", QJsonObject{{"enabled", QJsonArray::fromStringList(m_models->enabledIds())},
+                             {"checkpoints", checkpoints}}}};
+  if (m_source && !m_source->config().data.empty()) {
+    section["data"] = QString::fromStdString(m_source->config().data.string());
+  }
+  return section;
+}
+
+void MapExplorer::restoreSection(const QJsonObject& section) {
+  auto fail = [](const QString& message) { throw DataError(("maps: " + message).toStdString()); };
+  // Validate and load everything first: on any error nothing has changed.
+  std::shared_ptr<Era5TaskSource> source = m_source;
+  if (section.contains("data")) {
+    Era5TaskConfig config;
+    config.data = section.value("data").toString().toStdString();
+    source = std::make_shared<Era5TaskSource>(config);
+  }
+  if (!source) fail("no data to show");
+  const int w = static_cast<int>(source->config().window);
+  std::vector<QPoint> cells;
+  for (const auto& v : section.value("stations").toArray()) {
+    const auto pair = v.toArray();
+    if (pair.size() != 2 || pair[0].toInt(-1) < 0 || pair[0].toInt() >= w ||
+        pair[1].toInt(-1) < 0 || pair[1].toInt() >= w) {
+      fail(QString("stations must be [row, column] pairs within the %1 × %1 window").arg(w));
+    }
+    cells.emplace_back(pair[1].toInt(), pair[0].toInt());
+  }
+  const int hour = section.value("hour").toInt(-1);
+  if (hour < 0 || hour >= source->field().num_times()) fail("'hour' is outside the data");
+  const auto shift = section.value("shift").toArray();
+  if (shift.size() != 2 || !shift[0].isDouble() || !shift[1].isDouble()) {
+    fail("'shift' must be [north, east] in cells");
+  }
+  const auto models = section.value("models").toObject();
+  std::vector<ModelEntry> loaded;
+  for (const auto& v : models.value("checkpoints").toArray()) {
+    const auto path = v.toString();
+    if (!m_models->find(path)) {
+      loaded.push_back(load_model_entry(
+          path, model_colour(int(m_models->entries().size() + loaded.size()) - 1), m_device));
+    }
+  }
+  for (auto& entry : loaded) m_models->add(std::move(entry), false);
+  QStringList enabled;
+  for (const auto& v : models.value("enabled").toArray()) enabled << v.toString();
+  m_models->setEnabledIds(enabled);
+  if (source != m_source) setSource(source);
+  {
+    QSignalBlocker block(m_stations);
+    m_stations->replace(cells);
+  }
+  m_undo->clear();
+  setShift(shift[0].toInt(), shift[1].toInt());
+  setHour(hour);
+  setThreeD(section.value("three_d").toBool(false));
+  rebuildLayerChoices();
+  setLayer(section.value("layer").toString("truth"));
+  redraw();
+  schedulePredictions(false);
+}
+
+void MapExplorer::exportView(const QString& path) {
+  export_widget(m_view_area, path);
+}
+
+QStringList MapExplorer::shownModelNames() const {
+  QStringList names;
+  for (const auto& m : m_models->enabledEntries()) names << m.name;
+  return names;
+}
+
+bool MapExplorer::makeProbeEdit(int index) {
+  // Toggle a station near the window's centre, as one click would.
+  const auto window = targetWindow();
+  const QPoint cell(window.left() + 4 + index % 7, window.top() + 4 + (index / 7) % 7);
+  return clickCell(cell);
+}
+
+void MapExplorer::repaintNow() {
+  m_view_area->repaint();
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,145 @@
+#pragma once
+// The "Maps" tab: ERA5 temperature over the British Isles. Stations (context points) observe
+// the true temperature at their cell at the current hour and the four 6-hourly times before
+// it; every shown model predicts the target window at the current hour. The window and its
+// stations shift together by Δ (cells), so a model trained on the southern half can be
+// watched predicting the north. 2-D map or 3-D relief (VTK), small maps of every model,
+// metrics, time slider and play.
+
+#include <memory>
+#include <vector>
+
+#include <QTimer>
+
+#include "common/explorer_panel.h"
+#include "common/prediction_service.h"
+#include "npe/data/era5_tasks.h"
+
+class QCheckBox;
+class QComboBox;
+class QGridLayout;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QUndoStack;
+
+namespace npe::widgets {
+
+class MapView;
+class MetricsTable;
+class ModelList;
+class ShiftControl;
+class StationSet;
+
+class MapExplorer final : public ExplorerPanel {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(MapExplorer)
+
+ public:
+  /// Reads the default ERA5 file (default_era5_path()); without it the tab says what is
+  /// missing and offers to open a file. Neural models run on `device`.
+  explicit MapExplorer(QWidget* parent = nullptr, torch::Device device = torch::kCPU);
+  ~MapExplorer() override;
+
+  // ExplorerPanel
+  QString panelId() const override { return "maps"; }
+  QString title() const override { return tr("Maps"); }
+  QUndoStack* undoStack() const override { return m_undo; }
+  QJsonObject saveSection() const override;
+  void restoreSection(const QJsonObject& section) override;
+  void exportView(const QString& path) override;
+  /// Map models: (latitude, longitude, time) in (D_x = 3), one value out (D_y = 1).
+  bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
+  void openCheckpoint(const QString& path) override;
+  QStringList dataSuffixes() const override {
+    return {"nc", "nc4", "grib", "grb", "grib1", "grib2"};
+  }
+  /// Opens a NetCDF or GRIB file. Throws npe::Error; the state is kept on error.
+  void openDataFile(const QString& path) override;
+  QStringList shownModelNames() const override;
+  bool makeProbeEdit(int index) override;
+  void repaintNow() override;
+
+  bool hasData() const { return static_cast<bool>(m_source); }
+  const Era5TaskSource* source() const { return m_source.get(); }
+  /// Hour index into the file (the time predicted).
+  void setHour(int index);
+  int hour() const { return m_hour; }
+  /// Region shift in cells (north, east), clamped to keep the window on the grid.
+  void setShift(int north, int east);
+  int shiftNorth() const { return m_north; }
+  int shiftEast() const { return m_east; }
+  void setThreeD(bool on);
+  /// Replaces the stations by n random cells of the window (undoable).
+  void randomStations(int n);
+  /// What a click on absolute grid cell (x = column, y = row) does: adds a station there, or
+  /// removes the station already there. Returns false outside the target window.
+  bool clickCell(const QPoint& cell);
+  /// Moves the station at absolute cell `from` to `to` (both in the window), undoable.
+  bool moveStation(const QPoint& from, const QPoint& to, int drag);
+  /// Layer shown in the main view: "truth", or "<model id>|mean", "|stddev", "|error".
+  void setLayer(const QString& layer);
+  QString layer() const { return m_layer; }
+  void setModelEnabled(const QString& id, bool enabled);
+
+  StationSet* stations() const { return m_stations; }
+  /// The VTK view; null where the platform has no OpenGL.
+  MapView* view() const { return m_view; }
+  ModelList* modelList() const { return m_models; }
+  MetricsTable* metrics() const { return m_metrics; }
+  /// Target window (x = left column, y = top row, window x window cells) at the current shift.
+  QRect targetWindow() const;
+  /// The latest prediction round.
+  const PredictionResult& lastResult() const { return m_last; }
+
+ private:
+  QWidget* buildControls();
+  void connectView();
+  void setSource(std::shared_ptr<Era5TaskSource> source);
+  void addShippedModels();
+  void schedulePredictions(bool refine);
+  void onPredictions(const PredictionResult& result);
+  void redraw();
+  void rebuildLayerChoices();
+  void rebuildSmallMaps();
+  void updateTimeLabel();
+  QString describeCell(const QPoint& cell) const;
+  /// Prediction of a model of the last round as [window, window] °C tensors (undefined if none).
+  std::pair<torch::Tensor, torch::Tensor> modelMaps(const QString& id) const;
+  torch::Tensor truthCelsius(int hour) const;  // [rows, cols]
+
+  torch::Device m_device;
+  std::shared_ptr<Era5TaskSource> m_source;
+  StationSet* m_stations = nullptr;
+  QUndoStack* m_undo = nullptr;
+  PredictionService* m_service = nullptr;
+  MapView* m_view = nullptr;
+  ModelList* m_models = nullptr;
+  MetricsTable* m_metrics = nullptr;
+  ShiftControl* m_shift = nullptr;
+  QSlider* m_time = nullptr;
+  QLabel* m_time_label = nullptr;
+  QPushButton* m_play = nullptr;
+  QComboBox* m_layers = nullptr;
+  QCheckBox* m_three_d_box = nullptr;
+  QSpinBox* m_random_count = nullptr;
+  QLabel* m_data_label = nullptr;
+  QLabel* m_hover = nullptr;
+  QWidget* m_small_maps = nullptr;
+  QGridLayout* m_small_layout = nullptr;
+  QWidget* m_view_area = nullptr;
+  QTimer m_refine_timer, m_play_timer;
+  std::shared_ptr<const std::vector<std::vector<QPointF>>> m_coastlines;
+  QString m_layer = "truth";
+  int m_hour = 0, m_north = 0, m_east = 0;
+  int m_base_row = 18, m_base_col = 20;
+  int m_drag = 0;
+  QPoint m_press_cell{-1, -1}, m_drag_cell{-1, -1};
+  bool m_moved = false;
+  bool m_three_d = false;
+  uint64_t m_serial = 0, m_random_seed = 1;
+  PredictionResult m_last;
+};
+
+}  // namespace npe::widgets

@@ -1,0 +1,526 @@
+#include "maps/map_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QMouseEvent>
+#include <QOpenGLContext>
+#include <QOpenGLExtraFunctions>
+#include <QPainter>
+#include <QWheelEvent>
+
+// VTK after Qt and libtorch (see the precompiled header): only this file sees it.
+#include <vtkActor.h>
+#include <vtkCallbackCommand.h>
+#include <vtkCamera.h>
+#include <vtkCellArray.h>
+#include <vtkColorTransferFunction.h>
+#include <vtkCoordinate.h>
+#include <vtkDoubleArray.h>
+#include <vtkGenericOpenGLRenderWindow.h>
+#include <vtkGenericRenderWindowInteractor.h>
+#include <vtkGlyph3D.h>
+#include <vtkInteractorStyleTrackballCamera.h>
+#include <vtkLookupTable.h>
+#include <vtkPointData.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkPolyDataMapper.h>
+#include <vtkProperty.h>
+#include <vtkRenderer.h>
+#include <vtkScalarBarActor.h>
+#include <vtkSmartPointer.h>
+#include <vtkSphereSource.h>
+#include <vtkTextActor.h>
+#include <vtkTextProperty.h>
+
+namespace npe::widgets {
+namespace {
+
+template <typename T>
+using Ptr = vtkSmartPointer<T>;
+template <typename T>
+Ptr<T> make() {
+  return Ptr<T>::New();
+}
+
+// Height of the 3-D surface: the colour range spans this many degrees of latitude.
+constexpr double kReliefDegrees = 3.0;
+
+vtkSmartPointer<vtkLookupTable> palette_table(MapScene::Palette palette, double low, double high) {
+  auto ctf = make<vtkColorTransferFunction>();
+  switch (palette) {
+    case MapScene::Palette::Temperature:  // blue - white - red, for values
+    case MapScene::Palette::Diverging:    // the same for signed errors (symmetric range)
+      ctf->SetColorSpaceToDiverging();
+      ctf->AddRGBPoint(0.0, 0.230, 0.299, 0.754);
+      ctf->AddRGBPoint(0.5, 0.865, 0.865, 0.865);
+      ctf->AddRGBPoint(1.0, 0.706, 0.016, 0.150);
+      break;
+    case MapScene::Palette::Sequential:  // dark to bright, for standard deviations
+      ctf->AddRGBPoint(0.0, 0.050, 0.030, 0.180);
+      ctf->AddRGBPoint(0.35, 0.450, 0.120, 0.500);
+      ctf->AddRGBPoint(0.7, 0.950, 0.400, 0.250);
+      ctf->AddRGBPoint(1.0, 0.990, 0.950, 0.600);
+      break;
+  }
+  auto table = make<vtkLookupTable>();
+  table->SetNumberOfTableValues(256);
+  for (int i = 0; i < 256; ++i) {
+    double rgb[3];
+    ctf->GetColor(i / 255.0, rgb);
+    table->SetTableValue(i, rgb[0], rgb[1], rgb[2], 1.0);
+  }
+  table->SetRange(low, std::max(high, low + 1e-9));
+  table->SetNanColor(0.55, 0.55, 0.55, 1.0);
+  table->Build();
+  return table;
+}
+
+}  // namespace
+
+struct MapView::Vtk {
+  Ptr<vtkGenericOpenGLRenderWindow> window;
+  Ptr<vtkRenderer> renderer;
+  Ptr<vtkGenericRenderWindowInteractor> interactor;
+  bool initialised = false;
+  bool failed = false;
+  bool camera_set_for_3d = false;
+  // World x of a longitude: degrees scaled by cos(central latitude), so the map keeps its
+  // shape (an equirectangular projection at that latitude).
+  double x_scale = 1.0;
+};
+
+MapView::MapView(QWidget* parent) : QOpenGLWidget(parent), m_vtk(std::make_unique<Vtk>()) {
+  setMouseTracking(true);
+  setMinimumSize(320, 260);
+  m_vtk->renderer = make<vtkRenderer>();
+  m_vtk->renderer->SetBackground(1.0, 1.0, 1.0);
+}
+
+MapView::~MapView() {
+  // VTK releases its OpenGL resources with the context current.
+  if (m_vtk->initialised) {
+    makeCurrent();
+    m_vtk->window->Finalize();
+    doneCurrent();
+  }
+}
+
+bool MapView::openGLAvailable() {
+  static const bool available = [] {
+    QOpenGLContext probe;
+    return probe.create();
+  }();
+  return available;
+}
+
+bool MapView::renderingAvailable() const {
+  return m_vtk->initialised && !m_vtk->failed;
+}
+
+void MapView::initializeGL() {
+  auto& v = *m_vtk;
+  if (!context() || !context()->isValid()) {
+    v.failed = true;
+    return;
+  }
+  v.window = make<vtkGenericOpenGLRenderWindow>();
+  // Qt owns the context and makes it current before initializeGL/paintGL: VTK must neither
+  // create one nor swap buffers; it renders into its own framebuffer, which paintGL copies.
+  v.window->SetOwnContext(false);
+  v.window->SetIsCurrent(true);
+  v.window->SetReadyForRendering(true);
+  v.window->SetFrameBlitModeToNoBlit();
+  v.window->SetMultiSamples(0);
+  auto make_current = make<vtkCallbackCommand>();
+  make_current->SetClientData(this);
+  make_current->SetCallback([](vtkObject*, unsigned long, void* self, void*) {
+    static_cast<MapView*>(self)->makeCurrent();
+  });
+  v.window->AddObserver(vtkCommand::WindowMakeCurrentEvent, make_current);
+  v.window->AddRenderer(v.renderer);
+  v.window->SetSize(std::max(1, int(width() * devicePixelRatioF())),
+                    std::max(1, int(height() * devicePixelRatioF())));
+  v.window->OpenGLInitContext();
+  v.interactor = make<vtkGenericRenderWindowInteractor>();
+  v.interactor->SetRenderWindow(v.window);
+  v.interactor->SetInteractorStyle(make<vtkInteractorStyleTrackballCamera>());
+  v.interactor->EnableRenderOff();  // Qt decides when to paint
+  v.initialised = true;
+  rebuild();
+}
+
+void MapView::resizeGL(int w, int h) {
+  if (!m_vtk->initialised) return;
+  m_vtk->window->SetSize(std::max(1, int(w * devicePixelRatioF())),
+                         std::max(1, int(h * devicePixelRatioF())));
+  m_vtk->interactor->SetSize(m_vtk->window->GetSize());
+}
+
+void MapView::paintGL() {
+  auto& v = *m_vtk;
+  if (!v.initialised || v.failed) {
+    QPainter painter(this);
+    painter.fillRect(rect(), Qt::white);
+    painter.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
+                     tr("The map view needs OpenGL 3.2, which this display does not offer."));
+    return;
+  }
+  const int w = std::max(1, int(width() * devicePixelRatioF()));
+  const int h = std::max(1, int(height() * devicePixelRatioF()));
+  v.window->SetSize(w, h);
+  v.window->Render();
+  // Copy VTK's framebuffer into the widget's.
+  auto* gl = context()->extraFunctions();
+  gl->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
+  v.window->BlitDisplayFramebuffer(0, 0, 0, w, h, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
+  gl->glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
+}
+
+void MapView::setScene(MapScene scene) {
+  m_scene = std::move(scene);
+  rebuild();
+  update();
+}
+
+void MapView::setThreeD(bool on) {
+  if (on == m_three_d) return;
+  m_three_d = on;
+  m_vtk->camera_set_for_3d = false;
+  rebuild();
+  update();
+}
+
+void MapView::rebuild() {
+  auto& v = *m_vtk;
+  auto& r = *v.renderer;
+  r.RemoveAllViewProps();
+  const auto& s = m_scene;
+  if (!s.values.defined() || s.values.dim() != 2 || s.latitudes.empty() || s.longitudes.empty()) {
+    return;
+  }
+  const int rows = static_cast<int>(s.values.size(0)), cols = static_cast<int>(s.values.size(1));
+  const double lat_mid = 0.5 * (s.latitudes.front() + s.latitudes.back());
+  v.x_scale = std::cos(lat_mid * M_PI / 180.0);
+  const double range = std::max(s.high - s.low, 1e-9);
+  auto height_of = [&](double value) {
+    if (!m_three_d || !std::isfinite(value)) return 0.0;
+    return (std::clamp(value, s.low, s.high) - s.low) / range * kReliefDegrees;
+  };
+  auto x_of = [&](double lon) { return lon * v.x_scale; };
+
+  // The field: one point per cell centre, quads between them, coloured by value.
+  const auto values = s.values.to(torch::kFloat64).contiguous();
+  const auto* data = values.data_ptr<double>();
+  auto points = make<vtkPoints>();
+  auto scalars = make<vtkDoubleArray>();
+  scalars->SetName("value");
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      const double value = data[i * cols + j];
+      points->InsertNextPoint(x_of(s.longitudes[j]), s.latitudes[i], height_of(value));
+      scalars->InsertNextValue(value);
+    }
+  }
+  auto quads = make<vtkCellArray>();
+  for (int i = 0; i + 1 < rows; ++i) {
+    for (int j = 0; j + 1 < cols; ++j) {
+      const vtkIdType quad[4] = {i * cols + j, i * cols + j + 1, (i + 1) * cols + j + 1,
+                                 (i + 1) * cols + j};
+      quads->InsertNextCell(4, quad);
+    }
+  }
+  auto surface = make<vtkPolyData>();
+  surface->SetPoints(points);
+  surface->SetPolys(quads);
+  surface->GetPointData()->SetScalars(scalars);
+  auto table = palette_table(s.palette, s.low, s.high);
+  auto surface_mapper = make<vtkPolyDataMapper>();
+  surface_mapper->SetInputData(surface);
+  surface_mapper->SetLookupTable(table);
+  surface_mapper->SetScalarRange(s.low, std::max(s.high, s.low + 1e-9));
+  surface_mapper->InterpolateScalarsBeforeMappingOn();
+  auto surface_actor = make<vtkActor>();
+  surface_actor->SetMapper(surface_mapper);
+  if (!m_three_d) surface_actor->GetProperty()->LightingOff();
+  r.AddActor(surface_actor);
+
+  // Lines: coastlines, the training region, the target window.
+  const double lift = m_three_d ? kReliefDegrees + 0.05 : 0.02;
+  auto add_lines = [&](const std::vector<std::vector<QPointF>>& lines, double red, double green,
+                       double blue, double width, double z) {
+    auto line_points = make<vtkPoints>();
+    auto cells = make<vtkCellArray>();
+    for (const auto& line : lines) {
+      if (line.size() < 2) continue;
+      cells->InsertNextCell(static_cast<vtkIdType>(line.size()));
+      for (const auto& p : line) {
+        cells->InsertCellPoint(line_points->InsertNextPoint(x_of(p.x()), p.y(), z));
+      }
+    }
+    auto poly = make<vtkPolyData>();
+    poly->SetPoints(line_points);
+    poly->SetLines(cells);
+    auto mapper = make<vtkPolyDataMapper>();
+    mapper->SetInputData(poly);
+    auto actor = make<vtkActor>();
+    actor->SetMapper(mapper);
+    actor->GetProperty()->SetColor(red, green, blue);
+    actor->GetProperty()->SetLineWidth(static_cast<float>(width));
+    actor->GetProperty()->LightingOff();
+    r.AddActor(actor);
+  };
+  const double dlat = rows > 1 ? std::abs(s.latitudes[1] - s.latitudes[0]) : 0.25;
+  const double dlon = cols > 1 ? std::abs(s.longitudes[1] - s.longitudes[0]) : 0.25;
+  auto cell_box = [&](const QRect& cells) {
+    // Outline around the cells' edges (half a cell beyond their centres).
+    const int r0 = std::clamp(cells.top(), 0, rows - 1),
+              r1 = std::clamp(cells.bottom(), 0, rows - 1);
+    const int c0 = std::clamp(cells.left(), 0, cols - 1),
+              c1 = std::clamp(cells.right(), 0, cols - 1);
+    const double north = s.latitudes[r0] + dlat / 2, south = s.latitudes[r1] - dlat / 2;
+    const double west = s.longitudes[c0] - dlon / 2, east = s.longitudes[c1] + dlon / 2;
+    return std::vector<QPointF>{
+        {west, north}, {east, north}, {east, south}, {west, south}, {west, north}};
+  };
+  if (s.coastlines) {
+    // Only the parts over the grid: runs of points inside it.
+    const double north = s.latitudes.front() + dlat / 2, south = s.latitudes.back() - dlat / 2;
+    const double west = s.longitudes.front() - dlon / 2, east = s.longitudes.back() + dlon / 2;
+    std::vector<std::vector<QPointF>> inside;
+    for (const auto& line : *s.coastlines) {
+      std::vector<QPointF> run;
+      for (const auto& p : line) {
+        if (p.x() >= west && p.x() <= east && p.y() >= south && p.y() <= north) {
+          run.push_back(p);
+        } else if (!run.empty()) {
+          inside.push_back(std::move(run));
+          run.clear();
+        }
+      }
+      if (run.size() > 1) inside.push_back(std::move(run));
+    }
+    add_lines(inside, 0.1, 0.1, 0.1, 1.5, m_three_d ? 0.0 : 0.01);
+  }
+  if (!s.training_region.isNull())
+    add_lines({cell_box(s.training_region)}, 0.0, 0.55, 0.2, 3, lift);
+  if (!s.target_window.isNull()) add_lines({cell_box(s.target_window)}, 0.0, 0.0, 0.0, 3, lift);
+
+  // Stations: spheres at their cells (on the surface in 3-D).
+  if (!s.stations.empty()) {
+    auto centres = make<vtkPoints>();
+    for (const auto& st : s.stations) {
+      if (st.row < 0 || st.row >= rows || st.column < 0 || st.column >= cols) continue;
+      centres->InsertNextPoint(x_of(s.longitudes[st.column]), s.latitudes[st.row],
+                               (m_three_d ? height_of(st.value) : 0.0) + 0.05);
+    }
+    auto where = make<vtkPolyData>();
+    where->SetPoints(centres);
+    auto sphere = make<vtkSphereSource>();
+    sphere->SetRadius(0.09);
+    sphere->SetThetaResolution(16);
+    sphere->SetPhiResolution(12);
+    auto glyphs = make<vtkGlyph3D>();
+    glyphs->SetInputData(where);
+    glyphs->SetSourceConnection(sphere->GetOutputPort());
+    glyphs->ScalingOff();
+    auto mapper = make<vtkPolyDataMapper>();
+    mapper->SetInputConnection(glyphs->GetOutputPort());
+    mapper->ScalarVisibilityOff();
+    auto actor = make<vtkActor>();
+    actor->SetMapper(mapper);
+    actor->GetProperty()->SetColor(0.05, 0.05, 0.05);
+    actor->GetProperty()->SetSpecular(0.4);
+    r.AddActor(actor);
+  }
+
+  // Grid lines every whole degree, labelled along the southern and western edges (text at
+  // world positions keeps a fixed size on screen, in 2-D and 3-D alike).
+  double bounds[6];
+  surface->GetBounds(bounds);
+  const double lat_lo = s.latitudes.back() - dlat / 2, lat_hi = s.latitudes.front() + dlat / 2;
+  const double lon_lo = s.longitudes.front() - dlon / 2, lon_hi = s.longitudes.back() + dlon / 2;
+  std::vector<std::vector<QPointF>> grid;
+  auto add_label = [&](const QString& text, double lon, double lat, int justify_h, int justify_v) {
+    auto label = make<vtkTextActor>();
+    label->SetInput(text.toUtf8().constData());
+    label->GetPositionCoordinate()->SetCoordinateSystemToWorld();
+    label->GetPositionCoordinate()->SetValue(x_of(lon), lat, 0.0);
+    auto* property = label->GetTextProperty();
+    property->SetColor(0.15, 0.15, 0.15);
+    property->SetFontSize(13);
+    property->SetJustification(justify_h);
+    property->SetVerticalJustification(justify_v);
+    r.AddActor2D(label);
+  };
+  for (double lon = std::ceil(lon_lo); lon <= lon_hi; lon += 1.0) {
+    grid.push_back({{lon, lat_lo}, {lon, lat_hi}});
+    if (std::fmod(std::abs(lon), 2.0) != 0.0) continue;  // labels every 2 degrees
+    add_label(QString("%1°%2")
+                  .arg(std::abs(lon))
+                  .arg(lon < 0   ? "W"
+                       : lon > 0 ? "E"
+                                 : ""),
+              lon, lat_lo - 0.12, VTK_TEXT_CENTERED, VTK_TEXT_TOP);
+  }
+  for (double lat = std::ceil(lat_lo); lat <= lat_hi; lat += 1.0) {
+    grid.push_back({{lon_lo, lat}, {lon_hi, lat}});
+    add_label(QString("%1°%2").arg(std::abs(lat)).arg(lat < 0 ? "S" : "N"), lon_lo - 0.12, lat,
+              VTK_TEXT_RIGHT, VTK_TEXT_CENTERED);
+  }
+  add_lines(grid, 0.45, 0.45, 0.45, 1, m_three_d ? 0.0 : 0.005);
+  add_lines(
+      {{{lon_lo, lat_lo}, {lon_hi, lat_lo}, {lon_hi, lat_hi}, {lon_lo, lat_hi}, {lon_lo, lat_lo}}},
+      0.2, 0.2, 0.2, 1.5, m_three_d ? 0.0 : 0.005);
+  bounds[4] = 0.0;
+  bounds[5] = m_three_d ? kReliefDegrees : 0.0;
+
+  auto bar = make<vtkScalarBarActor>();
+  bar->SetLookupTable(table);
+  bar->SetTitle(s.colour_title.toUtf8().constData());
+  bar->SetNumberOfLabels(5);
+  bar->SetLabelFormat("%.1f");
+  bar->SetMaximumWidthInPixels(90);
+  bar->SetPosition(0.88, 0.12);
+  bar->SetWidth(0.1);
+  bar->SetHeight(0.76);
+  bar->UnconstrainedFontSizeOn();
+  bar->GetTitleTextProperty()->SetColor(0.1, 0.1, 0.1);
+  bar->GetTitleTextProperty()->SetFontSize(14);
+  bar->GetLabelTextProperty()->SetColor(0.1, 0.1, 0.1);
+  bar->GetLabelTextProperty()->SetFontSize(12);
+  bar->GetLabelTextProperty()->ShadowOff();
+  bar->GetTitleTextProperty()->ShadowOff();
+  r.AddActor2D(bar);
+
+  auto title = make<vtkTextActor>();
+  title->SetInput(s.title.toUtf8().constData());
+  title->GetTextProperty()->SetColor(0.05, 0.05, 0.05);
+  title->GetTextProperty()->SetFontSize(15);
+  title->GetTextProperty()->BoldOn();
+  title->GetPositionCoordinate()->SetCoordinateSystemToNormalizedViewport();
+  title->GetPositionCoordinate()->SetValue(0.01, 0.95);
+  r.AddActor2D(title);
+
+  // Camera: straight down in 2-D (fitted to the map, leaving room for the colour bar); an
+  // oblique view in 3-D that the user can then rotate and zoom.
+  auto* camera = r.GetActiveCamera();
+  const double cx = 0.5 * (bounds[0] + bounds[1]), cy = 0.5 * (bounds[2] + bounds[3]);
+  if (!m_three_d) {
+    camera->ParallelProjectionOn();
+    camera->SetFocalPoint(cx + 0.08 * (bounds[1] - bounds[0]), cy, 0.0);
+    camera->SetPosition(cx + 0.08 * (bounds[1] - bounds[0]), cy, 50.0);
+    camera->SetViewUp(0.0, 1.0, 0.0);
+    const double aspect = std::max(0.2, double(width()) / std::max(1, height()));
+    const double half_height = 0.5 * (bounds[3] - bounds[2]);
+    const double half_width = 0.5 * (bounds[1] - bounds[0]) * 1.2;
+    camera->SetFocalPoint(cx + 0.08 * (bounds[1] - bounds[0]), cy - 0.04 * (bounds[3] - bounds[2]),
+                          0.0);
+    camera->SetPosition(cx + 0.08 * (bounds[1] - bounds[0]), cy - 0.04 * (bounds[3] - bounds[2]),
+                        50.0);
+    camera->SetParallelScale(std::max(half_height, half_width / aspect) * 1.22);
+    r.ResetCameraClippingRange();
+  } else if (!v.camera_set_for_3d) {
+    camera->ParallelProjectionOff();
+    camera->SetFocalPoint(cx, cy, 0.5 * kReliefDegrees);
+    camera->SetPosition(cx, cy - 14.0, 11.0);
+    camera->SetViewUp(0.0, 0.4, 1.0);
+    r.ResetCamera();
+    camera->Dolly(1.25);
+    r.ResetCameraClippingRange();
+    v.camera_set_for_3d = true;
+  } else {
+    r.ResetCameraClippingRange();
+  }
+}
+
+QPoint MapView::cellAt(const QPointF& position) const {
+  const auto& s = m_scene;
+  if (m_three_d || !s.values.defined() || s.latitudes.size() < 2 || s.longitudes.size() < 2)
+    return {-1, -1};
+  auto* camera = m_vtk->renderer->GetActiveCamera();
+  double focal[3];
+  camera->GetFocalPoint(focal);
+  const double scale = camera->GetParallelScale();
+  const double aspect = double(width()) / std::max(1, height());
+  const double x = focal[0] + (position.x() / std::max(1, width()) - 0.5) * 2.0 * scale * aspect;
+  const double y = focal[1] + (0.5 - position.y() / std::max(1, height())) * 2.0 * scale;
+  const double lon = x / m_vtk->x_scale;
+  const double dlat = s.latitudes[0] - s.latitudes[1], dlon = s.longitudes[1] - s.longitudes[0];
+  const int row = static_cast<int>(std::lround((s.latitudes[0] - y) / dlat));
+  const int col = static_cast<int>(std::lround((lon - s.longitudes[0]) / dlon));
+  if (row < 0 || col < 0 || row >= int(s.latitudes.size()) || col >= int(s.longitudes.size()))
+    return {-1, -1};
+  return {col, row};
+}
+
+namespace {
+void forward(vtkGenericRenderWindowInteractor* interactor, const QWidget* widget,
+             const QPointF& position, Qt::KeyboardModifiers modifiers) {
+  const double ratio = widget->devicePixelRatioF();
+  interactor->SetEventInformationFlipY(
+      static_cast<int>(position.x() * ratio), static_cast<int>(position.y() * ratio),
+      (modifiers & Qt::ControlModifier) ? 1 : 0, (modifiers & Qt::ShiftModifier) ? 1 : 0);
+}
+}  // namespace
+
+void MapView::mousePressEvent(QMouseEvent* event) {
+  if (m_three_d) {
+    if (!m_vtk->initialised) return;
+    forward(m_vtk->interactor, this, event->position(), event->modifiers());
+    const auto id = event->button() == Qt::LeftButton    ? vtkCommand::LeftButtonPressEvent
+                    : event->button() == Qt::RightButton ? vtkCommand::RightButtonPressEvent
+                                                         : vtkCommand::MiddleButtonPressEvent;
+    m_vtk->interactor->InvokeEvent(id, nullptr);
+    update();
+    return;
+  }
+  if (event->button() != Qt::LeftButton) return;
+  m_dragging = true;
+  m_last_cell = cellAt(event->position());
+  Q_EMIT cellPressed(m_last_cell);
+}
+
+void MapView::mouseMoveEvent(QMouseEvent* event) {
+  if (m_three_d) {
+    if (!m_vtk->initialised) return;
+    forward(m_vtk->interactor, this, event->position(), event->modifiers());
+    m_vtk->interactor->InvokeEvent(vtkCommand::MouseMoveEvent, nullptr);
+    if (event->buttons() != Qt::NoButton) update();
+    return;
+  }
+  const auto cell = cellAt(event->position());
+  Q_EMIT hovered(cell);
+  if (m_dragging && cell != m_last_cell) {
+    m_last_cell = cell;
+    Q_EMIT cellDragged(cell);
+  }
+}
+
+void MapView::mouseReleaseEvent(QMouseEvent* event) {
+  if (m_three_d) {
+    if (!m_vtk->initialised) return;
+    forward(m_vtk->interactor, this, event->position(), event->modifiers());
+    const auto id = event->button() == Qt::LeftButton    ? vtkCommand::LeftButtonReleaseEvent
+                    : event->button() == Qt::RightButton ? vtkCommand::RightButtonReleaseEvent
+                                                         : vtkCommand::MiddleButtonReleaseEvent;
+    m_vtk->interactor->InvokeEvent(id, nullptr);
+    update();
+    return;
+  }
+  if (event->button() != Qt::LeftButton || !m_dragging) return;
+  m_dragging = false;
+  Q_EMIT released(cellAt(event->position()));
+}
+
+void MapView::wheelEvent(QWheelEvent* event) {
+  if (!m_three_d || !m_vtk->initialised) return;
+  forward(m_vtk->interactor, this, event->position(), event->modifiers());
+  m_vtk->interactor->InvokeEvent(event->angleDelta().y() > 0 ? vtkCommand::MouseWheelForwardEvent
+                                                             : vtkCommand::MouseWheelBackwardEvent,
+                                 nullptr);
+  update();
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,84 @@
+#pragma once
+// The map tab's main view: a gridded field over latitude/longitude, drawn by VTK inside a
+// QOpenGLWidget, flat (2-D: coloured map with axes, grid lines, colour bar, coastlines) or as
+// a surface whose height is the value (3-D, rotate and zoom with the mouse). VTK stays inside
+// map_view.cpp: this header and everything that uses it are VTK-free.
+
+#include <memory>
+#include <vector>
+
+#include <torch/types.h>
+#include <QOpenGLWidget>
+#include <QPointF>
+#include <QRect>
+
+namespace npe::widgets {
+
+/// Everything the view draws, in plain Qt / libtorch types.
+struct MapScene {
+  torch::Tensor values;            ///< [rows, cols]; NaN cells are drawn grey
+  std::vector<double> latitudes;   ///< of the rows (descending)
+  std::vector<double> longitudes;  ///< of the columns (ascending)
+  QString title;
+  QString colour_title;          ///< colour-bar title, e.g. "°C"
+  double low = 0.0, high = 1.0;  ///< colour range
+  enum class Palette { Temperature, Sequential, Diverging } palette = Palette::Temperature;
+  struct Station {
+    int row = 0, column = 0;
+    double value = 0.0;  ///< height in the 3-D view (same units as values)
+  };
+  std::vector<Station> stations;
+  QRect target_window;    ///< cells (x = column, y = row) the models predict; null: none
+  QRect training_region;  ///< cells of the training region; null: none
+  /// Coastline polylines as (longitude, latitude) points.
+  std::shared_ptr<const std::vector<std::vector<QPointF>>> coastlines;
+};
+
+class MapView final : public QOpenGLWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(MapView)
+
+ public:
+  explicit MapView(QWidget* parent = nullptr);
+  ~MapView() override;
+
+  void setScene(MapScene scene);
+  const MapScene& scene() const { return m_scene; }
+  void setThreeD(bool on);
+  bool threeD() const { return m_three_d; }
+  /// The grid cell (x = column, y = row) under a widget position in the 2-D view, or (-1, -1).
+  QPoint cellAt(const QPointF& position) const;
+  /// Whether the platform can create OpenGL contexts at all (not so on Qt's offscreen one).
+  static bool openGLAvailable();
+  /// Whether VTK could render into this widget's OpenGL context (false: a message is drawn).
+  bool renderingAvailable() const;
+
+ Q_SIGNALS:
+  /// 2-D view: the left button went down on a cell, moved to another cell while held, and was
+  /// released (cells outside the grid are (-1, -1)).
+  void cellPressed(QPoint cell);
+  void cellDragged(QPoint cell);
+  void released(QPoint cell);
+  /// The mouse is over a cell (2-D view), (-1, -1) when not.
+  void hovered(QPoint cell);
+
+ protected:
+  void initializeGL() override;
+  void paintGL() override;
+  void resizeGL(int width, int height) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+
+ private:
+  void rebuild();
+  struct Vtk;  // the VTK pipeline (map_view.cpp)
+  std::unique_ptr<Vtk> m_vtk;
+  MapScene m_scene;
+  bool m_three_d = false;
+  bool m_dragging = false;
+  QPoint m_last_cell{-1, -1};
+};
+
+}  // namespace npe::widgets
