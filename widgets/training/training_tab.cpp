@@ -538,6 +538,9 @@ void TrainingTab::onEvent(Job& job, const QJsonObject& event) {
     if (event.value("val_ll").isDouble()) job.validation_ll = event.value("val_ll").toDouble();
   } else if (kind == "checkpoint") {
     job.has_checkpoint = true;
+    // Progress events are throttled: the checkpoint's step is the latest one (after a stop, the
+    // step the job will resume from).
+    job.step = std::max(job.step, event.value("step").toInt());
     appendLog(job, tr("Checkpoint at step %1: %2")
                        .arg(event.value("step").toInt())
                        .arg(event.value("path").toString()));
