@@ -545,6 +545,9 @@ void TrainingTab::onEvent(Job& job, const QJsonObject& event) {
                        .arg(event.value("step").toInt())
                        .arg(event.value("path").toString()));
     if (job.use_in_explorer) Q_EMIT checkpointForExplorer(job.request.output_path);
+  } else if (kind == "finished") {
+    // A stop saves its checkpoint after the last progress report: this is the step it holds.
+    job.step = event.value("step").toInt(job.step);
   } else if (kind == "paused") {
     setState(job, JobState::Paused);
   } else if (kind == "resumed") {
