@@ -494,7 +494,7 @@ Command add_bench_command(CLI::App& app) {
   auto* accuracy =
       bench->add_subcommand("accuracy", "Mean log-likelihood of every shipped model at each Δ");
   auto acc = std::make_shared<AccuracyArguments>();
-  accuracy->add_option("--task", acc->task, "Task")->capture_default_str();
+  accuracy->add_option("--task", acc->task, "Task: " + task_names_text())->capture_default_str();
   accuracy->add_option("--task-option", acc->task_options, "KEY=VALUE setting of the task");
   add_data_option(accuracy, acc->task_options);
   accuracy->add_option("--tasks", acc->tasks, "Tasks per Δ")
@@ -546,7 +546,7 @@ Command add_bench_command(CLI::App& app) {
 
   auto* train = bench->add_subcommand("train", "Training steps per second and FLOP rate");
   auto tr = std::make_shared<TrainBenchArguments>();
-  train->add_option("--task", tr->task, "Task")->capture_default_str();
+  train->add_option("--task", tr->task, "Task: " + task_names_text())->capture_default_str();
   train->add_option("--task-option", tr->task_options, "KEY=VALUE setting of the task");
   train->add_option("--steps", tr->steps, "Timed steps")->check(at_least(1))->capture_default_str();
   train->add_option("--warmup", tr->warmup, "Untimed steps first")

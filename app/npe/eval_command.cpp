@@ -120,7 +120,8 @@ Command add_eval_command(CLI::App& app) {
   auto* checkpoint = command->add_option("--checkpoint", a->checkpoint, "Checkpoint to evaluate");
   command->add_option("--model", a->model, "GP baseline: gp-oracle, gp-fitted, gp-se-ard")
       ->excludes(checkpoint);
-  command->add_option("--task", a->task, "Task (default: the checkpoint's, else gp1d)");
+  command->add_option("--task", a->task,
+                      "Task: " + task_names_text() + " (default: the checkpoint's, else gp1d)");
   command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
   add_data_option(command, a->task_options);
   command->add_option("--shift", a->shift,

@@ -9,20 +9,22 @@
 
 #include "commands.h"
 #include "npe/errors.h"
+#include "option_values.h"
 
 namespace {
 
-constexpr const char* kFooter = R"(
-Tasks: gp1d (default), tfmnist, tfmnist-central. A shift with one value translates every input
-dimension; images take one value per axis (rows, columns) in pixels. Shipped models are found
-in models/<task> (source tree or install prefix; $NPE_MODELS_DIR overrides). Run
-'npe COMMAND --help' (or 'npe bench SUITE --help') for a command's options.)";
+constexpr const char* kFooterRest = R"(
+A shift with one value translates every input dimension; images take one value per axis (rows,
+columns) in pixels, era5 one per input (latitude cells, longitude cells, time steps). Shipped
+models are found in models/<task> (source tree or install prefix; $NPE_MODELS_DIR overrides).
+Run 'npe COMMAND --help' (or 'npe bench SUITE --help') for a command's options.)";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"npe: train, evaluate and benchmark neural processes", "npe"};
-  app.footer(kFooter);
+  app.footer("\nTasks: " + npe::cli::task_names_text() +
+             " (default gp1d)\nModels: " + npe::cli::model_kinds_text() + "\n" + kFooterRest);
   app.require_subcommand(1);
   std::string command_line = "npe";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "commands.h"
+#include "npe/data/task_registry.h"
+#include "npe/models/model_registry.h"
 
 namespace npe::cli {
 
@@ -68,6 +70,18 @@ CLI::Option* add_data_option(CLI::App* command, std::vector<std::string>& task_o
       "--data",
       [&task_options](const std::string& path) { task_options.push_back("data=\"" + path + "\""); },
       "Data file of the task (era5: a NetCDF or GRIB file)");
+}
+
+std::string task_names_text() {
+  std::string text;
+  for (const auto& info : task_infos()) text += (text.empty() ? "" : ", ") + info.name;
+  return text;
+}
+
+std::string model_kinds_text() {
+  std::string text;
+  for (const auto& info : model_infos()) text += (text.empty() ? "" : ", ") + info.kind;
+  return text;
 }
 
 }  // namespace npe::cli

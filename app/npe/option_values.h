@@ -22,6 +22,9 @@ std::vector<std::string> parse_list(const std::string& text);
 /// KEY=VALUE pairs as a JSON object; VALUE is parsed as JSON when it can be (numbers,
 /// booleans), else taken as a string. Throws UsageError naming the option.
 nlohmann::json parse_key_values(const std::vector<std::string>& pairs, const std::string& option);
+/// The registered task names ("gp1d, tfmnist, ...") and model kinds, for help texts.
+std::string task_names_text();
+std::string model_kinds_text();
 /// --data PATH: the data file of tasks that read one (era5), as the task option data=PATH.
 CLI::Option* add_data_option(CLI::App* command, std::vector<std::string>& task_options);
 

@@ -243,14 +243,12 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
       "Train a model and write a resumable checkpoint (data-parallel under torchrun: "
       "torchrun --nproc-per-node N --no-python npe train ...)");
   auto a = std::make_shared<TrainArguments>();
-  auto* model = command->add_option("--model", a->kind,
-                                    "Model kind (cnp, rcnp, tnp, pttnp, tetnp, tepttnp, "
-                                    "convcnp, convcnp2d)");
+  auto* model = command->add_option("--model", a->kind, "Model kind (" + model_kinds_text() + ")");
   command->add_option("--out", a->out,
                       "Checkpoint to write (metadata also to PATH.json); with --resume, "
                       "defaults to the resumed file");
-  auto* task = command->add_option("--task", a->task, "Task: gp1d, tfmnist, tfmnist-central, era5")
-                   ->capture_default_str();
+  auto* task =
+      command->add_option("--task", a->task, "Task: " + task_names_text())->capture_default_str();
   auto* task_option =
       command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
   auto* data_option = add_data_option(command, a->task_options);
