@@ -135,8 +135,10 @@ int main(int argc, char** argv) {
     if (!complete) std::fprintf(stderr, "np-explorer: predictions did not finish in time\n");
     app.exit(saved && complete ? status : 1);
   };
-  if (!panel) {
-    // The training tab has no predictions to wait for: its curves are drawn at once.
+  if (!panel || !panel->unavailableReason().isEmpty()) {
+    // The training tab has no predictions to wait for (its curves are drawn at once), nor has
+    // a tab without data (it shows why).
+    if (panel) std::fprintf(stderr, "np-explorer: %s\n", qPrintable(panel->unavailableReason()));
     QTimer::singleShot(800, &app, [&] { save(true); });
     return app.exec();
   }

@@ -46,6 +46,8 @@ class ExplorerPanel : public QWidget {
   /// Opens a data file of one of dataSuffixes(). Throws npe::Error; the state is kept on error.
   virtual void openDataFile(const QString& path) { (void)path; }
   virtual void fitView() {}
+  /// Why the tab cannot predict anything now (e.g. no data file), or empty when it can.
+  virtual QString unavailableReason() const { return {}; }
   /// Names of the models currently shown.
   virtual QStringList shownModelNames() const = 0;
   /// For --measure-edit-latency: makes the i-th small context edit through the undo stack, as

@@ -127,6 +127,10 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
 
 MapExplorer::~MapExplorer() = default;
 
+QString MapExplorer::unavailableReason() const {
+  return m_source ? QString() : m_data_label->text();
+}
+
 void MapExplorer::connectView() {
   connect(m_view, &MapView::cellPressed, this, [this](QPoint cell) {
     m_press_cell = m_drag_cell = cell;

@@ -56,6 +56,7 @@ class MapExplorer final : public ExplorerPanel {
     return {"nc", "nc4", "grib", "grb", "grib1", "grib2"};
   }
   /// Opens a NetCDF or GRIB file. Throws npe::Error; the state is kept on error.
+  QString unavailableReason() const override;
   void openDataFile(const QString& path) override;
   QStringList shownModelNames() const override;
   bool makeProbeEdit(int index) override;
