@@ -221,6 +221,17 @@ int bench_accuracy_once(const AccuracyArguments& a) {
   print_table("Mean log-likelihood per target", [&](size_t e, size_t s) {
     return pm(results[e][s].ll_mean, results[e][s].ll_stderr);
   });
+  const bool any_joint = std::any_of(entries.begin(), entries.end(), [](const Entry& e) {
+    return e.predictor->info().capabilities.joint;
+  });
+  if (any_joint) {
+    print_table(
+        "Joint log-likelihood per target, log p(y_t | context) / N_t (diagonal models: "
+        "as above)",
+        [&](size_t e, size_t s) {
+          return pm(results[e][s].ll_joint_mean, results[e][s].ll_joint_stderr);
+        });
+  }
   if (base) {
     print_table("LL(Δ) − LL(0), paired", [&](size_t e, size_t s) {
       const auto d = paired_difference(results[e][s], results[e][*base]);

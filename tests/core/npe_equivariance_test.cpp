@@ -60,7 +60,8 @@ TEST_P(EquivariantModel, PredictionsMoveWithTheData) {
 
 INSTANTIATE_TEST_SUITE_P(TeModels, EquivariantModel,
                          ::testing::Values(Case{"tetnp", 1}, Case{"tetnp", 2}, Case{"tepttnp", 1},
-                                           Case{"tepttnp", 2}, Case{"rcnp", 1}, Case{"rcnp", 2}),
+                                           Case{"tepttnp", 2}, Case{"rcnp", 1}, Case{"rcnp", 2},
+                                           Case{"tetnpnd", 1}, Case{"tetnpnd", 2}),
                          [](const auto& info) {
                            return info.param.kind + "_dx" + std::to_string(info.param.dim_x);
                          });
@@ -126,7 +127,8 @@ TEST_P(NonEquivariantModel, PredictionsChangeWhenTheDataMove) {
   EXPECT_GT(relative_equivariance_error(model, task, {50.0}), 1e-2) << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(PlainModels, NonEquivariantModel, ::testing::Values("tnp", "cnp", "pttnp"),
+INSTANTIATE_TEST_SUITE_P(PlainModels, NonEquivariantModel,
+                         ::testing::Values("tnp", "cnp", "pttnp", "tnpd", "tnpnd", "tnpa"),
                          [](const auto& info) { return info.param; });
 
 // The metric itself: zero for identical predictions, the largest gap otherwise, and a clear

@@ -56,6 +56,23 @@ double embedder(const ModelConfig& c, double rows, double in) {
   return mlp(rows, in, {dz, dz}, dz);
 }
 
+// The TNP-ND head (mean MLP, target self-attention, projection, Sigma from H) on nt targets.
+double nd_head(const ModelConfig& c, double nt, bool translation_equivariant) {
+  const double dz = double(c.dim_model), dy = double(c.dim_y), p = double(c.projection_dim);
+  const bool low_rank = c.covariance == "lowrank";
+  double flops = mlp(nt, dz, {dz, dz}, dy);
+  for (int64_t l = 0; l < c.covariance_layers; ++l) {
+    const bool update = c.update_locations && l + 1 < c.covariance_layers;
+    flops += translation_equivariant ? te_block(c, nt, nt, update) : block(c, nt, nt);
+  }
+  flops += mlp(nt, dz, std::vector<double>(size_t(c.projection_layers - 1), dz),
+               dy * (p + (low_rank ? 1.0 : 0.0)));
+  const double n = nt * dy;
+  flops += 2.0 * n * n * p;                // H H^T (or A A^T)
+  if (low_rank) flops += n * n * n / 3.0;  // its Cholesky factorisation
+  return flops;
+}
+
 }  // namespace
 
 double forward_flops(const ModelConfig& c, const BatchShape& s) {
@@ -75,6 +92,19 @@ double forward_flops(const ModelConfig& c, const BatchShape& s) {
     // The last layer has no context update (its result would be unused).
     per_task = embedder(c, nc + nt, dx + dy + 1) + layers * (block(c, m, nc) + block(c, nt, m)) +
                (layers - 1) * block(c, nc, m) + head(c, nt, dz);
+  } else if (c.kind == "tnpd") {
+    per_task = embedder(c, nc + nt, dx + dy + 1) + layers * block(c, nc + nt, nc) + head(c, nt, dz);
+  } else if (c.kind == "tnpnd") {
+    per_task =
+        embedder(c, nc + nt, dx + dy + 1) + layers * block(c, nc + nt, nc) + nd_head(c, nt, false);
+  } else if (c.kind == "tnpa") {
+    // The teacher-forced pass: context, targets and padded targets over context and targets.
+    per_task = embedder(c, nc + 2 * nt, dx + dy + 1) + layers * block(c, nc + 2 * nt, nc + nt) +
+               head(c, nt, dz);
+  } else if (c.kind == "tetnpnd") {
+    const bool u = c.update_locations;
+    per_task = embedder(c, nc + 1, dy + 1) +
+               layers * (te_block(c, nc, nc, u) + te_block(c, nt, nc, u)) + nd_head(c, nt, true);
   } else if (c.kind == "tetnp") {
     // The last cross-attention skips the unused target location update unless it is shared.
     const bool u = c.update_locations;

@@ -7,16 +7,62 @@
 
 namespace npe {
 
-Prediction NeuralProcessImpl::predict(const Task& task) {
-  validate_task(task);
-  if (task.dim_x() != m_config.dim_x || task.dim_y() != m_config.dim_y) {
-    throw InvalidInputError(model_info(m_config.kind).display_name +
-                            " was built for D_x = " + std::to_string(m_config.dim_x) +
-                            ", D_y = " + std::to_string(m_config.dim_y) +
+namespace {
+
+void check_dimensions(const ModelConfig& config, const Task& task) {
+  if (task.dim_x() != config.dim_x || task.dim_y() != config.dim_y) {
+    throw InvalidInputError(model_info(config.kind).display_name +
+                            " was built for D_x = " + std::to_string(config.dim_x) +
+                            ", D_y = " + std::to_string(config.dim_y) +
                             " but the task has D_x = " + std::to_string(task.dim_x()) +
                             ", D_y = " + std::to_string(task.dim_y()));
   }
+}
+
+}  // namespace
+
+Prediction NeuralProcessImpl::predict(const Task& task) {
+  validate_task(task);
+  check_dimensions(m_config, task);
   return forward_impl(model_inputs(task));
+}
+
+torch::Tensor NeuralProcessImpl::log_likelihood(const Task& task) {
+  validate_task(task, /*require_target_outputs=*/true);
+  check_dimensions(m_config, task);
+  return log_likelihood_impl(model_inputs(task));
+}
+
+torch::Tensor NeuralProcessImpl::sample(const Task& task, int64_t count,
+                                        torch::Generator generator) {
+  validate_task(task);
+  check_dimensions(m_config, task);
+  if (count < 1) throw InvalidInputError("the number of samples must be >= 1");
+  if (!model_info(m_config.kind).joint) {
+    throw ConfigError(model_info(m_config.kind).display_name +
+                      " predicts each target independently: it cannot draw coherent samples");
+  }
+  return sample_impl(model_inputs(task), count, generator);
+}
+
+std::optional<JointGaussian> NeuralProcessImpl::joint_predictive(const Task& task) {
+  validate_task(task);
+  check_dimensions(m_config, task);
+  return joint_impl(model_inputs(task));
+}
+
+torch::Tensor NeuralProcessImpl::log_likelihood_impl(const Task& task) {
+  if (auto joint = joint_impl(task)) return joint->log_likelihood(task.yt);
+  return log_likelihood_per_task(forward_impl(task), task.yt);
+}
+
+torch::Tensor NeuralProcessImpl::sample_impl(const Task& task, int64_t count,
+                                             torch::Generator& generator) {
+  auto joint = joint_impl(task);
+  if (!joint) {
+    throw ConfigError(model_info(m_config.kind).display_name + " has no joint predictive");
+  }
+  return joint->sample(count, generator);
 }
 
 Task NeuralProcessImpl::model_inputs(const Task& task) const {

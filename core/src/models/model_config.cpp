@@ -29,7 +29,12 @@ namespace npe {
   X(unet_depth) \
   X(cnn_layers) \
   X(input_scale) \
-  X(max_grid_points)
+  X(max_grid_points) \
+  X(covariance) \
+  X(covariance_layers) \
+  X(projection_layers) \
+  X(projection_dim) \
+  X(num_permutations)
 // clang-format on
 
 nlohmann::json ModelConfig::to_json() const {

@@ -9,6 +9,9 @@
 #include "models/pttnp.h"
 #include "models/rcnp.h"
 #include "models/tnp.h"
+#include "models/tnpa.h"
+#include "models/tnpd.h"
+#include "models/tnpnd.h"
 #include "npe/errors.h"
 
 namespace npe {
@@ -27,6 +30,8 @@ const std::map<std::string, Factory>& factories() {
       {"tnp", factory<TnpImpl>()},         {"pttnp", factory<PtTnpImpl>()},
       {"tetnp", factory<TeTnpImpl>()},     {"tepttnp", factory<TePtTnpImpl>()},
       {"convcnp", factory<ConvCnpImpl>()}, {"convcnp2d", factory<ConvCnp2dImpl>()},
+      {"tnpd", factory<TnpdImpl>()},       {"tnpnd", factory<TnpndImpl>()},
+      {"tnpa", factory<TnpaImpl>()},       {"tetnpnd", factory<TeTnpndImpl>()},
   };
   return table;
 }
@@ -51,6 +56,13 @@ void check_sizes(const ModelConfig& c) {
   positive(c.num_pseudo_tokens, "num_pseudo_tokens");
   positive(c.conv_channels, "conv_channels");
   positive(c.max_grid_points, "max_grid_points");
+  positive(c.covariance_layers, "covariance_layers");
+  positive(c.projection_layers, "projection_layers");
+  positive(c.projection_dim, "projection_dim");
+  positive(c.num_permutations, "num_permutations");
+  if (c.covariance != "cholesky" && c.covariance != "lowrank")
+    throw ConfigError("model configuration: covariance must be 'cholesky' or 'lowrank', not '" +
+                      c.covariance + "'");
   if (c.unet_depth < 0 || c.unet_depth > 12)
     throw ConfigError("model configuration: unet_depth must be in 0..12");
   if (!(c.min_stddev >= 0.0)) throw ConfigError("model configuration: min_stddev must be >= 0");
@@ -67,8 +79,10 @@ const std::vector<ModelInfo>& model_infos() {
       {"cnp", "CNP", "Conditional NP: an MLP encodes each (x, y), the codes are averaged.", false},
       {"rcnp", "RCNP",
        "Relational CNP: encodes each context point relative to the target (x - xc).", true},
-      {"tnp", "TNP", "Transformer NP: attention over (x, y) tokens; x enters directly.", false,
-       true, false, true, 2},
+      {"tnp", "TNP",
+       "Transformer NP as in the TE-TNP paper: per layer, context self-attention and target "
+       "cross-attention; x enters directly.",
+       false, true, false, true, 2},
       {"pttnp", "PT-TNP", "Pseudo-token TNP: context summarised by M learned pseudo-tokens.", false,
        false, false, true, 2},
       {"tetnp", "TE-TNP", "Translation-equivariant TNP: attention sees inputs only through x - x'.",
@@ -81,6 +95,22 @@ const std::vector<ModelInfo>& model_infos() {
        "Convolutional CNP: data placed on a grid around the inputs, then a U-Net.", true},
       {"convcnp2d", "ConvCNP 2-D", "On-grid convolutional CNP for images and gridded maps.", true,
        false, true},
+      {"tnpd", "TNP-D",
+       "Nguyen & Grover's TNP-D: one masked transformer stack over context and target tokens; "
+       "targets independent.",
+       false, false, false, true, 2},
+      {"tnpnd", "TNP-ND",
+       "Nguyen & Grover's TNP-ND: TNP-D with a multivariate Gaussian over all targets (coherent "
+       "samples; at most 4096 targets x outputs).",
+       false, false, false, true, 2, true},
+      {"tnpa", "TNP-A",
+       "Nguyen & Grover's autoregressive TNP: targets predicted one at a time given the earlier "
+       "ones (samples drawn target by target).",
+       false, false, false, true, 2, true},
+      {"tetnpnd", "TE-TNP-ND",
+       "TE-TNP encoder with a translation-equivariant TNP-ND covariance head: joint predictions "
+       "that move with the data.",
+       true, false, false, true, 2, true},
   };
   return infos;
 }

@@ -66,7 +66,7 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(int64_t dim_model, int64_t num_he
 }
 
 torch::Tensor MultiHeadAttentionImpl::forward(const torch::Tensor& zq, const torch::Tensor& zk,
-                                              torch::Tensor* weights) {
+                                              torch::Tensor* weights, const torch::Tensor& mask) {
   const auto b = zq.size(0), nq = zq.size(1), nk = zk.size(1);
   if (nk == 0) {
     if (weights) *weights = torch::zeros({b, m_heads, nq, 0}, zq.options());
@@ -78,8 +78,17 @@ torch::Tensor MultiHeadAttentionImpl::forward(const torch::Tensor& zq, const tor
   auto q = split_heads(m_q->forward(zq), nq);
   auto k = split_heads(m_k->forward(zk), nk);
   auto v = split_heads(m_v->forward(zk), nk);
-  auto attention =
-      torch::softmax(q.matmul(k.transpose(-1, -2)) / std::sqrt(double(m_head_dim)), -1);
+  auto logits = q.matmul(k.transpose(-1, -2)) / std::sqrt(double(m_head_dim));
+  torch::Tensor attention;
+  if (mask.defined()) {
+    // A large finite fill instead of -inf: fully masked rows then softmax to finite values
+    // (no NaN in the backward pass either) and get zero weights below.
+    logits = logits.masked_fill(mask.logical_not(), -1e30);
+    attention =
+        torch::softmax(logits, -1).masked_fill(mask.any(-1, /*keepdim=*/true).logical_not(), 0.0);
+  } else {
+    attention = torch::softmax(logits, -1);
+  }
   if (weights) *weights = attention;
   auto out = attention.matmul(v).permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim});
   return m_out->forward(out);
@@ -98,8 +107,8 @@ AttentionBlockImpl::AttentionBlockImpl(int64_t dim_model, int64_t num_heads, int
 }
 
 torch::Tensor AttentionBlockImpl::forward(const torch::Tensor& zq, const torch::Tensor& zk,
-                                          torch::Tensor* weights) {
-  auto z = zq + m_attention->forward(m_norm_q->forward(zq), m_norm_k->forward(zk), weights);
+                                          torch::Tensor* weights, const torch::Tensor& mask) {
+  auto z = zq + m_attention->forward(m_norm_q->forward(zq), m_norm_k->forward(zk), weights, mask);
   return z + m_feed_forward->forward(m_norm_ff->forward(z));
 }
 

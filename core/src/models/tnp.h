@@ -1,5 +1,8 @@
 #pragma once
 
+#include <memory>
+
+#include "models/tnp_encoders.h"
 #include "npe/models/model.h"
 #include "npe/models/modules.h"
 
@@ -34,8 +37,7 @@ class TeTnpImpl final : public NeuralProcessImpl {
   Prediction forward_impl(const Task& task) override;
 
  private:
-  Mlp m_embed{nullptr};
-  std::vector<TeAttentionBlock> m_self, m_cross;
+  std::unique_ptr<TeTnpEncoder> m_encoder;
   GaussianHead m_head{nullptr};
 };
 

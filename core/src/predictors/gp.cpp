@@ -40,6 +40,49 @@ Prediction gp_posterior_predictive(const KernelSpec& kernel, double noise_std,
   return {mean.to(out_dtype), stddev.contiguous().to(out_dtype)};
 }
 
+GpJointPosterior gp_posterior_joint(const KernelSpec& kernel, double noise_std,
+                                    const torch::Tensor& xc, const torch::Tensor& yc,
+                                    const torch::Tensor& xt) {
+  auto xc64 = xc.to(torch::kFloat64);
+  auto xt64 = xt.to(torch::kFloat64);
+  const double noise_var = noise_std * noise_std;
+  const auto num_targets = xt.size(0);
+  const auto dim_y = yc.size(-1);
+  auto covariance = kernel_matrix(kernel, xt64, xt64);
+  torch::Tensor mean;
+  if (xc.size(0) == 0) {
+    mean = torch::zeros({num_targets, dim_y}, xt64.options());
+  } else {
+    auto k_cc = kernel_matrix(kernel, xc64, xc64);
+    k_cc = k_cc + noise_var * torch::eye(k_cc.size(0), k_cc.options());
+    auto chol = jittered_cholesky(k_cc);
+    auto k_ct = kernel_matrix(kernel, xc64, xt64);
+    mean = k_ct.transpose(0, 1).matmul(torch::cholesky_solve(yc.to(torch::kFloat64), chol));
+    auto v = torch::linalg_solve_triangular(chol, k_ct, /*upper=*/false);
+    covariance = covariance - v.transpose(0, 1).matmul(v);
+  }
+  covariance = covariance + noise_var * torch::eye(num_targets, covariance.options());
+  if (dim_y > 1) covariance = torch::kron(covariance, torch::eye(dim_y, covariance.options()));
+  return {mean.to(xt.scalar_type()), covariance};
+}
+
+JointGaussian gp_joint_predictive(const Task& task, const std::vector<KernelSpec>& kernels,
+                                  const std::vector<double>& noise_std) {
+  validate_task(task);
+  if (int64_t(kernels.size()) != task.batch_size() ||
+      int64_t(noise_std.size()) != task.batch_size()) {
+    throw InvalidInputError("GP joint predictive needs one kernel and noise level per task");
+  }
+  check_joint_size(task.num_targets(), task.dim_y(), "a GP");
+  std::vector<torch::Tensor> means, covariances;
+  for (int64_t b = 0; b < task.batch_size(); ++b) {
+    auto p = gp_posterior_joint(kernels[b], noise_std[b], task.xc[b], task.yc[b], task.xt[b]);
+    means.push_back(p.mean);
+    covariances.push_back(p.covariance);
+  }
+  return joint_gaussian_from_covariance(torch::stack(means), torch::stack(covariances));
+}
+
 torch::Tensor gp_log_marginal_likelihood(KernelKind kind, const torch::Tensor& xc,
                                          const torch::Tensor& yc, const torch::Tensor& lengthscale,
                                          const torch::Tensor& variance,
@@ -75,6 +118,10 @@ Prediction gp_oracle_predict(const Task& task, const std::vector<KernelSpec>& ke
 
 Prediction GpOracle::predict(const Task& task) const {
   return gp_oracle_predict(task, m_kernels, m_noise_std);
+}
+
+std::optional<JointGaussian> GpOracle::predict_joint(const Task& task) const {
+  return gp_joint_predictive(task, m_kernels, std::vector<double>(m_kernels.size(), m_noise_std));
 }
 
 namespace {
@@ -255,6 +302,11 @@ Prediction gp_fitted_predict(const Task& task, const FittedGpOptions& options) {
     stddevs.push_back(p.stddev);
   }
   return {torch::stack(means), torch::stack(stddevs)};
+}
+
+JointGaussian gp_fitted_joint(const Task& task, const FittedGpOptions& options) {
+  auto fitted = fit_gp(task, options);
+  return gp_joint_predictive(task, fitted.kernels, fitted.noise_std);
 }
 
 }  // namespace npe

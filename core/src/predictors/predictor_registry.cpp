@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include "npe/data/gp_tasks.h"
@@ -15,6 +16,19 @@ namespace {
 
 Prediction to_cpu(const Prediction& p) {
   return {p.mean.to(torch::kCPU, torch::kFloat32), p.stddev.to(torch::kCPU, torch::kFloat32)};
+}
+
+torch::Generator cpu_generator(uint64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
+torch::Tensor joint_samples(const JointGaussian& joint, int64_t count, uint64_t seed) {
+  if (count < 1) throw InvalidInputError("the number of samples must be >= 1");
+  return joint.sample(count, cpu_generator(seed)).to(torch::kCPU, torch::kFloat32);
+}
+
+torch::Tensor joint_log_likelihood_of(const JointGaussian& joint, const Task& task) {
+  return joint.log_likelihood(task.yt.to(joint.mean.device())).to(torch::kCPU, torch::kFloat64);
 }
 
 class NeuralPredictor final : public Predictor {
@@ -33,6 +47,23 @@ class NeuralPredictor final : public Predictor {
     m_model->eval();
     auto weights = m_model->target_attention(task.to(m_device));
     return weights.defined() ? weights.cpu() : weights;
+  }
+  torch::Tensor joint_log_likelihood(const TaskBatch& batch) override {
+    torch::NoGradGuard no_grad;
+    m_model->eval();
+    return m_model->log_likelihood(batch.task.to(m_device)).to(torch::kCPU, torch::kFloat64);
+  }
+  torch::Tensor sample(const TaskBatch& batch, int64_t count, uint64_t seed) override {
+    torch::NoGradGuard no_grad;
+    m_model->eval();
+    return m_model->sample(batch.task.to(m_device), count, cpu_generator(seed))
+        .to(torch::kCPU, torch::kFloat32);
+  }
+  torch::Tensor predictive_covariance(const TaskBatch& batch) override {
+    torch::NoGradGuard no_grad;
+    m_model->eval();
+    auto joint = m_model->joint_predictive(batch.task.to(m_device));
+    return joint ? joint->covariance().cpu() : torch::Tensor();
   }
   std::shared_ptr<NeuralProcessImpl> neural_model() const override { return m_model; }
 
@@ -64,8 +95,30 @@ class OraclePredictor final : public Predictor {
     }
     return to_cpu(batch.oracle->predict(batch.task));
   }
+  torch::Tensor joint_log_likelihood(const TaskBatch& batch) override {
+    validate_task(batch.task, /*require_target_outputs=*/true);
+    return joint_log_likelihood_of(joint(batch), batch.task);
+  }
+  torch::Tensor sample(const TaskBatch& batch, int64_t count, uint64_t seed) override {
+    return joint_samples(joint(batch), count, seed);
+  }
+  torch::Tensor predictive_covariance(const TaskBatch& batch) override {
+    return joint(batch).covariance().cpu();
+  }
 
  private:
+  JointGaussian joint(const TaskBatch& batch) const {
+    check_gp_context(info(), batch.task, m_max_context);
+    if (!batch.has_oracle()) {
+      throw ConfigError(
+          "the GP oracle needs tasks whose generating process is known (GP tasks, or the "
+          "explorer's ground truth)");
+    }
+    auto joint = batch.oracle->predict_joint(batch.task);
+    if (!joint) throw ConfigError("this task's oracle has no joint predictive");
+    return *joint;
+  }
+
   int64_t m_max_context;
 };
 
@@ -75,12 +128,52 @@ class FittedGpPredictor final : public Predictor {
       : Predictor(std::move(info)), m_options(std::move(options)), m_max_context(max_context) {}
   Prediction predict(const TaskBatch& batch) override {
     check_gp_context(info(), batch.task, m_max_context);
-    return to_cpu(gp_fitted_predict(batch.task, m_options));
+    check_gp_context(info(), batch.task, m_max_context);
+    const auto& fitted = fit(batch.task);
+    std::vector<torch::Tensor> means, stddevs;
+    for (int64_t b = 0; b < batch.task.batch_size(); ++b) {
+      auto p = gp_posterior_predictive(fitted.kernels[b], fitted.noise_std[b], batch.task.xc[b],
+                                       batch.task.yc[b], batch.task.xt[b]);
+      means.push_back(p.mean);
+      stddevs.push_back(p.stddev);
+    }
+    return to_cpu({torch::stack(means), torch::stack(stddevs)});
+  }
+  torch::Tensor joint_log_likelihood(const TaskBatch& batch) override {
+    validate_task(batch.task, /*require_target_outputs=*/true);
+    return joint_log_likelihood_of(joint(batch), batch.task);
+  }
+  torch::Tensor sample(const TaskBatch& batch, int64_t count, uint64_t seed) override {
+    return joint_samples(joint(batch), count, seed);
+  }
+  torch::Tensor predictive_covariance(const TaskBatch& batch) override {
+    return joint(batch).covariance().cpu();
   }
 
  private:
+  JointGaussian joint(const TaskBatch& batch) {
+    check_gp_context(info(), batch.task, m_max_context);
+    return gp_joint_predictive(batch.task, fit(batch.task).kernels, fit(batch.task).noise_std);
+  }
+  // The fit depends on the context only: the marginal and the joint predictive of one task (as
+  // an evaluation asks for both) share it.
+  const FittedGp& fit(const Task& task) {
+    const bool same = m_fitted_xc.defined() && m_fitted_xc.sizes() == task.xc.sizes() &&
+                      m_fitted_yc.sizes() == task.yc.sizes() &&
+                      torch::equal(m_fitted_xc, task.xc.cpu()) &&
+                      torch::equal(m_fitted_yc, task.yc.cpu());
+    if (!same) {
+      m_fitted = fit_gp(task, m_options);
+      m_fitted_xc = task.xc.cpu().clone();
+      m_fitted_yc = task.yc.cpu().clone();
+    }
+    return m_fitted;
+  }
+
   FittedGpOptions m_options;
   int64_t m_max_context;
+  FittedGp m_fitted;
+  torch::Tensor m_fitted_xc, m_fitted_yc;
 };
 
 PredictorInfo neural_info(const ModelInfo& m) {
@@ -90,6 +183,7 @@ PredictorInfo neural_info(const ModelInfo& m) {
   caps.on_grid = m.on_grid;
   caps.trainable = true;
   caps.flop_model = m.flop_model;
+  caps.joint = m.joint;
   caps.size_presets = {"small", "paper"};
   return {m.kind, m.display_name, m.description, caps};
 }
@@ -97,6 +191,7 @@ PredictorInfo neural_info(const ModelInfo& m) {
 std::vector<PredictorInfo> baseline_infos() {
   PredictorCapabilities equivariant;
   equivariant.translation_equivariant = true;
+  equivariant.joint = true;
   auto oracle = equivariant;
   oracle.needs_oracle = true;
   return {

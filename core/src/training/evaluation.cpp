@@ -65,6 +65,15 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
       throw InvalidInputError("evaluation: the model produced a non-finite log-likelihood");
     }
     result.batch_ll.push_back(ll.mean().item<double>());
+    if (predictor.info().capabilities.joint) {
+      auto joint_ll = predictor.joint_log_likelihood(batch);
+      if (!torch::isfinite(joint_ll).all().item<bool>()) {
+        throw InvalidInputError("evaluation: the model produced a non-finite joint log-likelihood");
+      }
+      result.batch_joint_ll.push_back(joint_ll.mean().item<double>());
+    } else {
+      result.batch_joint_ll.push_back(result.batch_ll.back());
+    }
     result.batch_tasks.push_back(size);
     auto z = ((yt.to(torch::kFloat64) - prediction.mean.to(torch::kFloat64)) /
               prediction.stddev.to(torch::kFloat64))
@@ -81,6 +90,8 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
   }
   result.num_tasks = done;
   std::tie(result.ll_mean, result.ll_stderr) = mean_and_stderr(result.batch_ll, result.batch_tasks);
+  std::tie(result.ll_joint_mean, result.ll_joint_stderr) =
+      mean_and_stderr(result.batch_joint_ll, result.batch_tasks);
   for (size_t i = 0; i < inside.size(); ++i) {
     result.coverage[i] = outputs > 0 ? inside[i] / outputs : 0.0;
   }
@@ -94,9 +105,14 @@ nlohmann::json to_json(const EvalResult& result) {
     level << kCoverageLevels[i];
     coverage[level.str()] = result.coverage[i];
   }
-  return {{"ll_mean", result.ll_mean},         {"ll_stderr", result.ll_stderr},
-          {"stderr_over", "batches"},          {"tasks", result.num_tasks},
-          {"batches", result.batch_ll.size()}, {"coverage", coverage}};
+  return {{"ll_mean", result.ll_mean},
+          {"ll_stderr", result.ll_stderr},
+          {"ll_joint_mean", result.ll_joint_mean},
+          {"ll_joint_stderr", result.ll_joint_stderr},
+          {"stderr_over", "batches"},
+          {"tasks", result.num_tasks},
+          {"batches", result.batch_ll.size()},
+          {"coverage", coverage}};
 }
 
 PairedDifference paired_difference(const EvalResult& a, const EvalResult& b) {

@@ -198,8 +198,8 @@ double TrainingJob::train_step() {
     auto batch = m_source->sample(
         options.batch_size, training_batch_seed(options.seed, m_step, shard), {}, Split::Train);
     auto task = batch.task.to(options.device);
-    auto prediction = m_model->predict(task);
-    auto loss = -log_likelihood_per_task(prediction, task.yt).mean();
+    // The joint log-likelihood: for diagonal models the sum of the marginal ones.
+    auto loss = -m_model->log_likelihood(task).mean();
     const double value = loss.item<double>();
     loss_sum += value;
     if (!std::isfinite(value)) break;  // every rank learns of it below
@@ -266,15 +266,15 @@ const TrainingRecord& TrainingJob::validate() {
     // run (NaN), not a reason to end it.
     try {
       const auto result = evaluate(*predictor, *m_source, eval);
-      record.validation_ll = result.ll_mean;
-      record.validation_ll_stderr = result.ll_stderr;
+      record.validation_ll = result.ll_joint_mean;
+      record.validation_ll_stderr = result.ll_joint_stderr;
     } catch (const InvalidInputError&) {
     }
     try {
       eval.shift = tau;
       const auto result = evaluate(*predictor, *m_source, eval);
-      record.shifted_ll = result.ll_mean;
-      record.shifted_ll_stderr = result.ll_stderr;
+      record.shifted_ll = result.ll_joint_mean;
+      record.shifted_ll_stderr = result.ll_joint_stderr;
     } catch (const InvalidInputError&) {
     }
     try {

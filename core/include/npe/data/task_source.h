@@ -3,12 +3,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "npe/data/task.h"
+#include "npe/models/joint_gaussian.h"
 #include "npe/models/prediction.h"
 
 namespace npe {
@@ -23,6 +25,11 @@ class TaskOracle {
   /// Predicts `task`, which must be the batch this oracle came with (possibly translated or
   /// with other targets). Throws InvalidInputError when the batch does not match.
   virtual Prediction predict(const Task& task) const = 0;
+  /// The joint predictive over all targets of each task, where the oracle knows it.
+  virtual std::optional<JointGaussian> predict_joint(const Task& task) const {
+    (void)task;
+    return std::nullopt;
+  }
 };
 
 /// A batch of tasks plus, when the generating process is known, its oracle.

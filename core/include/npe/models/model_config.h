@@ -10,7 +10,7 @@ namespace npe {
 
 /// Model hyperparameters. Fields a model does not use are ignored by it (and still stored).
 struct ModelConfig {
-  /// Registry name: "cnp", "rcnp", "tnp", "tetnp", "pttnp", "tepttnp", "convcnp", "convcnp2d".
+  /// Registry name (model_infos(): "cnp", "tnp", "tnpnd", ...).
   std::string kind;
   int64_t dim_x = 1;
   int64_t dim_y = 1;
@@ -46,6 +46,17 @@ struct ModelConfig {
   double input_scale = 1.0;
   /// ConvCNP 1-D: largest grid allowed before a ResourceLimitError.
   int64_t max_grid_points = int64_t{1} << 18;
+  /// TNP-ND kinds (Nguyen & Grover Section 3.3): "cholesky" (Sigma = L L^T, L = lower(H H^T),
+  /// their eq. 10) or "lowrank" (Sigma = diag(exp d) + A A^T); self-attention layers over the
+  /// target tokens before the projection, the projection MLP's layers, and the dimension p of
+  /// each target's vector h (their Appendix A.3: 2 layers, 4 layers, p = 20).
+  std::string covariance = "cholesky";
+  int64_t covariance_layers = 2;
+  int64_t projection_layers = 4;
+  int64_t projection_dim = 20;
+  /// TNP-A: random target orders averaged (log-mean-exp of the likelihoods, their eq. 7) when
+  /// evaluating; training uses the order of the batch.
+  int64_t num_permutations = 1;
 
   nlohmann::json to_json() const;
   /// Missing fields take their defaults; wrong types throw ConfigError.

@@ -25,6 +25,9 @@ struct ModelInfo {
   /// the transformer NPs, corrected in format 2: eq. 10 on attention weights, two-layer token
   /// embedders); older checkpoints of the kind are refused.
   int definition_version = 1;
+  /// Predicts targets jointly: log_likelihood() is the joint one and sample() draws coherent
+  /// functions (TNP-ND, TNP-A kinds).
+  bool joint = false;
 };
 
 /// All registered kinds, in a stable display order.

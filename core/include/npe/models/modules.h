@@ -47,9 +47,10 @@ TORCH_MODULE(GaussianHead);
 class MultiHeadAttentionImpl : public torch::nn::Module {
  public:
   MultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim);
-  /// If weights is non-null it receives the attention weights [B,H,Nq,Nk].
+  /// If weights is non-null it receives the attention weights [B,H,Nq,Nk]. An optional boolean
+  /// mask [Nq,Nk] says which keys each query may attend to; a query allowed none gets zero.
   torch::Tensor forward(const torch::Tensor& zq, const torch::Tensor& zk,
-                        torch::Tensor* weights = nullptr);
+                        torch::Tensor* weights = nullptr, const torch::Tensor& mask = {});
 
  private:
   torch::nn::Linear m_q{nullptr}, m_k{nullptr}, m_v{nullptr}, m_out{nullptr};
@@ -62,7 +63,7 @@ class AttentionBlockImpl : public torch::nn::Module {
  public:
   AttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim);
   torch::Tensor forward(const torch::Tensor& zq, const torch::Tensor& zk,
-                        torch::Tensor* weights = nullptr);
+                        torch::Tensor* weights = nullptr, const torch::Tensor& mask = {});
 
  private:
   torch::nn::LayerNorm m_norm_q{nullptr}, m_norm_k{nullptr}, m_norm_ff{nullptr};

@@ -20,6 +20,20 @@ Prediction gp_posterior_predictive(const KernelSpec& kernel, double noise_std,
                                    const torch::Tensor& xc, const torch::Tensor& yc,
                                    const torch::Tensor& xt);
 
+/// Joint posterior predictive of the noisy outputs at all targets: mean [Nt,Dy] in the dtype of
+/// xt, covariance [Nt*Dy, Nt*Dy] (float64, target-major; output dimensions independent).
+struct GpJointPosterior {
+  torch::Tensor mean;
+  torch::Tensor covariance;
+};
+GpJointPosterior gp_posterior_joint(const KernelSpec& kernel, double noise_std,
+                                    const torch::Tensor& xc, const torch::Tensor& yc,
+                                    const torch::Tensor& xt);
+/// The joint posteriors of a batch, one kernel and noise level per task, as a JointGaussian.
+/// Throws ResourceLimitError beyond kMaxJointTargets values per task.
+JointGaussian gp_joint_predictive(const Task& task, const std::vector<KernelSpec>& kernels,
+                                  const std::vector<double>& noise_std);
+
 /// Exact GP log marginal likelihood log p(yc | xc) summed over output dimensions, for a batch:
 /// xc [B,Nc,Dx], yc [B,Nc,Dy]; lengthscale, variance, noise_var broadcastable to [B,1,1].
 /// Differentiable in the hyperparameters. Returns [B].
@@ -40,6 +54,7 @@ class GpOracle final : public TaskOracle {
   GpOracle(std::vector<KernelSpec> kernels, double noise_std)
       : m_kernels(std::move(kernels)), m_noise_std(noise_std) {}
   Prediction predict(const Task& task) const override;
+  std::optional<JointGaussian> predict_joint(const Task& task) const override;
   const std::vector<KernelSpec>& kernels() const { return m_kernels; }
   double noise_std() const { return m_noise_std; }
 
@@ -82,5 +97,7 @@ FittedGp fit_gp(const Task& task, const FittedGpOptions& options);
 
 /// fit_gp followed by the posterior predictive of each task.
 Prediction gp_fitted_predict(const Task& task, const FittedGpOptions& options);
+/// fit_gp followed by the joint posterior predictive of each task.
+JointGaussian gp_fitted_joint(const Task& task, const FittedGpOptions& options);
 
 }  // namespace npe

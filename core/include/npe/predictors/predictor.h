@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "npe/data/task_source.h"
+#include "npe/models/joint_gaussian.h"
 #include "npe/models/model.h"
 #include "npe/models/prediction.h"
 
@@ -24,6 +25,9 @@ struct PredictorCapabilities {
   bool needs_oracle = false;
   /// forward_flops() can count its work.
   bool flop_model = false;
+  /// Has a joint predictive: sample() draws coherent functions and joint_log_likelihood() is
+  /// more than the sum of the marginals (GP baselines, TNP-ND, TNP-A kinds).
+  bool joint = false;
   /// Named sizes (default_model_config) for trainable predictors.
   std::vector<std::string> size_presets;
 };
@@ -52,6 +56,19 @@ class Predictor {
   /// undefined tensor when the predictor has none.
   virtual torch::Tensor target_attention(const Task& task) {
     (void)task;
+    return {};
+  }
+  /// log p(y_t | context) / N_t per task, [B] float64 on the CPU: the joint log-likelihood for
+  /// predictors with a joint predictive, the sum of the marginal ones otherwise. Needs target
+  /// outputs (InvalidInputError).
+  virtual torch::Tensor joint_log_likelihood(const TaskBatch& batch);
+  /// `count` coherent samples [count,B,Nt,Dy] (float32, CPU) of the outputs at the targets,
+  /// reproducible for a seed. Throws ConfigError for predictors without a joint predictive.
+  virtual torch::Tensor sample(const TaskBatch& batch, int64_t count, uint64_t seed);
+  /// The predictive covariance [B,N,N] (N = Nt * Dy, target-major; float64, CPU) where it is
+  /// known in closed form (GP baselines, TNP-ND kinds); undefined otherwise.
+  virtual torch::Tensor predictive_covariance(const TaskBatch& batch) {
+    (void)batch;
     return {};
   }
   /// The neural model behind a trainable predictor (nullptr for baselines).

@@ -40,14 +40,20 @@ struct EvalResult {
   /// compared pairwise (paired_difference).
   std::vector<double> batch_ll;
   std::vector<int64_t> batch_tasks;
+  /// Joint log-likelihood per target, log p(y_t | context) / N_t, averaged over tasks, with its
+  /// standard error over batches and per batch. Equal to ll_mean for predictors that predict
+  /// targets independently.
+  double ll_joint_mean = 0.0;
+  double ll_joint_stderr = 0.0;
+  std::vector<double> batch_joint_ll;
   /// Fraction of held-out target outputs inside the central predictive interval of each level
   /// in kCoverageLevels (a calibrated model matches the level).
   std::array<double, 3> coverage{};
   bool cancelled = false;
 };
 
-/// ll_mean, ll_stderr (over batches), tasks, batches and coverage {"0.5": ..., "0.9": ...,
-/// "0.95": ...}: the fields every JSON report of an evaluation shares.
+/// ll_mean, ll_stderr (over batches), ll_joint_mean, ll_joint_stderr, tasks, batches and coverage
+/// {"0.5": ..., "0.9": ..., "0.95": ...}: the fields every JSON report of an evaluation shares.
 nlohmann::json to_json(const EvalResult& result);
 
 /// Mean and standard error (over batches) of a - b on the batches both evaluated.

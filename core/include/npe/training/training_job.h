@@ -33,7 +33,8 @@ struct TrainingRecord {
   double wall_time_s = 0.0;
   /// Smoothed training loss (exponential moving average of the negative log-likelihood).
   double loss = kNaN;
-  /// Log-likelihood on the fixed validation tasks, and its standard error over batches.
+  /// Log-likelihood on the fixed validation tasks, and its standard error over batches: the
+  /// joint one (the training objective), which for diagonal models is the marginal one.
   double validation_ll = kNaN;
   double validation_ll_stderr = kNaN;
   /// The same validation tasks translated by TaskSource::out_of_range_translation().
