@@ -208,11 +208,57 @@ class FunctionExplorerTest : public QObject {
     QVERIFY(!plot->hasCurve("gp-fitted"));
   }
 
+  // Coherent samples come from the joint models only (GP oracle, TNP-ND) and follow the
+  // context; the correlation curve appears on hover.
+  void samplesAreDrawnAndFollowTheContext() {
+    QTemporaryDir dir;
+    const auto joint = QFileInfo(write_checkpoint(dir, "tnpnd")).absoluteFilePath();
+    const auto diagonal = QFileInfo(write_checkpoint(dir, "tnp")).absoluteFilePath();
+    m_explorer->openCheckpoint(joint);
+    m_explorer->openCheckpoint(diagonal);
+    m_explorer->setSamples(4);
+    m_explorer->setCorrelationModel("gp-oracle");
+    auto* plot = m_explorer->plot();
+    auto oracle_samples_at = [&](double x0) {
+      double sum = 0;
+      for (int k = 0; k < 4; ++k) {
+        QVector<double> x;
+        const auto values = plot->sampleLine("gp-oracle", k, &x);
+        int nearest = 0;
+        for (int i = 1; i < x.size(); ++i) {
+          if (std::abs(x[i] - x0) < std::abs(x[nearest] - x0)) nearest = i;
+        }
+        sum += values.value(nearest);
+      }
+      return sum / 4;
+    };
+    m_explorer->undoStack()->push(
+        new npe::widgets::ReplacePointsCommand(m_explorer->points(), {QPointF(0, 0)}, "one"));
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QCOMPARE(plot->sampleLineCount("gp-oracle"), 4);
+    QCOMPARE(plot->sampleLineCount(joint), 4);
+    QCOMPARE(plot->sampleLineCount(diagonal), 0);
+    QVERIFY(std::abs(oracle_samples_at(0.0)) < 0.6);
+
+    m_explorer->undoStack()->push(
+        new npe::widgets::ReplacePointsCommand(m_explorer->points(), {QPointF(0, 2)}, "moved"));
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QVERIFY(std::abs(oracle_samples_at(0.0) - 2.0) < 0.6);
+
+    m_explorer->hoverAt(0.0);
+    QVERIFY(plot->hasCorrelation());
+    m_explorer->setSamples(0);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QCOMPARE(plot->sampleLineCount("gp-oracle"), 0);
+  }
+
   void sessionRoundTripRestoresTheState() {
     QTemporaryDir dir;
     m_explorer->sampleContext(7);
     m_explorer->setShift(0.75);
     m_explorer->setModelEnabled("gp-fitted", true);
+    m_explorer->setSamples(3);
+    m_explorer->setCorrelationModel("gp-fitted");
     const auto saved = m_explorer->session();
     const auto file = dir.filePath("session.json");
     m_explorer->saveSession(file);
@@ -225,6 +271,8 @@ class FunctionExplorerTest : public QObject {
     QCOMPARE(restored.context, saved.context);
     QCOMPARE(restored.shift, 0.75);
     QCOMPARE(restored.enabled_models, saved.enabled_models);
+    QCOMPARE(restored.samples, 3);
+    QCOMPARE(restored.correlation_model, QString("gp-fitted"));
     QCOMPARE(restored.truth.seed, saved.truth.seed);
     QCOMPARE(restored.view_x_low, saved.view_x_low);
   }

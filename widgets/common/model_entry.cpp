@@ -14,9 +14,14 @@
 namespace npe::widgets {
 namespace {
 
-QString equivariance_sentence(const PredictorCapabilities& caps) {
-  return caps.translation_equivariant ? QObject::tr("Translation equivariant.")
-                                      : QObject::tr("Not translation equivariant.");
+// What the user can rely on: equivariance, and whether samples are coherent functions.
+QString capability_sentences(const PredictorCapabilities& caps) {
+  return (caps.translation_equivariant ? QObject::tr("Translation equivariant.")
+                                       : QObject::tr("Not translation equivariant.")) +
+         "\n" +
+         (caps.joint ? QObject::tr("Predicts the targets jointly: draws coherent function samples.")
+                     : QObject::tr("Predicts each target independently: it cannot draw coherent "
+                                   "function samples."));
 }
 
 }  // namespace
@@ -40,7 +45,7 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
   entry.predictor = predictor;
   entry.task = meta.task;
   QString tooltip =
-      QString::fromStdString(info.description) + "\n" + equivariance_sentence(info.capabilities);
+      QString::fromStdString(info.description) + "\n" + capability_sentences(info.capabilities);
   const auto task = meta.task_name();
   tooltip += "\n" + QObject::tr("Trained on %1 for %2 steps (%3 size)")
                         .arg(QString::fromStdString(task.empty() ? "an unnamed task" : task))
@@ -100,7 +105,7 @@ ModelEntry baseline_entry(const std::string& name, int interactive_iterations,
   tooltip +=
       "\n" +
       QObject::tr("Limited to %1 context points (the cost grows as the cube).").arg(max_context);
-  entry.tooltip = tooltip + "\n" + equivariance_sentence(info.capabilities);
+  entry.tooltip = tooltip + "\n" + capability_sentences(info.capabilities);
   return entry;
 }
 

@@ -23,6 +23,46 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// Pearson correlation of a covariance matrix [N,N].
+torch::Tensor correlation_of(const torch::Tensor& covariance) {
+  auto scale = covariance.diagonal().clamp_min(1e-300).sqrt();
+  return covariance / (scale.unsqueeze(0) * scale.unsqueeze(1));
+}
+
+// Samples and correlation of one joint predictor on the sample points (Dy: first output).
+void add_joint_outputs(Predictor& predictor, const PredictionRequest& request,
+                       const TaskBatch& points, ModelPrediction& out) {
+  const auto dim_y = points.task.dim_y();
+  auto first_output = [&](const torch::Tensor& matrix) {
+    // Values are target-major (target n, output d at n * Dy + d).
+    auto index = torch::arange(0, matrix.size(0), dim_y);
+    return matrix.index_select(0, index).index_select(1, index);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  if (request.samples > 0) {
+    auto draws = predictor.sample(points, request.samples, request.sample_seed);  // [K,1,Ns,Dy]
+    if (!torch::isfinite(draws).all().item<bool>()) {
+      throw InvalidInputError("produced non-finite samples for this input");
+    }
+    out.samples = draws.select(1, 0).select(-1, 0).contiguous();
+  }
+  if (request.correlation) {
+    auto covariance = predictor.predictive_covariance(points);
+    if (covariance.defined()) {
+      out.correlation = correlation_of(first_output(covariance[0]));
+    } else if (request.refine) {
+      auto draws = predictor.sample(points, kCorrelationSamples, request.sample_seed + 1)
+                       .select(1, 0)
+                       .select(-1, 0)
+                       .to(torch::kFloat64);
+      auto centred = draws - draws.mean(0, true);
+      out.correlation = correlation_of(centred.t().matmul(centred) / double(draws.size(0) - 1));
+      out.correlation_estimated = true;
+    }
+  }
+  out.sample_milliseconds = milliseconds_since(start);
+}
+
 }  // namespace
 
 PredictionResult compute_predictions(const PredictionRequest& request,
@@ -38,6 +78,16 @@ PredictionResult compute_predictions(const PredictionRequest& request,
   const bool extra = request.held_out_x.defined() && request.held_out_x.size(1) > 0;
   TaskBatch batch = request.batch;
   if (extra) batch.task.xt = torch::cat({task.xt, request.held_out_x.to(task.xt.dtype())}, 1);
+  // The sample points: evenly spread over the query points.
+  TaskBatch sample_points = request.batch;
+  const bool joint_outputs = (request.samples > 0 || request.correlation) && num_query > 0;
+  if (joint_outputs) {
+    const auto count = std::min<int64_t>(std::max<int64_t>(request.sample_points, 2), num_query);
+    auto index =
+        torch::linspace(0, double(num_query - 1), count, torch::kFloat64).round().to(torch::kLong);
+    sample_points.task.xt = task.xt.index_select(1, index);
+    result.sample_x = sample_points.task.xt[0];
+  }
   for (const auto& entry : request.models) {
     ModelPrediction out;
     out.id = entry.id;
@@ -68,6 +118,14 @@ PredictionResult compute_predictions(const PredictionRequest& request,
         for (double s : request.shift) back.push_back(-s);
         out.equivariance_error =
             back.empty() ? 0.0 : equivariance_error(predictor, batch, back, &p);
+      }
+      if (joint_outputs && entry.capabilities.joint) {
+        try {
+          add_joint_outputs(predictor, request, sample_points, out);
+        } catch (const std::exception& e) {
+          out.sample_error = QString::fromUtf8(e.what());
+          out.samples = out.correlation = torch::Tensor();
+        }
       }
     } catch (const std::exception& e) {
       out.error = QString::fromUtf8(e.what());

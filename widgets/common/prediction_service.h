@@ -34,7 +34,20 @@ struct PredictionRequest {
   /// ... or as known outputs of some query points: indices [Nh] into xt and outputs [Nh,Dy].
   torch::Tensor held_out_index, held_out_index_y;
   std::vector<ModelEntry> models;
+  /// Coherent samples per model with a joint predictive (0: none), drawn with sample_seed at
+  /// sample_points query points spread evenly over xt (fewer than the query points, since
+  /// joint predictions cost the square or cube of their number).
+  int samples = 0;
+  uint64_t sample_seed = 0;
+  int64_t sample_points = 64;
+  /// Also the predictive correlation between those points: exact where the covariance is known
+  /// (GP, TNP-ND kinds), else estimated from kCorrelationSamples samples (TNP-A) on refined
+  /// rounds only.
+  bool correlation = false;
 };
+
+/// Samples behind an estimated correlation matrix.
+inline constexpr int kCorrelationSamples = 128;
 
 struct ModelPrediction {
   QString id;
@@ -43,12 +56,20 @@ struct ModelPrediction {
   double equivariance_error = std::numeric_limits<double>::quiet_NaN();
   double milliseconds = 0.0;
   QString error;  ///< non-empty when this model failed; the others still report
+  /// [K, Ns] samples of the first output at PredictionResult::sample_x; undefined when none.
+  torch::Tensor samples;
+  /// [Ns, Ns] predictive correlation at sample_x (first output); undefined when none.
+  torch::Tensor correlation;
+  bool correlation_estimated = false;
+  double sample_milliseconds = 0.0;
+  QString sample_error;  ///< why samples or correlation failed (the prediction still stands)
 };
 
 struct PredictionResult {
   uint64_t serial = 0;
   bool refine = false;
-  torch::Tensor xt;  ///< [Nt, Dx] query points
+  torch::Tensor xt;        ///< [Nt, Dx] query points
+  torch::Tensor sample_x;  ///< [Ns, Dx] where samples and correlations are given
   std::vector<ModelPrediction> models;
 };
 

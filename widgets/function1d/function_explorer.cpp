@@ -87,6 +87,10 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   connect(m_plot, &FunctionPlot::moveRequested, this, &FunctionExplorer::onMoveRequested);
   connect(m_plot, &FunctionPlot::removeRequested, this, &FunctionExplorer::onRemoveRequested);
   connect(m_plot, &FunctionPlot::hovered, this, &FunctionExplorer::onHovered);
+  connect(m_plot, &FunctionPlot::hoverEnded, this, [this] {
+    m_hover_x = std::numeric_limits<double>::quiet_NaN();
+    m_plot->clearCorrelation();
+  });
   connect(m_plot, &FunctionPlot::viewChangedByUser, this, [this] {
     m_user_view = true;
     m_view_timer.start();
@@ -239,6 +243,43 @@ QWidget* FunctionExplorer::buildSidePanel() {
   m_attention_model = new QComboBox(aids_box);
   aids->addRow(sweep);
   aids->addRow(m_attention, m_attention_model);
+
+  auto* joint_box = new QGroupBox(tr("Samples"), panel);
+  auto* joint = new QFormLayout(joint_box);
+  m_draw_samples = new QCheckBox(tr("Draw samples"), joint_box);
+  m_draw_samples->setToolTip(
+      tr("Coherent function samples from every shown model with a joint predictive (GP "
+         "baselines exactly, TNP-ND, TE-TNP-ND, TNP-A target by target), as thin lines in "
+         "the model's colour. Models that predict each point independently draw none."));
+  m_sample_lines = new QSpinBox(joint_box);
+  m_sample_lines->setRange(1, 50);
+  m_sample_lines->setValue(5);
+  m_sample_lines->setSuffix(tr(" per model"));
+  auto* resample_button = new QPushButton(tr("Resample"), joint_box);
+  resample_button->setToolTip(tr("Draw new samples"));
+  auto* samples_row = new QHBoxLayout;
+  samples_row->addWidget(m_sample_lines, 1);
+  samples_row->addWidget(resample_button);
+  joint->addRow(m_draw_samples, samples_row);
+  m_correlation = new QCheckBox(tr("Correlation of"), joint_box);
+  m_correlation->setToolTip(
+      tr("Hover over the plot: a dashed curve (right-hand axis) shows the model's predictive "
+         "correlation between y at the hovered x and y at every other x. Exact for the GP "
+         "baselines and TNP-ND kinds; estimated from %1 samples for TNP-A once you pause.")
+          .arg(kCorrelationSamples));
+  m_correlation_model = new QComboBox(joint_box);
+  joint->addRow(m_correlation, m_correlation_model);
+  connect(m_draw_samples, &QCheckBox::toggled, this, [this] { schedulePredictions(false); });
+  connect(m_sample_lines, &QSpinBox::valueChanged, this, [this] {
+    if (m_draw_samples->isChecked()) schedulePredictions(false);
+  });
+  connect(resample_button, &QPushButton::clicked, this, &FunctionExplorer::resample);
+  connect(m_correlation, &QCheckBox::toggled, this, [this](bool on) {
+    if (!on) m_plot->clearCorrelation();
+    schedulePredictions(false);
+  });
+  connect(m_correlation_model, &QComboBox::currentIndexChanged, this,
+          [this] { showCorrelation(); });
   connect(sweep, &QPushButton::clicked, this, &FunctionExplorer::openSweep);
   connect(m_attention, &QCheckBox::toggled, this, [this](bool on) {
     if (!on) m_plot->clearAttention();
@@ -247,6 +288,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
   column->addWidget(truth_box);
   column->addWidget(models_box);
   column->addWidget(metrics_box);
+  column->addWidget(joint_box);
   column->addWidget(aids_box);
   column->addStretch(1);
   return panel;
@@ -258,10 +300,34 @@ const std::vector<ModelEntry>& FunctionExplorer::models() const {
 
 void FunctionExplorer::addModel(ModelEntry entry, bool enabled) {
   const bool attention = entry.capabilities.attention;
+  const bool joint = entry.capabilities.joint;
   const auto name = entry.name;
   const auto count = m_model_list->count();
   const auto id = m_model_list->add(std::move(entry), enabled);
-  if (attention && m_model_list->count() > count) m_attention_model->addItem(name, id);
+  if (m_model_list->count() > count) {
+    if (attention) m_attention_model->addItem(name, id);
+    if (joint) m_correlation_model->addItem(name, id);
+  }
+}
+
+void FunctionExplorer::setSamples(int count) {
+  if (count > 0) m_sample_lines->setValue(count);
+  m_draw_samples->setChecked(count > 0);
+}
+
+int FunctionExplorer::samples() const {
+  return m_draw_samples->isChecked() ? m_sample_lines->value() : 0;
+}
+
+void FunctionExplorer::resample() {
+  ++m_draw_seed;
+  schedulePredictions(false);
+}
+
+void FunctionExplorer::setCorrelationModel(const QString& id) {
+  const int index = m_correlation_model->findData(id);
+  if (index >= 0) m_correlation_model->setCurrentIndex(index);
+  m_correlation->setChecked(index >= 0);
 }
 
 void FunctionExplorer::setModelEnabled(const QString& id, bool enabled) {
@@ -269,7 +335,10 @@ void FunctionExplorer::setModelEnabled(const QString& id, bool enabled) {
 }
 
 void FunctionExplorer::onModelToggled(const QString& id, bool enabled) {
-  if (!enabled) m_plot->removeModelCurve(id);
+  if (!enabled) {
+    m_plot->removeModelCurve(id);
+    m_plot->removeModelSamples(id);
+  }
   schedulePredictions(false);
 }
 
@@ -414,6 +483,12 @@ void FunctionExplorer::schedulePredictions(bool refine) {
                                                       m_truth.spec().noise_std);
   }
   request.models = m_model_list->enabledEntries();
+  request.samples = samples();
+  request.sample_seed = m_draw_seed;
+  // Joint predictions cost the square (TNP-ND, GP) or more (TNP-A, one pass per point) of
+  // their number of points: a coarse grid while the user drags, a finer one once they pause.
+  request.sample_points = refine ? 120 : 48;
+  request.correlation = m_correlation->isChecked();
   m_service->request(std::move(request));
   if (!refine) m_refine_timer.start();
 }
@@ -432,8 +507,32 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
     m_plot->setModelCurve(prediction.id, entry->name, entry->colour, x,
                           QVector<double>(mean.begin(), mean.end()),
                           QVector<double>(stddev.begin(), stddev.end()));
-    m_last_ms[entry->name] = prediction.milliseconds;
+    m_last_ms[entry->name] = prediction.milliseconds + prediction.sample_milliseconds;
+    if (prediction.samples.defined()) {
+      const auto sx = to_vector(result.sample_x);
+      std::vector<QVector<double>> lines;
+      for (int64_t k = 0; k < prediction.samples.size(0); ++k) {
+        const auto values = to_vector(prediction.samples[k]);
+        lines.emplace_back(values.begin(), values.end());
+      }
+      m_plot->setModelSamples(prediction.id, entry->colour, QVector<double>(sx.begin(), sx.end()),
+                              lines);
+    } else {
+      m_plot->removeModelSamples(prediction.id);
+    }
+    if (!prediction.sample_error.isEmpty()) {
+      Q_EMIT statusMessage(tr("%1: no samples: %2").arg(entry->name, prediction.sample_error));
+    }
+    // TNP-A's estimated correlation arrives on refined rounds only: keep the last one meanwhile.
+    if (prediction.correlation.defined()) {
+      m_correlations[prediction.id] = {prediction.correlation, prediction.correlation_estimated};
+    } else if (!m_correlation->isChecked() || !entry->capabilities.joint) {
+      m_correlations.erase(prediction.id);
+    }
   }
+  if (result.sample_x.defined()) m_sample_x = to_vector(result.sample_x);
+  if (!m_correlation->isChecked()) m_correlations.clear();
+  showCorrelation();
   m_metrics->showResult(result, *m_model_list);
   Q_EMIT statusMessage(describeModels());
   Q_EMIT predictionsUpdated(result.refine);
@@ -447,7 +546,37 @@ QString FunctionExplorer::describeModels() const {
       .arg(QString::fromStdString(describe_device(m_device)), parts.join(", "));
 }
 
+void FunctionExplorer::showCorrelation() {
+  if (!m_correlation->isChecked() || !std::isfinite(m_hover_x)) {
+    m_plot->clearCorrelation();
+    return;
+  }
+  const auto id = m_correlation_model->currentData().toString();
+  const auto* entry = m_model_list->find(id);
+  auto it = m_correlations.find(id);
+  if (!entry || !entry->enabled || it == m_correlations.end() || m_sample_x.empty() ||
+      it->second.first.size(0) != int64_t(m_sample_x.size())) {
+    m_plot->clearCorrelation();
+    return;
+  }
+  // The row of the sample point nearest to the hovered x.
+  size_t row = 0;
+  for (size_t i = 1; i < m_sample_x.size(); ++i) {
+    if (std::abs(m_sample_x[i] - m_hover_x) < std::abs(m_sample_x[row] - m_hover_x)) row = i;
+  }
+  const auto values = to_vector(it->second.first[int64_t(row)]);
+  const auto label = tr("correlation with x = %1 (%2%3)")
+                         .arg(m_sample_x[row], 0, 'g', 4)
+                         .arg(entry->name)
+                         .arg(it->second.second ? tr(", estimated") : QString());
+  m_plot->setCorrelation(m_sample_x[row], entry->colour, label,
+                         QVector<double>(m_sample_x.begin(), m_sample_x.end()),
+                         QVector<double>(values.begin(), values.end()));
+}
+
 void FunctionExplorer::onHovered(double x) {
+  m_hover_x = x;
+  showCorrelation();
   if (!m_attention->isChecked() || m_attention_model->count() == 0) return;
   const auto id = m_attention_model->currentData().toString();
   const auto* entry = m_model_list->find(id);
@@ -492,6 +621,9 @@ Session FunctionExplorer::session() const {
   s.context = m_points->points();
   s.shift = m_shift;
   s.enabled_models = m_model_list->enabledIds();
+  s.samples = samples();
+  if (m_correlation->isChecked())
+    s.correlation_model = m_correlation_model->currentData().toString();
   s.checkpoints = m_model_list->userCheckpoints();
   s.has_view = true;
   s.view_x_low = m_plot->xAxis->range().lower;
@@ -529,6 +661,12 @@ void FunctionExplorer::applySession(const Session& s) {
   m_has_truth = s.has_truth;
   m_truth = GroundTruth(s.truth);
   m_model_list->setEnabledIds(s.enabled_models);
+  setSamples(s.samples);
+  if (s.correlation_model.isEmpty()) {
+    m_correlation->setChecked(false);
+  } else {
+    setCorrelationModel(s.correlation_model);
+  }
   m_undo->clear();
   {
     QSignalBlocker block(m_points);

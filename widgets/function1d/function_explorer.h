@@ -1,6 +1,9 @@
 #pragma once
 // The "1-D functions" tab: place context points, shift them by Δ, compare models live.
 
+#include <limits>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include <QTimer>
@@ -71,6 +74,14 @@ class FunctionExplorer final : public ExplorerPanel {
   /// Replaces the context with n noisy samples of the ground truth (undoable).
   void sampleContext(int n);
 
+  /// Coherent samples (K per joint model; 0 hides them) and the hover correlation.
+  void setSamples(int count);
+  int samples() const;
+  void resample();
+  void setCorrelationModel(const QString& id);
+  /// Hover at x as the mouse would (for tests).
+  void hoverAt(double x) { onHovered(x); }
+
   Session session() const;
   /// Applies a session; throws npe::Error (nothing changes) when a checkpoint it names fails.
   void applySession(const Session& session);
@@ -91,6 +102,7 @@ class FunctionExplorer final : public ExplorerPanel {
   void onAttention(const npe::widgets::AttentionResult& result);
   void onHovered(double x);
   void onModelToggled(const QString& id, bool enabled);
+  void showCorrelation();
   void openSweep();
 
  private:
@@ -125,6 +137,16 @@ class FunctionExplorer final : public ExplorerPanel {
   MetricsTable* m_metrics = nullptr;
   QCheckBox* m_attention = nullptr;
   QComboBox* m_attention_model = nullptr;
+  // Joint predictions: samples and the correlation shown on hover.
+  QCheckBox* m_draw_samples = nullptr;
+  QSpinBox* m_sample_lines = nullptr;
+  QCheckBox* m_correlation = nullptr;
+  QComboBox* m_correlation_model = nullptr;
+  uint64_t m_draw_seed = 1;
+  /// The latest correlation matrix per model id, at m_sample_x.
+  std::map<QString, std::pair<torch::Tensor, bool>> m_correlations;
+  std::vector<double> m_sample_x;
+  double m_hover_x = std::numeric_limits<double>::quiet_NaN();
 
   GroundTruth m_truth;
   bool m_has_truth = true;

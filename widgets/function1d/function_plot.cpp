@@ -51,6 +51,15 @@ FunctionPlot::FunctionPlot(QWidget* parent) : QCustomPlot(parent) {
   m_truth->setName(tr("true function"));
   m_truth->setPen(QPen(QColor(60, 60, 60), 1.5, Qt::DashLine));
 
+  // The correlation overlay lives on the right-hand axis, shown only while it is drawn.
+  yAxis2->setRange(-1.05, 1.05);
+  yAxis2->setLabel(tr("predictive correlation"));
+  m_correlation = addGraph(xAxis, yAxis2);
+  m_correlation->setVisible(false);
+  m_correlation->removeFromLegend();
+  m_correlation_marker = new QCPItemStraightLine(this);
+  m_correlation_marker->setVisible(false);
+
   m_points = addGraph();
   m_points->setName(tr("context"));
   m_points->setLineStyle(QCPGraph::lsNone);
@@ -124,6 +133,80 @@ void FunctionPlot::removeModelCurve(const QString& id) {
   removeGraph(it->second.mean);
   m_curves.erase(it);
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::setModelSamples(const QString& id, const QColor& colour,
+                                   const QVector<double>& x,
+                                   const std::vector<QVector<double>>& samples) {
+  auto& lines = m_samples[id];
+  while (lines.size() > samples.size()) {
+    removeGraph(lines.back());
+    lines.pop_back();
+  }
+  QColor thin = colour;
+  thin.setAlpha(150);
+  while (lines.size() < samples.size()) {
+    auto* graph = addGraph();
+    graph->setPen(QPen(thin, 1));
+    graph->removeFromLegend();
+    lines.push_back(graph);
+  }
+  for (size_t k = 0; k < samples.size(); ++k) lines[k]->setData(x, samples[k], true);
+  m_points->setLayer("main");
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::removeModelSamples(const QString& id) {
+  auto it = m_samples.find(id);
+  if (it == m_samples.end()) return;
+  for (auto* graph : it->second) removeGraph(graph);
+  m_samples.erase(it);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+int FunctionPlot::sampleLineCount(const QString& id) const {
+  auto it = m_samples.find(id);
+  return it == m_samples.end() ? 0 : static_cast<int>(it->second.size());
+}
+
+QVector<double> FunctionPlot::sampleLine(const QString& id, int k, QVector<double>* x) const {
+  QVector<double> values;
+  auto it = m_samples.find(id);
+  if (it == m_samples.end() || k < 0 || k >= int(it->second.size())) return values;
+  for (auto point = it->second[size_t(k)]->data()->constBegin();
+       point != it->second[size_t(k)]->data()->constEnd(); ++point) {
+    values.push_back(point->value);
+    if (x) x->push_back(point->key);
+  }
+  return values;
+}
+
+void FunctionPlot::setCorrelation(double x0, const QColor& colour, const QString& label,
+                                  const QVector<double>& x, const QVector<double>& correlation) {
+  m_correlation->setPen(QPen(colour, 2, Qt::DashDotLine));
+  m_correlation->setName(label);
+  m_correlation->setData(x, correlation, true);
+  if (!m_correlation->visible()) m_correlation->addToLegend();
+  m_correlation->setVisible(true);
+  m_correlation_marker->setPen(QPen(colour, 1, Qt::DotLine));
+  m_correlation_marker->point1->setCoords(x0, 0);
+  m_correlation_marker->point2->setCoords(x0, 1);
+  m_correlation_marker->setVisible(true);
+  yAxis2->setVisible(true);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void FunctionPlot::clearCorrelation() {
+  if (!m_correlation->visible()) return;
+  m_correlation->setVisible(false);
+  m_correlation->removeFromLegend();
+  m_correlation_marker->setVisible(false);
+  yAxis2->setVisible(false);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool FunctionPlot::hasCorrelation() const {
+  return m_correlation->visible();
 }
 
 void FunctionPlot::setTrainingRange(double low, double high) {
@@ -251,6 +334,7 @@ void FunctionPlot::keyPressEvent(QKeyEvent* event) {
 
 void FunctionPlot::leaveEvent(QEvent* event) {
   m_hover_index = -1;
+  Q_EMIT hoverEnded();
   QCustomPlot::leaveEvent(event);
 }
 

@@ -25,6 +25,20 @@ class FunctionPlot final : public QCustomPlot {
                      const QVector<double>& x, const QVector<double>& mean,
                      const QVector<double>& stddev);
   void removeModelCurve(const QString& id);
+  /// Coherent function samples of a model as thin lines in its colour (one per row of
+  /// `samples`, at x); replaces the model's earlier samples.
+  void setModelSamples(const QString& id, const QColor& colour, const QVector<double>& x,
+                       const std::vector<QVector<double>>& samples);
+  void removeModelSamples(const QString& id);
+  int sampleLineCount(const QString& id) const;
+  /// The k-th sample line of a model: its values, and its x in `x` when given.
+  QVector<double> sampleLine(const QString& id, int k, QVector<double>* x = nullptr) const;
+  /// A row of a model's predictive correlation matrix, corr(y(x0), y(x)), on the right-hand
+  /// axis (-1 to 1), with a marker at x0.
+  void setCorrelation(double x0, const QColor& colour, const QString& label,
+                      const QVector<double>& x, const QVector<double>& correlation);
+  void clearCorrelation();
+  bool hasCorrelation() const;
   /// The shaded band of the models' training context range, in absolute coordinates.
   void setTrainingRange(double low, double high);
   /// The target window (dotted lines), in display coordinates.
@@ -46,6 +60,8 @@ class FunctionPlot final : public QCustomPlot {
   void moveRequested(int index, QPointF point, int drag_id);
   void removeRequested(int index);
   void hovered(double x);
+  /// The mouse left the plot.
+  void hoverEnded();
   /// The user zoomed or panned.
   void viewChangedByUser();
 
@@ -71,6 +87,9 @@ class FunctionPlot final : public QCustomPlot {
   QCPItemStraightLine* m_target_low = nullptr;
   QCPItemStraightLine* m_target_high = nullptr;
   std::map<QString, Curve> m_curves;
+  std::map<QString, std::vector<QCPGraph*>> m_samples;
+  QCPGraph* m_correlation = nullptr;
+  QCPItemStraightLine* m_correlation_marker = nullptr;
   std::vector<QCPItemLine*> m_attention_lines;
   std::vector<QPointF> m_context;
 

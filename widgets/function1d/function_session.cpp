@@ -39,6 +39,9 @@ QJsonObject Session::to_json() const {
       {"models", QJsonObject{{"enabled", QJsonArray::fromStringList(enabled_models)},
                              {"checkpoints", QJsonArray::fromStringList(checkpoints)}}},
   };
+  if (samples > 0 || !correlation_model.isEmpty()) {
+    json["joint"] = QJsonObject{{"samples", samples}, {"correlation_model", correlation_model}};
+  }
   if (has_view) {
     json["view"] = QJsonObject{{"x", QJsonArray{view_x_low, view_x_high}},
                                {"y", QJsonArray{view_y_low, view_y_high}}};
@@ -76,6 +79,15 @@ Session Session::from_json(const QJsonObject& json) {
   const auto models = json.value("models").toObject();
   for (const auto& v : models.value("enabled").toArray()) s.enabled_models << v.toString();
   for (const auto& v : models.value("checkpoints").toArray()) s.checkpoints << v.toString();
+  if (json.contains("joint")) {
+    const auto joint = json.value("joint").toObject();
+    const double samples = finite_number(joint, "samples", 0.0);
+    if (samples < 0 || samples > 50 || samples != std::floor(samples)) {
+      fail("'samples' must be a whole number from 0 to 50");
+    }
+    s.samples = int(samples);
+    s.correlation_model = joint.value("correlation_model").toString();
+  }
   if (json.contains("view")) {
     const auto view = json.value("view").toObject();
     const auto x = view.value("x").toArray(), y = view.value("y").toArray();

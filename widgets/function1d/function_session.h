@@ -25,6 +25,10 @@ struct Session {
   QStringList enabled_models;
   /// Checkpoints opened by the user (besides the shipped ones).
   QStringList checkpoints;
+  /// Coherent samples drawn per joint model (0: off) and the model whose correlation hover
+  /// shows (empty: off).
+  int samples = 0;
+  QString correlation_model;
   bool has_view = false;
   double view_x_low = -4, view_x_high = 4, view_y_low = -3, view_y_high = 3;
 
