@@ -55,8 +55,11 @@ int main(int argc, char** argv) {
   QCommandLineOption training_job(
       "training-job", "Add the training job of this checkpoint to the Training tab.", "FILE");
   QCommandLineOption map_3d("map-3d", "Show the map tab's 3-D relief view.");
+  QCommandLineOption samples("samples",
+                             "Draw K coherent function samples per joint model on the 1-D tab.",
+                             "K");
   parser.addOptions(
-      {session, screenshot, threads, latency, device, shift, tab, training_job, map_3d});
+      {session, screenshot, threads, latency, device, shift, tab, training_job, map_3d, samples});
   parser.addPositionalArgument(
       "files", "Sessions (.json), checkpoints (.pt) or pictures (.png, .jpg, ...) to open.");
   parser.process(app);
@@ -90,6 +93,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     window.functionExplorer()->setShift(value);
+  }
+  if (parser.isSet(samples)) {
+    bool ok = false;
+    const int count = parser.value(samples).toInt(&ok);
+    if (!ok || count < 0 || count > 50) {
+      std::fprintf(stderr, "np-explorer: --samples expects a whole number from 0 to 50\n");
+      return 2;
+    }
+    window.functionExplorer()->setSamples(count);
   }
   if (parser.isSet(tab) && !window.showPanel(parser.value(tab))) {
     std::fprintf(stderr, "np-explorer: --tab expects one of: %s\n",
