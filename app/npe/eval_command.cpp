@@ -107,6 +107,10 @@ int run_eval(const EvalArguments& a) {
         "%.3f\n",
         result.batch_ll.size(), (long long)options.batch_size, result.coverage[0],
         result.coverage[1], result.coverage[2]);
+    if (predictor->info().capabilities.joint) {
+      std::printf("  joint log-likelihood per target, log p(y_t | context) / N_t: %.4f ± %.4f\n",
+                  result.ll_joint_mean, result.ll_joint_stderr);
+    }
   }
   return 0;
 }
