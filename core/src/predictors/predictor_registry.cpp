@@ -82,19 +82,11 @@ void check_gp_context(const PredictorInfo& info, const Task& task, int64_t max_c
   }
 }
 
-class OraclePredictor final : public Predictor {
+// The GP baselines' joint outputs, all from their joint posterior (joint()).
+class GpPredictor : public Predictor {
  public:
-  OraclePredictor(PredictorInfo info, int64_t max_context)
+  GpPredictor(PredictorInfo info, int64_t max_context)
       : Predictor(std::move(info)), m_max_context(max_context) {}
-  Prediction predict(const TaskBatch& batch) override {
-    check_gp_context(info(), batch.task, m_max_context);
-    if (!batch.has_oracle()) {
-      throw ConfigError(
-          "the GP oracle needs tasks whose generating process is known (GP tasks, or the "
-          "explorer's ground truth)");
-    }
-    return to_cpu(batch.oracle->predict(batch.task));
-  }
   torch::Tensor joint_log_likelihood(const TaskBatch& batch) override {
     validate_task(batch.task, /*require_target_outputs=*/true);
     return joint_log_likelihood_of(joint(batch), batch.task);
@@ -106,29 +98,44 @@ class OraclePredictor final : public Predictor {
     return joint(batch).covariance().cpu();
   }
 
+ protected:
+  virtual JointGaussian joint(const TaskBatch& batch) = 0;
+  void check_context(const Task& task) const { check_gp_context(info(), task, m_max_context); }
+
  private:
-  JointGaussian joint(const TaskBatch& batch) const {
-    check_gp_context(info(), batch.task, m_max_context);
+  int64_t m_max_context;
+};
+
+class OraclePredictor final : public GpPredictor {
+ public:
+  using GpPredictor::GpPredictor;
+  Prediction predict(const TaskBatch& batch) override {
+    return to_cpu(oracle_of(batch).predict(batch.task));
+  }
+
+ private:
+  const TaskOracle& oracle_of(const TaskBatch& batch) const {
+    check_context(batch.task);
     if (!batch.has_oracle()) {
       throw ConfigError(
           "the GP oracle needs tasks whose generating process is known (GP tasks, or the "
           "explorer's ground truth)");
     }
-    auto joint = batch.oracle->predict_joint(batch.task);
+    return *batch.oracle;
+  }
+  JointGaussian joint(const TaskBatch& batch) override {
+    auto joint = oracle_of(batch).predict_joint(batch.task);
     if (!joint) throw ConfigError("this task's oracle has no joint predictive");
     return *joint;
   }
-
-  int64_t m_max_context;
 };
 
-class FittedGpPredictor final : public Predictor {
+class FittedGpPredictor final : public GpPredictor {
  public:
   FittedGpPredictor(PredictorInfo info, FittedGpOptions options, int64_t max_context)
-      : Predictor(std::move(info)), m_options(std::move(options)), m_max_context(max_context) {}
+      : GpPredictor(std::move(info), max_context), m_options(std::move(options)) {}
   Prediction predict(const TaskBatch& batch) override {
-    check_gp_context(info(), batch.task, m_max_context);
-    check_gp_context(info(), batch.task, m_max_context);
+    check_context(batch.task);
     const auto& fitted = fit(batch.task);
     std::vector<torch::Tensor> means, stddevs;
     for (int64_t b = 0; b < batch.task.batch_size(); ++b) {
@@ -139,21 +146,12 @@ class FittedGpPredictor final : public Predictor {
     }
     return to_cpu({torch::stack(means), torch::stack(stddevs)});
   }
-  torch::Tensor joint_log_likelihood(const TaskBatch& batch) override {
-    validate_task(batch.task, /*require_target_outputs=*/true);
-    return joint_log_likelihood_of(joint(batch), batch.task);
-  }
-  torch::Tensor sample(const TaskBatch& batch, int64_t count, uint64_t seed) override {
-    return joint_samples(joint(batch), count, seed);
-  }
-  torch::Tensor predictive_covariance(const TaskBatch& batch) override {
-    return joint(batch).covariance().cpu();
-  }
 
  private:
-  JointGaussian joint(const TaskBatch& batch) {
-    check_gp_context(info(), batch.task, m_max_context);
-    return gp_joint_predictive(batch.task, fit(batch.task).kernels, fit(batch.task).noise_std);
+  JointGaussian joint(const TaskBatch& batch) override {
+    check_context(batch.task);
+    const auto& fitted = fit(batch.task);
+    return gp_joint_predictive(batch.task, fitted.kernels, fitted.noise_std);
   }
   // The fit depends on the context only: the marginal and the joint predictive of one task (as
   // an evaluation asks for both) share it.
@@ -171,7 +169,6 @@ class FittedGpPredictor final : public Predictor {
   }
 
   FittedGpOptions m_options;
-  int64_t m_max_context;
   FittedGp m_fitted;
   torch::Tensor m_fitted_xc, m_fitted_yc;
 };
