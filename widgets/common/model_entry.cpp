@@ -110,10 +110,15 @@ ModelEntry baseline_entry(const std::string& name, int interactive_iterations,
 }
 
 QColor model_colour(int index) {
+  // Enough distinct colours for every shipped 1-D model plus the GP baselines before one
+  // repeats.
   static const QColor palette[] = {
       QColor(31, 119, 180),  QColor(214, 39, 40), QColor(44, 160, 44),   QColor(255, 127, 14),
-      QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(23, 190, 207)};
-  return palette[index % 8];
+      QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(23, 190, 207),
+      QColor(188, 189, 34),  QColor(0, 95, 95),   QColor(160, 0, 90),    QColor(100, 100, 220),
+      QColor(0, 150, 100),   QColor(120, 80, 0)};
+  constexpr int kColours = int(sizeof palette / sizeof palette[0]);
+  return palette[((index % kColours) + kColours) % kColours];
 }
 
 QIcon colour_icon(const QColor& colour) {
