@@ -31,7 +31,7 @@ torch::Tensor correlation_of(const torch::Tensor& covariance) {
 
 // Samples and correlation of one joint predictor on the sample points (Dy: first output).
 void add_joint_outputs(Predictor& predictor, const PredictionRequest& request,
-                       const TaskBatch& points, ModelPrediction& out) {
+                       const TaskBatch& points, bool correlation, ModelPrediction& out) {
   const auto dim_y = points.task.dim_y();
   auto first_output = [&](const torch::Tensor& matrix) {
     // Values are target-major (target n, output d at n * Dy + d).
@@ -46,7 +46,7 @@ void add_joint_outputs(Predictor& predictor, const PredictionRequest& request,
     }
     out.samples = draws.select(1, 0).select(-1, 0).contiguous();
   }
-  if (request.correlation) {
+  if (correlation) {
     auto covariance = predictor.predictive_covariance(points);
     if (covariance.defined()) {
       out.correlation = correlation_of(first_output(covariance[0]));
@@ -80,7 +80,8 @@ PredictionResult compute_predictions(const PredictionRequest& request,
   if (extra) batch.task.xt = torch::cat({task.xt, request.held_out_x.to(task.xt.dtype())}, 1);
   // The sample points: evenly spread over the query points.
   TaskBatch sample_points = request.batch;
-  const bool joint_outputs = (request.samples > 0 || request.correlation) && num_query > 0;
+  const bool joint_outputs =
+      (request.samples > 0 || !request.correlation_model.isEmpty()) && num_query > 0;
   if (joint_outputs) {
     const auto count = std::min<int64_t>(std::max<int64_t>(request.sample_points, 2), num_query);
     auto index =
@@ -121,7 +122,8 @@ PredictionResult compute_predictions(const PredictionRequest& request,
       }
       if (joint_outputs && entry.capabilities.joint) {
         try {
-          add_joint_outputs(predictor, request, sample_points, out);
+          add_joint_outputs(predictor, request, sample_points,
+                            entry.id == request.correlation_model, out);
         } catch (const std::exception& e) {
           out.sample_error = QString::fromUtf8(e.what());
           out.samples = out.correlation = torch::Tensor();

@@ -40,10 +40,10 @@ struct PredictionRequest {
   int samples = 0;
   uint64_t sample_seed = 0;
   int64_t sample_points = 64;
-  /// Also the predictive correlation between those points: exact where the covariance is known
-  /// (GP, TNP-ND kinds), else estimated from kCorrelationSamples samples (TNP-A) on refined
-  /// rounds only.
-  bool correlation = false;
+  /// The model (id) whose predictive correlation between those points is wanted (empty: none):
+  /// exact where the covariance is known (GP, TNP-ND kinds), else estimated from
+  /// kCorrelationSamples samples (TNP-A) on refined rounds only.
+  QString correlation_model;
 };
 
 /// Samples behind an estimated correlation matrix.

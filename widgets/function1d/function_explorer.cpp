@@ -278,8 +278,10 @@ QWidget* FunctionExplorer::buildSidePanel() {
     if (!on) m_plot->clearCorrelation();
     schedulePredictions(false);
   });
-  connect(m_correlation_model, &QComboBox::currentIndexChanged, this,
-          [this] { showCorrelation(); });
+  connect(m_correlation_model, &QComboBox::currentIndexChanged, this, [this] {
+    showCorrelation();
+    if (m_correlation->isChecked()) schedulePredictions(false);
+  });
   connect(sweep, &QPushButton::clicked, this, &FunctionExplorer::openSweep);
   connect(m_attention, &QCheckBox::toggled, this, [this](bool on) {
     if (!on) m_plot->clearAttention();
@@ -487,8 +489,10 @@ void FunctionExplorer::schedulePredictions(bool refine) {
   request.sample_seed = m_draw_seed;
   // Joint predictions cost the square (TNP-ND, GP) or more (TNP-A, one pass per point) of
   // their number of points: a coarse grid while the user drags, a finer one once they pause.
-  request.sample_points = refine ? 120 : 48;
-  request.correlation = m_correlation->isChecked();
+  request.sample_points = refine ? 80 : 48;
+  if (m_correlation->isChecked()) {
+    request.correlation_model = m_correlation_model->currentData().toString();
+  }
   m_service->request(std::move(request));
   if (!refine) m_refine_timer.start();
 }
