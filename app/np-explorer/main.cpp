@@ -55,9 +55,8 @@ int main(int argc, char** argv) {
   QCommandLineOption training_job(
       "training-job", "Add the training job of this checkpoint to the Training tab.", "FILE");
   QCommandLineOption map_3d("map-3d", "Show the map tab's 3-D relief view.");
-  QCommandLineOption samples("samples",
-                             "Draw K coherent function samples per joint model on the 1-D tab.",
-                             "K");
+  QCommandLineOption samples(
+      "samples", "Draw K coherent function samples per joint model on the 1-D tab.", "K");
   parser.addOptions(
       {session, screenshot, threads, latency, device, shift, tab, training_job, map_3d, samples});
   parser.addPositionalArgument(
