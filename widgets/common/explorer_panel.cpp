@@ -1,5 +1,9 @@
 #include "common/explorer_panel.h"
 
+#include <QHBoxLayout>
+#include <QScrollArea>
+#include <QSplitter>
+
 #include "npe/errors.h"
 
 namespace npe::widgets {
@@ -11,6 +15,20 @@ void ExplorerPanel::reportErrors(const QString& failure, const std::function<voi
     const auto why = QString::fromUtf8(e.what());
     Q_EMIT statusMessage(failure.isEmpty() ? why : failure + ": " + why);
   }
+}
+
+void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width) {
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(controls);
+  scroll->setWidgetResizable(true);
+  scroll->setMinimumWidth(controls_width);
+  auto* splitter = new QSplitter(this);
+  splitter->addWidget(view);
+  splitter->addWidget(scroll);
+  splitter->setStretchFactor(0, 1);
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter);
 }
 
 }  // namespace npe::widgets

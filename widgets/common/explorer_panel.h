@@ -60,6 +60,9 @@ class ExplorerPanel : public QWidget {
   /// Runs a user action; an npe::Error it throws becomes a status message "<failure>: <why>"
   /// (an empty `failure` shows the reason alone). The state the action guards is unchanged.
   void reportErrors(const QString& failure, const std::function<void()>& action);
+  /// The tabs' common layout: `view` on the left (stretching), `controls` in a scroll area of
+  /// at least `controls_width` pixels on the right, split by a movable handle.
+  void layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width);
 
  Q_SIGNALS:
   void statusMessage(const QString& message);

@@ -98,17 +98,7 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device)
   scroll->setFrameShape(QFrame::NoFrame);
   view_layout->addWidget(scroll, 4);
 
-  auto* controls = new QScrollArea(this);
-  controls->setWidget(buildControls());
-  controls->setWidgetResizable(true);
-  controls->setMinimumWidth(330);
-  auto* splitter = new QSplitter(this);
-  splitter->addWidget(m_view_area);
-  splitter->addWidget(controls);
-  splitter->setStretchFactor(0, 1);
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(splitter);
+  layOutViewAndControls(m_view_area, buildControls(), 330);
 
   connect(m_mask, &ContextMask::changed, this, [this] {
     redrawCanvas();

@@ -81,17 +81,7 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
   view_layout->addWidget(m_hover);
   view_layout->addWidget(m_small_maps);
 
-  auto* controls = new QScrollArea(this);
-  controls->setWidget(buildControls());
-  controls->setWidgetResizable(true);
-  controls->setMinimumWidth(340);
-  auto* splitter = new QSplitter(this);
-  splitter->addWidget(m_view_area);
-  splitter->addWidget(controls);
-  splitter->setStretchFactor(0, 1);
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(splitter);
+  layOutViewAndControls(m_view_area, buildControls(), 340);
 
   connect(m_stations, &StationSet::changed, this, [this] {
     redraw();
