@@ -16,6 +16,8 @@ packages=(
   # ERA5 maps: NetCDF and GRIB readers (core/), GSHHG coastlines drawn on the map tab.
   libnetcdf-dev libeccodes-dev gmt-gshhg-low
   libgtest-dev
+  # npe-convert-reference and its test read checkpoints of the authors' PyTorch code.
+  python3-torch
   qt6-base-dev libqt6opengl6-dev qt6-svg-dev libqcustomplot-dev
   # The map tab's 2-D and 3-D views (VTK embedded in a QOpenGLWidget).
   libvtk9-dev

@@ -27,6 +27,7 @@ struct Command {
 Command add_train_command(CLI::App& app, const std::string& command_line);
 Command add_eval_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
+Command add_import_command(CLI::App& app);
 
 /// --threads N (default 0: all cores), shared by every subcommand.
 void add_thread_option(CLI::App& command, int& threads);

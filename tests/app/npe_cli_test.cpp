@@ -111,6 +111,17 @@ TEST_F(NpeCli, CorruptCheckpointFailsCleanly) {
   EXPECT_NE(r.output.find("corrupt"), std::string::npos) << r.output;
 }
 
+// An unconverted or corrupt reference checkpoint is an error that says what to do; nothing is
+// written.
+TEST_F(NpeCli, ImportReferenceRefusesFilesItCannotRead) {
+  const auto path = dir / "model.ckpt";
+  std::ofstream(path) << "garbage";
+  auto r = run_npe("import-reference " + path.string() + " --out " + (dir / "out.pt").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("cannot read reference checkpoint"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.pt"));
+}
+
 TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
   const auto models = dir / "models";
   fs::create_directories(models);
@@ -183,7 +194,8 @@ TEST_F(NpeCli, EverySubcommandHasHelp) {
                                                         {"eval --help", "--checkpoint"},
                                                         {"bench accuracy --help", "--shifts"},
                                                         {"bench latency --help", "--repeats"},
-                                                        {"bench train --help", "--steps"}}) {
+                                                        {"bench train --help", "--steps"},
+                                                        {"import-reference --help", "--heads"}}) {
     auto r = run_npe(command);
     EXPECT_EQ(r.status, 0) << command;
     EXPECT_NE(r.output.find(option), std::string::npos) << command << ": " << r.output;
