@@ -17,3 +17,16 @@ if(NPE_SANITIZE)
                                                -fno-sanitize-recover=all)
   target_link_options(npe_options INTERFACE -fsanitize=${NPE_SANITIZE})
 endif()
+
+# Fuzzing build (-DNPE_FUZZ=ON, clang only; the "fuzz" preset): coverage instrumentation for
+# libFuzzer plus AddressSanitizer and UndefinedBehaviorSanitizer on every target; the fuzz
+# targets in tests/fuzz link libFuzzer's main.
+option(NPE_FUZZ "Build the libFuzzer targets of tests/fuzz (clang)" OFF)
+if(NPE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "NPE_FUZZ needs clang: CC=clang CXX=clang++ cmake ... (or the fuzz preset)")
+  endif()
+  target_compile_options(npe_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                                               -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(npe_options INTERFACE -fsanitize=address,undefined)
+endif()

@@ -18,6 +18,8 @@ packages=(
   libgtest-dev
   # npe-convert-reference and its test read checkpoints of the authors' PyTorch code.
   python3-torch
+  # The sanitizer and fuzzing build (clang's libFuzzer, AddressSanitizer, UBSan) that CI runs.
+  clang libclang-rt-14-dev
   qt6-base-dev libqt6opengl6-dev qt6-svg-dev libqcustomplot-dev
   # The map tab's 2-D and 3-D views (VTK embedded in a QOpenGLWidget).
   libvtk9-dev

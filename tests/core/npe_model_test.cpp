@@ -106,6 +106,23 @@ TEST(ModelRegistry, UnknownKindListsTheKnownOnes) {
   NPE_EXPECT_THROW_WITH(make_model(tiny_config("tnpx")), ConfigError, "known: cnp, rcnp");
 }
 
+// A checkpoint's metadata may be hostile: absurd sizes are refused before anything is allocated.
+TEST(ModelRegistry, AbsurdSizesAreRefusedBeforeAllocating) {
+  auto wide = tiny_config("tnp");
+  wide.dim_model = int64_t{1} << 40;
+  NPE_EXPECT_THROW_WITH(make_model(wide), ResourceLimitError, "dim_model");
+  auto huge = tiny_config("tetnp");
+  huge.dim_model = 8192;
+  huge.num_layers = 200;
+  NPE_EXPECT_THROW_WITH(make_model(huge), ResourceLimitError, "million parameters");
+  auto no_kernel = tiny_config("convcnp");
+  no_kernel.kernel_size = -3;
+  EXPECT_THROW(make_model(no_kernel), ConfigError);
+  for (const auto* size : {"small", "paper"}) {
+    EXPECT_NO_THROW(make_model(default_model_config("tetnp", size))) << size;
+  }
+}
+
 TEST(ModelRegistry, EveryKindHasInfo) {
   for (const auto& info : model_infos()) {
     EXPECT_FALSE(info.display_name.empty());

@@ -262,6 +262,9 @@ LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, torch::Devic
     loaded.model = make_model(loaded.metadata.model);
   } catch (const Error& e) {
     throw CheckpointError("checkpoint '" + path.string() + "': " + e.what());
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint '" + path.string() + "': its model cannot be built: " +
+                          first_line(e.what_without_backtrace()));
   }
   auto state = named_state(*loaded.model);
   torch::NoGradGuard no_grad;

@@ -60,6 +60,48 @@ void check_sizes(const ModelConfig& c) {
   positive(c.projection_layers, "projection_layers");
   positive(c.projection_dim, "projection_dim");
   positive(c.num_permutations, "num_permutations");
+  positive(c.kernel_size, "kernel_size");
+  if (c.cnn_layers < 0) throw ConfigError("model configuration: cnn_layers must be >= 0");
+  // A hostile or mistyped configuration (a checkpoint's metadata, a form) must be refused before
+  // it allocates: every size has a generous ceiling, and the model a parameter budget.
+  auto at_most = [&](int64_t v, int64_t limit, const char* name) {
+    if (v > limit) {
+      throw ResourceLimitError(std::string("model configuration: ") + name + " = " +
+                               std::to_string(v) + " is above the limit of " +
+                               std::to_string(limit));
+    }
+  };
+  at_most(c.dim_x, 64, "dim_x");
+  at_most(c.dim_y, 64, "dim_y");
+  at_most(c.dim_model, 8192, "dim_model");
+  at_most(c.num_layers, 256, "num_layers");
+  at_most(c.num_heads, 1024, "num_heads");
+  at_most(c.head_dim, 4096, "head_dim");
+  at_most(c.pairwise_width, 8192, "pairwise_width");
+  at_most(c.num_pseudo_tokens, 65536, "num_pseudo_tokens");
+  at_most(c.conv_channels, 8192, "conv_channels");
+  at_most(c.kernel_size, 255, "kernel_size");
+  at_most(c.cnn_layers, 256, "cnn_layers");
+  at_most(c.covariance_layers, 256, "covariance_layers");
+  at_most(c.projection_layers, 256, "projection_layers");
+  at_most(c.projection_dim, 4096, "projection_dim");
+  at_most(c.num_permutations, 100000, "num_permutations");
+  // An upper estimate over all kinds (attention, pairwise MLPs, feed-forward, convolutions).
+  const double d = double(c.dim_model), inner = double(c.num_heads) * double(c.head_dim),
+               w = double(c.pairwise_width), k = double(c.kernel_size),
+               ch = double(c.conv_channels);
+  const double per_layer =
+      2.0 * (4.0 * d * inner + 4.0 * d * d + w * w + w * double(c.num_heads + c.dim_x + 2));
+  const double parameters =
+      double(c.num_layers + c.covariance_layers + c.projection_layers) * per_layer +
+      ch * ch * k * k * double(2 * c.unet_depth + c.cnn_layers + 2) +
+      double(c.num_pseudo_tokens) * d + d * double(c.projection_dim + c.dim_x + c.dim_y);
+  constexpr double kMaxParameters = 2e9;
+  if (parameters > kMaxParameters) {
+    throw ResourceLimitError("model configuration: the model would have about " +
+                             std::to_string(int64_t(parameters / 1e6)) +
+                             " million parameters, above the limit of 2000 million");
+  }
   if (c.covariance != "cholesky" && c.covariance != "lowrank")
     throw ConfigError("model configuration: covariance must be 'cholesky' or 'lowrank', not '" +
                       c.covariance + "'");

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a fuzz build for a while and fails if any finds a crash.
+#   tests/fuzz/run-fuzzers.sh BUILD_DIR SECONDS_PER_TARGET [TARGET...]
+# Seeds: tests/fuzz/seeds/<target>, plus files found at run time (the shipped models'
+# metadata, the smallest shipped checkpoint, ecCodes' GRIB samples). Every input in
+# tests/fuzz/regressions/<target> (crashes found before, now fixed) is replayed first.
+# Crash reproducers go to $FUZZ_OUT (default BUILD_DIR/fuzz-out), with each target's log.
+# $FUZZ_JOBS targets run at once (default 2: one per core of the CI machine).
+set -euo pipefail
+build=${1:?build dir}
+seconds=${2:?seconds per target}
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${FUZZ_OUT:-$build/fuzz-out}
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(fuzz_checkpoint_metadata fuzz_checkpoint_archive fuzz_point_table fuzz_idx
+           fuzz_gridded_field fuzz_session)
+fi
+mkdir -p "$out"
+
+seed_corpus() {  # target -> folder of seeds (fresh copy: libFuzzer adds to its corpus)
+  local target=$1 corpus="$out/corpus/$1"
+  mkdir -p "$corpus"
+  local name=${target#fuzz_}
+  if [ -d "$here/seeds/$name" ]; then cp "$here/seeds/$name"/* "$corpus"/; fi
+  case $name in
+    checkpoint_metadata) cp "$root"/models/*/*.pt.json "$corpus"/ ;;
+    checkpoint_archive) cp "$root/models/gp1d/cnp.pt" "$corpus"/ ;;
+    gridded_field)
+      for f in regular_ll_sfc_grib1 regular_ll_sfc_grib2 GRIB1 GRIB2; do
+        [ -f "/usr/share/eccodes/samples/$f.tmpl" ] && cp "/usr/share/eccodes/samples/$f.tmpl" "$corpus/$f.grib"
+      done ;;
+  esac
+  echo "$corpus"
+}
+
+fuzz_one() {  # target -> 0 when it ran clean
+  local target=$1 binary="$build/tests/fuzz/$1" name=${1#fuzz_} status=0
+  if [ -d "$here/regressions/$name" ]; then
+    echo "fuzz: $target: replaying $(ls "$here/regressions/$name" | wc -l) regression inputs"
+    "$binary" -rss_limit_mb=3072 "$here/regressions/$name"/* > "$out/$target.regressions.log" 2>&1 || {
+      echo "fuzz: $target: a regression input fails again (see $out/$target.regressions.log)"; status=1; }
+  fi
+  local corpus
+  corpus=$(seed_corpus "$target")
+  # Archive and NetCDF/GRIB inputs are larger than libFuzzer's default maximum length.
+  local max_len=4096
+  case $name in checkpoint_archive) max_len=200000 ;; gridded_field) max_len=16384 ;; esac
+  local log="$out/$target.log"
+  if "$binary" "$corpus" -max_total_time="$seconds" -max_len=$max_len -rss_limit_mb=3072 \
+       -timeout=30 -print_final_stats=1 -artifact_prefix="$out/$target-" > "$log" 2>&1; then
+    local runs
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    echo "fuzz: $target: ${runs:-?} executions in ${seconds}s, no crash"
+  else
+    echo "fuzz: $target: FAILED (reproducer in $out/$target-*; log $log)"
+    grep -m 5 -E "ERROR|SUMMARY|terminate|what\(\)" "$log" || tail -n 20 "$log"
+    status=1
+  fi
+  return $status
+}
+
+export build seconds here root out
+export -f fuzz_one seed_corpus
+printf '%s\n' "${targets[@]}" | xargs -P "${FUZZ_JOBS:-2}" -I{} bash -c 'fuzz_one "$1"' _ {}
