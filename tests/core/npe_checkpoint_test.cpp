@@ -124,6 +124,18 @@ TEST_F(Checkpoints, MismatchedMetadataIsAClearError) {
   NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "but the model needs");
 }
 
+// nlohmann::json casts a float to an integer field unchecked: out-of-range numbers are refused
+// before that (fuzz_checkpoint_metadata found 1.3e64 in dim_model).
+TEST_F(Checkpoints, OutOfRangeNumbersInMetadataAreRefused) {
+  auto json = CheckpointMetadata{}.to_json();
+  json["model"] = tiny_config("tnp").to_json();
+  json["model"]["dim_model"] = 1.3e64;
+  NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError, "out of range");
+  NPE_EXPECT_THROW_WITH(ModelConfig::from_json(json["model"]), ConfigError, "out of range");
+  json["model"]["dim_model"] = 64.0;  // a float that is a fine integer still reads
+  EXPECT_EQ(CheckpointMetadata::from_json(json).model.dim_model, 64);
+}
+
 TEST_F(Checkpoints, FutureFormatVersionIsRejected) {
   auto model = make_model(tiny_config("cnp"));
   CheckpointMetadata metadata;

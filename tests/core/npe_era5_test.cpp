@@ -188,6 +188,13 @@ TEST_F(Era5Files, CorruptTruncatedAndUnsupportedFilesGiveClearErrors) {
   const auto text = scratch("notes.nc");
   std::ofstream(text) << "not a data file at all";
   expect_data_error(text, "not a recognised gridded-data file");
+  // A GRIB 2 header claiming 2^48 bytes: ecCodes would allocate that much before reading
+  // (fuzz_gridded_field found it); the reader refuses the file first.
+  const auto huge = scratch("huge.grib");
+  std::string header = std::string("GRIB\xff\xff\x00\x02", 8) + std::string(2, '\0') +
+                       std::string(6, '\xff') + std::string(64, '\x07');
+  std::ofstream(huge, std::ios::binary) << header;
+  expect_data_error(huge, "claims");
   // GRIB on a reduced Gaussian grid, written from ecCodes' own sample.
   const auto reduced = scratch("reduced.grib");
   codes_handle* h = codes_grib_handle_new_from_samples(nullptr, "reduced_gg_pl_32_grib2");

@@ -85,6 +85,10 @@ TEST_F(ImageData, IdxReaderRejectsBadFilesClearly) {
                         "23 labels for 24 images");
   std::ofstream(dir / "short", std::ios::binary) << std::string(2, '\0');
   NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "short"), DataError, "too short");
+  // A header promising 8 GB with a few bytes behind it is "truncated", without allocating the
+  // 8 GB first (fuzz_idx found the allocation).
+  write_idx(dir / "promises", {65536, 65536, 2}, std::vector<uint8_t>(5, 1), 0x08, 16 + 5);
+  NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "promises"), DataError, "truncated");
 }
 
 TEST(ImageCanvas, PlacesTheImageAtTheTranslation) {

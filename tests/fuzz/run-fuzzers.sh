@@ -26,7 +26,10 @@ seed_corpus() {  # target -> folder of seeds (fresh copy: libFuzzer adds to its 
   local name=${target#fuzz_}
   if [ -d "$here/seeds/$name" ]; then cp "$here/seeds/$name"/* "$corpus"/; fi
   case $name in
-    checkpoint_metadata) cp "$root"/models/*/*.pt.json "$corpus"/ ;;
+    checkpoint_metadata)
+      for f in "$root"/models/*/*.pt.json; do
+        cp "$f" "$corpus/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done ;;
     checkpoint_archive) cp "$root/models/gp1d/cnp.pt" "$corpus"/ ;;
     gridded_field)
       for f in regular_ll_sfc_grib1 regular_ll_sfc_grib2 GRIB1 GRIB2; do

@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -69,8 +71,18 @@ torch::Tensor read_idx_ubyte(const std::filesystem::path& path) {
     }
     count *= dims[d];
   }
-  auto data = torch::empty(dims, torch::kUInt8);
-  const auto got = read_fully(file.get(), data.data_ptr<uint8_t>(), static_cast<size_t>(count));
+  // Read in chunks before allocating the whole array: a header that promises gigabytes must not
+  // cost gigabytes when the file holds a few bytes (found by fuzz_idx).
+  std::vector<uint8_t> bytes;
+  constexpr size_t kChunk = size_t{16} << 20;
+  size_t got = 0;
+  while (got < static_cast<size_t>(count)) {
+    const size_t want = std::min(kChunk, static_cast<size_t>(count) - got);
+    bytes.resize(got + want);
+    const auto read = read_fully(file.get(), bytes.data() + got, want);
+    got += read;
+    if (read < want) break;
+  }
   if (got != static_cast<size_t>(count)) {
     fail(path, "truncated: the header promises " + std::to_string(count) +
                    " bytes of data, the "
@@ -80,6 +92,8 @@ torch::Tensor read_idx_ubyte(const std::filesystem::path& path) {
   int errnum = 0;
   gzerror(file.get(), &errnum);
   if (errnum != Z_OK && errnum != Z_STREAM_END) fail(path, "corrupt compressed data");
+  auto data = torch::empty(dims, torch::kUInt8);
+  if (count > 0) std::memcpy(data.data_ptr<uint8_t>(), bytes.data(), static_cast<size_t>(count));
   return data;
 }
 

@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "npe/errors.h"
+#include "npe/json_numbers.h"
 #include "npe/models/model_registry.h"
 
 namespace npe {
@@ -105,6 +106,12 @@ torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::pa
     throw CheckpointError("checkpoint '" + path.string() +
                           "' is corrupt or truncated (cannot be read as a checkpoint archive: " +
                           first_line(e.what_without_backtrace()) + ")");
+  } catch (const std::exception& e) {
+    // libtorch's archive reader also throws standard exceptions (std::out_of_range from a map
+    // lookup) on some corrupt files; found by fuzz_checkpoint_archive.
+    throw CheckpointError("checkpoint '" + path.string() +
+                          "' is corrupt or truncated (cannot be read as a checkpoint archive: " +
+                          first_line(e.what()) + ")");
   }
   return archive;
 }
@@ -124,7 +131,15 @@ namespace {
 CheckpointMetadata read_metadata(torch::serialize::InputArchive& archive,
                                  const std::filesystem::path& path) {
   c10::IValue value;
-  if (!archive.try_read(kMetadataKey, value) || !value.isString()) {
+  bool found = false;
+  try {
+    found = archive.try_read(kMetadataKey, value);
+  } catch (const std::exception& e) {
+    throw CheckpointError("checkpoint '" + path.string() +
+                          "' is corrupt: its metadata record cannot be read (" +
+                          first_line(e.what()) + ")");
+  }
+  if (!found || !value.isString()) {
     throw CheckpointError("'" + path.string() +
                           "' is not an NP Explorer checkpoint (no metadata record)");
   }
@@ -171,6 +186,11 @@ nlohmann::json CheckpointMetadata::to_json() const {
 
 CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw CheckpointError("metadata is not a JSON object");
+  try {
+    check_json_numbers(json, "metadata");
+  } catch (const ConfigError& e) {
+    throw CheckpointError(e.what());
+  }
   CheckpointMetadata m;
   try {
     m.format_version = json.at("format_version").get<int>();
@@ -292,6 +312,8 @@ LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, torch::Devic
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint '" + path.string() +
                           "' is corrupt: " + first_line(e.what_without_backtrace()));
+  } catch (const std::out_of_range& e) {
+    throw CheckpointError("checkpoint '" + path.string() + "' is corrupt: " + first_line(e.what()));
   }
   loaded.model->to(device);
   loaded.model->eval();

@@ -2,6 +2,7 @@
 
 #include "npe/data/task_source.h"
 #include "npe/errors.h"
+#include "npe/json_numbers.h"
 #include "npe/models/model_registry.h"
 
 namespace npe {
@@ -47,6 +48,7 @@ nlohmann::json ModelConfig::to_json() const {
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("model configuration must be a JSON object");
+  check_json_numbers(json, "model configuration");
   ModelConfig config;
   try {
 #define NPE_READ(field) \

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include <torch/torch.h>
@@ -104,6 +105,44 @@ Grid grid_of(const Message& m) {
   return g;
 }
 
+/// ecCodes allocates a message's declared length before reading it, so a corrupt GRIB 2 header
+/// claiming 2^48 bytes aborts under a sanitizer or exhausts memory (found by fuzz_gridded_field).
+/// Every message's length is checked against the bytes left in the file first, walking the file
+/// as ecCodes does (messages start at "GRIB"; bytes between messages are skipped).
+void check_message_lengths(const std::filesystem::path& path, FILE* file) {
+  std::fseek(file, 0, SEEK_END);
+  const long size = std::ftell(file);
+  long offset = 0;
+  std::vector<unsigned char> block(1 << 16);
+  while (offset + 16 <= size) {
+    std::fseek(file, offset, SEEK_SET);
+    const size_t got = std::fread(block.data(), 1, block.size(), file);
+    if (got < 16) break;
+    size_t start = 0;
+    while (start + 4 <= got && std::memcmp(block.data() + start, "GRIB", 4) != 0) ++start;
+    if (start + 16 > got) {
+      offset += static_cast<long>(got > 16 ? got - 15 : got);  // "GRIB" may straddle blocks
+      continue;
+    }
+    const unsigned char* header = block.data() + start;
+    const long message = offset + static_cast<long>(start);
+    uint64_t length = 0;
+    if (header[7] == 2) {
+      for (int i = 8; i < 16; ++i) length = (length << 8) | header[i];
+    } else {
+      length = (uint64_t(header[4]) << 16) | (uint64_t(header[5]) << 8) | header[6];
+    }
+    if (length < 16) length = 4;  // not a usable header: let ecCodes judge, search on
+    if (length > static_cast<uint64_t>(size - message)) {
+      fail(path, "the message at byte " + std::to_string(message) + " claims " +
+                     std::to_string(length) + " bytes but the file has " +
+                     std::to_string(size - message) + " left (truncated or corrupt)");
+    }
+    offset = message + static_cast<long>(length);
+  }
+  std::rewind(file);
+}
+
 class GribReader final : public GriddedReader {
  public:
   std::string format_name() const override { return "GRIB"; }
@@ -113,6 +152,7 @@ class GribReader final : public GriddedReader {
                     const GriddedReadOptions& options) const override {
     std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
     if (!file) fail(path, "cannot open the file");
+    check_message_lengths(path, file.get());
     GriddedField field;
     field.source = path;
     Grid grid;
