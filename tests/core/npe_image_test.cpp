@@ -89,6 +89,9 @@ TEST_F(ImageData, IdxReaderRejectsBadFilesClearly) {
   // 8 GB first (fuzz_idx found the allocation).
   write_idx(dir / "promises", {65536, 65536, 2}, std::vector<uint8_t>(5, 1), 0x08, 16 + 5);
   NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "promises"), DataError, "truncated");
+  // A zero dimension does not excuse absurd others.
+  write_idx(dir / "zero", {0, 1 << 30, 1 << 30, 64}, {}, 0x08, 32);
+  NPE_EXPECT_THROW_WITH(read_idx_ubyte(dir / "zero"), DataError, "implausibly large");
 }
 
 TEST(ImageCanvas, PlacesTheImageAtTheTranslation) {

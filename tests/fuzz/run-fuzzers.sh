@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of a fuzz build for a while and fails if any finds a crash.
 #   tests/fuzz/run-fuzzers.sh BUILD_DIR SECONDS_PER_TARGET [TARGET...]
+# SECONDS_PER_TARGET 0 only replays the regression inputs.
 # Seeds: tests/fuzz/seeds/<target>, plus files found at run time (the shipped models'
 # metadata, the smallest shipped checkpoint, ecCodes' GRIB samples). Every input in
 # tests/fuzz/regressions/<target> (crashes found before, now fixed) is replayed first.
@@ -46,6 +47,7 @@ fuzz_one() {  # target -> 0 when it ran clean
     "$binary" -rss_limit_mb=3072 "$here/regressions/$name"/* > "$out/$target.regressions.log" 2>&1 || {
       echo "fuzz: $target: a regression input fails again (see $out/$target.regressions.log)"; status=1; }
   fi
+  if [ "$seconds" = 0 ]; then return $status; fi  # regressions only
   local corpus
   corpus=$(seed_corpus "$target")
   # Archive and NetCDF/GRIB inputs are larger than libFuzzer's default maximum length.

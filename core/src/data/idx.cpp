@@ -60,15 +60,19 @@ torch::Tensor read_idx_ubyte(const std::filesystem::path& path) {
   const int rank = magic[3];
   if (rank < 1 || rank > 4) fail(path, "IDX rank " + std::to_string(rank) + " is not 1..4");
   std::vector<int64_t> dims(rank);
-  int64_t count = 1;
+  int64_t count = 1, nonzero_product = 1;
   for (int d = 0; d < rank; ++d) {
     unsigned char bytes[4];
     if (read_fully(file.get(), bytes, 4) != 4) fail(path, "truncated IDX header");
     dims[d] = big_endian(bytes);
-    // Refuse absurd sizes before allocating (a corrupt header must not exhaust memory).
-    if (dims[d] > (int64_t{1} << 31) || (dims[d] > 0 && count > (int64_t{1} << 34) / dims[d])) {
+    // Refuse absurd sizes before allocating (a corrupt header must not exhaust memory). Zero
+    // dimensions do not excuse the others: libtorch refuses shapes whose product of non-zero
+    // sizes overflows (found by fuzz_idx).
+    if (dims[d] > (int64_t{1} << 31) ||
+        (dims[d] > 0 && nonzero_product > (int64_t{1} << 34) / dims[d])) {
       fail(path, "IDX dimensions are implausibly large");
     }
+    if (dims[d] > 0) nonzero_product *= dims[d];
     count *= dims[d];
   }
   // Read in chunks before allocating the whole array: a header that promises gigabytes must not
