@@ -6,7 +6,8 @@
 # metadata, the smallest shipped checkpoint, ecCodes' GRIB samples). Every input in
 # tests/fuzz/regressions/<target> (crashes found before, now fixed) is replayed first.
 # Crash reproducers go to $FUZZ_OUT (default BUILD_DIR/fuzz-out), with each target's log.
-# $FUZZ_JOBS targets run at once (default 2: one per core of the CI machine).
+# $FUZZ_JOBS targets run at once (default 2: one per core of the CI machine); $FUZZ_SEED seeds
+# libFuzzer (default 1, so CI runs repeat).
 set -euo pipefail
 build=${1:?build dir}
 seconds=${2:?seconds per target}
@@ -55,7 +56,7 @@ fuzz_one() {  # target -> 0 when it ran clean
   case $name in checkpoint_archive) max_len=200000 ;; gridded_field) max_len=16384 ;; esac
   local log="$out/$target.log"
   if "$binary" "$corpus" -max_total_time="$seconds" -max_len=$max_len -rss_limit_mb=3072 \
-       -timeout=30 -print_final_stats=1 -artifact_prefix="$out/$target-" > "$log" 2>&1; then
+       -timeout=30 -seed="${FUZZ_SEED:-1}" -print_final_stats=1 -artifact_prefix="$out/$target-" > "$log" 2>&1; then
     local runs
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     echo "fuzz: $target: ${runs:-?} executions in ${seconds}s, no crash"
