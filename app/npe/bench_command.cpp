@@ -25,6 +25,7 @@
 #include "npe/training/evaluation.h"
 #include "npe/training/training.h"
 #include "option_values.h"
+#include "reference_workload.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {
@@ -265,7 +266,7 @@ Timing summarise(std::vector<double> ms) {
 
 struct LatencyArguments {
   int64_t repeats = 50, warmup = 5, context = 64, targets = 256;
-  std::string models, device = "all";
+  std::string models, device = "all", workload = "tasks";
   std::optional<std::string> models_dir, size;
   int fit_iterations = 60, threads = 0;
   bool json = false;
@@ -410,7 +411,7 @@ double matmul_peak_gflops(torch::Device device, int64_t n) {
 struct TrainBenchArguments {
   int64_t steps = 20, warmup = 3, batch_size = 16;
   std::string size = "small", models = "cnp,rcnp,tnp,pttnp,tetnp,tepttnp,convcnp", device = "cpu",
-              task = "gp1d";
+              task = "gp1d", workload = "tasks";
   std::vector<std::string> task_options;
   int threads = 0;
   bool json = false;
@@ -494,6 +495,80 @@ int bench_train(const TrainBenchArguments& a) {
   return 0;
 }
 
+// Kinds timed on the reference workload when --models is not given: those the authors'
+// benchmark script also builds.
+constexpr const char* kReferenceKinds = "tnp,tetnp";
+
+void print_reference_rows(const nlohmann::json& rows, const char* what) {
+  std::printf("%s\n", what);
+  std::printf("%-10s %10s %10s %10s %6s\n", "model", "median ms", "p10 ms", "p90 ms", "runs");
+  for (const auto& r : rows) {
+    std::printf("%-10s %10.2f %10.2f %10.2f %6lld\n", r["model"].get<std::string>().c_str(),
+                r["median_ms"].get<double>(), r["p10_ms"].get<double>(), r["p90_ms"].get<double>(),
+                (long long)r["runs"].get<int64_t>());
+  }
+}
+
+nlohmann::json reference_row(const std::string& kind, const std::vector<double>& ms,
+                             torch::Device device) {
+  const auto t = summarise(ms);
+  return {{"model", kind},
+          {"workload", "reference"},
+          {"median_ms", t.median_ms},
+          {"p10_ms", t.p10_ms},
+          {"p90_ms", t.p90_ms},
+          {"runs", static_cast<int64_t>(ms.size())},
+          {"machine", machine_json(device)}};
+}
+
+int bench_train_reference(const TrainBenchArguments& a) {
+  apply_runtime_options(a.threads);
+  const auto device = parse_device(a.device);
+  const ReferenceWorkload workload;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& kind : parse_list(a.models)) {
+    torch::manual_seed(0);
+    auto model = make_model(reference_model_config(kind));
+    model->to(device);
+    auto row =
+        reference_row(kind, time_reference_training(*model, workload, a.steps, a.warmup), device);
+    row.update({{"batch", workload.train_batch},
+                {"context", workload.train_context},
+                {"targets", workload.train_targets}});
+    rows.push_back(row);
+  }
+  if (a.json) {
+    std::printf("%s\n", rows.dump().c_str());
+    return 0;
+  }
+  print_reference_rows(rows, "reference workload: one training step, batch 16, Nc 64, Nt 128");
+  return 0;
+}
+
+int bench_latency_reference(const LatencyArguments& a) {
+  apply_runtime_options(a.threads);
+  const auto device = parse_device(a.device == "all" ? "cpu" : a.device);
+  const ReferenceWorkload workload;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& kind : parse_list(a.models.empty() ? kReferenceKinds : a.models)) {
+    torch::manual_seed(0);
+    auto model = make_model(reference_model_config(kind));
+    model->to(device);
+    auto row = reference_row(kind, time_reference_prediction(*model, workload, a.repeats, a.warmup),
+                             device);
+    row.update({{"batch", 1},
+                {"context", workload.predict_context},
+                {"targets", workload.predict_targets}});
+    rows.push_back(row);
+  }
+  if (a.json) {
+    std::printf("%s\n", rows.dump().c_str());
+    return 0;
+  }
+  print_reference_rows(rows, "reference workload: one prediction, batch 1, Nc 64, Nt 256");
+  return 0;
+}
+
 }  // namespace
 
 Command add_bench_command(CLI::App& app) {
@@ -532,9 +607,10 @@ Command add_bench_command(CLI::App& app) {
   latency->add_option("--repeats", lat->repeats, "Timed runs")
       ->check(at_least(1))
       ->capture_default_str();
-  latency->add_option("--warmup", lat->warmup, "Untimed runs first")
-      ->check(at_least(0))
-      ->capture_default_str();
+  auto* latency_warmup =
+      latency->add_option("--warmup", lat->warmup, "Untimed runs first (reference: 10)")
+          ->check(at_least(0))
+          ->capture_default_str();
   latency->add_option("--context", lat->context, "Context points")
       ->check(at_least(0))
       ->capture_default_str();
@@ -553,20 +629,31 @@ Command add_bench_command(CLI::App& app) {
       ->check(at_least(0))
       ->capture_default_str();
   latency->add_flag("--json", lat->json, "Print JSON rows");
+  latency
+      ->add_option("--workload", lat->workload,
+                   "tasks: GP tasks of --context/--targets points; reference: the authors' "
+                   "benchmark workload (batch 1, Nc 64, Nt 256, fresh paper-size models)")
+      ->check(CLI::IsMember({"tasks", "reference"}))
+      ->capture_default_str();
   add_thread_option(*latency, lat->threads);
 
   auto* train = bench->add_subcommand("train", "Training steps per second and FLOP rate");
   auto tr = std::make_shared<TrainBenchArguments>();
   train->add_option("--task", tr->task, "Task: " + task_names_text())->capture_default_str();
   train->add_option("--task-option", tr->task_options, "KEY=VALUE setting of the task");
-  train->add_option("--steps", tr->steps, "Timed steps")->check(at_least(1))->capture_default_str();
-  train->add_option("--warmup", tr->warmup, "Untimed steps first")
-      ->check(at_least(0))
-      ->capture_default_str();
+  auto* train_steps = train->add_option("--steps", tr->steps, "Timed steps (reference: 30)")
+                          ->check(at_least(1))
+                          ->capture_default_str();
+  auto* train_warmup =
+      train->add_option("--warmup", tr->warmup, "Untimed steps first (reference: 5)")
+          ->check(at_least(0))
+          ->capture_default_str();
   train->add_option("--size", tr->size, "Size preset")
       ->check(CLI::IsMember({"small", "paper"}))
       ->capture_default_str();
-  train->add_option("--models", tr->models, "Comma-separated kinds")->capture_default_str();
+  auto* train_models =
+      train->add_option("--models", tr->models, "Comma-separated kinds (reference: tnp,tetnp)")
+          ->capture_default_str();
   train->add_option("--device", tr->device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
@@ -574,12 +661,36 @@ Command add_bench_command(CLI::App& app) {
       ->check(at_least(1))
       ->capture_default_str();
   train->add_flag("--json", tr->json, "Print JSON rows");
+  train
+      ->add_option("--workload", tr->workload,
+                   "tasks: the task's own batches; reference: the authors' benchmark workload "
+                   "(batch 16, Nc 64, Nt 128, paper-size models, norm clipping, AdamW)")
+      ->check(CLI::IsMember({"tasks", "reference"}))
+      ->capture_default_str();
   add_thread_option(*train, tr->threads);
 
   return {bench, [=] {
             if (accuracy->parsed()) return bench_accuracy(*acc);
-            if (latency->parsed()) return bench_latency(*lat);
-            if (train->parsed()) return bench_train(*tr);
+            if (latency->parsed()) {
+              if (lat->workload == "reference") {
+                // The script's counts unless given: 50 timed runs after 10 warm-up runs.
+                auto args = *lat;
+                if (latency_warmup->count() == 0) args.warmup = 10;
+                return bench_latency_reference(args);
+              }
+              return bench_latency(*lat);
+            }
+            if (train->parsed()) {
+              if (tr->workload == "reference") {
+                // The script's counts and models unless given: 30 steps after 5 warm-up ones.
+                auto args = *tr;
+                if (train_steps->count() == 0) args.steps = 30;
+                if (train_warmup->count() == 0) args.warmup = 5;
+                if (train_models->count() == 0) args.models = kReferenceKinds;
+                return bench_train_reference(args);
+              }
+              return bench_train(*tr);
+            }
             const auto extras = bench->remaining();
             throw UsageError(extras.empty() ? "bench needs a suite: accuracy, latency or train"
                                             : "unknown bench suite '" + extras.front() +

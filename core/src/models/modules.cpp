@@ -4,6 +4,9 @@
 
 #include <torch/torch.h>
 
+#include "npe/models/compute_settings.h"
+#include "pairwise_kernel_attention.h"
+
 namespace npe {
 namespace {
 
@@ -178,12 +181,25 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
   // Differences are formed before any projection: projecting x_n and x_m separately and
   // subtracting would cancel large, rounded numbers when the inputs are far from the origin.
   auto diff = xq.unsqueeze(2) - xk.unsqueeze(1);  // [B,Nq,Nk,Dx]
-  auto hidden = m_rho_dots->forward(dots).add_(m_rho_dx->forward(diff));
-  hidden = torch::relu(m_rho_hidden->forward(torch::relu(hidden)));
-  auto logits = m_rho_out->forward(hidden);    // [B,Nq,Nk,H]
-  auto alpha = torch::softmax(logits, 2);      // [B,Nq,Nk,H], sums to 1 over the keys
+  torch::Tensor alpha, attended;                  // alpha [B,Nq,Nk,H] sums to 1 over the keys
+  if (attention_implementation() == AttentionImplementation::fused &&
+      pairwise_kernel_attention_applies(dots)) {
+    auto rho_in = torch::cat({m_rho_dots->weight, m_rho_dx->weight}, 1);
+    auto fused = pairwise_kernel_attention(
+        torch::cat({dots, diff}, -1), v, rho_in, m_rho_dots->bias, m_rho_hidden->weight,
+        m_rho_hidden->bias, m_rho_out->weight, m_rho_out->bias, pairwise_precision());
+    attended = fused[0].reshape({b, nq, m_heads * m_head_dim});
+    alpha = fused[1];
+  } else {
+    auto hidden = m_rho_dots->forward(dots).add_(m_rho_dx->forward(diff));
+    hidden = torch::relu(m_rho_hidden->forward(torch::relu(hidden)));
+    alpha = torch::softmax(m_rho_out->forward(hidden), 2);
+    attended = alpha.permute({0, 3, 1, 2})
+                   .matmul(v)
+                   .permute({0, 2, 1, 3})
+                   .reshape({b, nq, m_heads * m_head_dim});
+  }
   auto weights = alpha.permute({0, 3, 1, 2});  // [B,H,Nq,Nk]
-  auto attended = weights.matmul(v).permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim});
   Output out{m_out->forward(attended), xq, {}};
   if (m_update_locations) {
     // Paper eq. 10: x_n + (1/Nk) sum_m (x_n - x_m) phi(alpha_nm), with phi acting on the

@@ -1,0 +1,36 @@
+#pragma once
+// How TE models compute their pairwise MLPs and attention: process-wide run-time choices, like
+// the thread count (they do not change what a checkpoint holds).
+
+#include <string>
+
+namespace npe {
+
+/// fp32: float32 throughout. bf16: the pairwise MLP's matrix products take bfloat16 inputs
+/// (many CPUs and GPUs run these several times faster); softmax, the weighted sum over keys,
+/// gradients' accumulation, the loss and the optimiser state stay in float32.
+enum class Precision { fp32, bf16 };
+
+/// "fp32", "bf16" or "auto" (bf16 where measure_bf16_speedup() > 1.5, else fp32). Throws
+/// ConfigError for other names.
+Precision parse_precision(const std::string& name);
+std::string precision_name(Precision precision);
+
+void set_pairwise_precision(Precision precision);
+Precision pairwise_precision();
+
+/// fused: on the CPU in float32, TE attention runs its pairwise MLP, softmax and weighted sum
+/// tile by tile (pairwise_kernel_attention.h), storing only what the backward pass needs.
+/// plain: one libtorch operation after another on whole pair tensors (kept as the reference
+/// the fused kernel is tested and benchmarked against).
+enum class AttentionImplementation { fused, plain };
+
+void set_attention_implementation(AttentionImplementation implementation);
+AttentionImplementation attention_implementation();
+
+/// How many times faster this CPU multiplies [2048,128]x[128,128] in bfloat16 than in float32
+/// measured once (about 10 ms) and remembered. Below 1 on CPUs without bf16
+/// instructions, where libtorch emulates it.
+double measure_bf16_speedup();
+
+}  // namespace npe
