@@ -16,6 +16,7 @@
 #include "npe/data/gp_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
+#include "npe/models/compute_settings.h"
 #include "npe/models/flops.h"
 #include "npe/models/model_catalog.h"
 #include "npe/models/model_registry.h"
@@ -63,6 +64,9 @@ std::vector<ShippedModel> bench_models(const std::optional<std::string>& dir,
 nlohmann::json machine_json(torch::Device device) {
   return {{"cpu", cpu_model()},
           {"threads", at::get_num_threads()},
+          {"precision", precision_name(pairwise_precision())},
+          {"te_attention",
+           attention_implementation() == AttentionImplementation::fused ? "fused" : "plain"},
           {"device", describe_device(device)},
           {"libtorch", libtorch_version()}};
 }
@@ -73,7 +77,8 @@ struct AccuracyArguments {
   std::optional<std::string> models_dir;
   int64_t tasks = 4096, fitted_tasks = 256;
   uint64_t seed = 0;
-  int fit_iterations = 1000, threads = 0;
+  int fit_iterations = 1000;
+  RuntimeArguments runtime;
   bool json = false;
   std::string variant;  // label of the task variant being run (era5: the region)
 };
@@ -103,7 +108,7 @@ int bench_accuracy(const AccuracyArguments& a) {
 }
 
 int bench_accuracy_once(const AccuracyArguments& a) {
-  apply_runtime_options(a.threads);
+  apply_runtime_options(a.runtime);
   const auto& task_name = a.task;
   const auto task_options = parse_key_values(a.task_options, "--task-option");
   const auto tasks = a.tasks;
@@ -268,12 +273,13 @@ struct LatencyArguments {
   int64_t repeats = 50, warmup = 5, context = 64, targets = 256;
   std::string models, device = "all", workload = "tasks";
   std::optional<std::string> models_dir, size;
-  int fit_iterations = 60, threads = 0;
+  int fit_iterations = 60;
+  RuntimeArguments runtime;
   bool json = false;
 };
 
 int bench_latency(const LatencyArguments& a) {
-  apply_runtime_options(a.threads);
+  apply_runtime_options(a.runtime);
   const auto repeats = a.repeats;
   const auto warmup = a.warmup;
   const auto num_context = a.context;
@@ -413,12 +419,12 @@ struct TrainBenchArguments {
   std::string size = "small", models = "cnp,rcnp,tnp,pttnp,tetnp,tepttnp,convcnp", device = "cpu",
               task = "gp1d", workload = "tasks";
   std::vector<std::string> task_options;
-  int threads = 0;
+  RuntimeArguments runtime;
   bool json = false;
 };
 
 int bench_train(const TrainBenchArguments& a) {
-  apply_runtime_options(a.threads);
+  apply_runtime_options(a.runtime);
   const auto steps = a.steps;
   const auto warmup = a.warmup;
   const auto& size = a.size;
@@ -522,7 +528,7 @@ nlohmann::json reference_row(const std::string& kind, const std::vector<double>&
 }
 
 int bench_train_reference(const TrainBenchArguments& a) {
-  apply_runtime_options(a.threads);
+  apply_runtime_options(a.runtime);
   const auto device = parse_device(a.device);
   const ReferenceWorkload workload;
   nlohmann::json rows = nlohmann::json::array();
@@ -546,7 +552,7 @@ int bench_train_reference(const TrainBenchArguments& a) {
 }
 
 int bench_latency_reference(const LatencyArguments& a) {
-  apply_runtime_options(a.threads);
+  apply_runtime_options(a.runtime);
   const auto device = parse_device(a.device == "all" ? "cpu" : a.device);
   const ReferenceWorkload workload;
   nlohmann::json rows = nlohmann::json::array();
@@ -600,7 +606,7 @@ Command add_bench_command(CLI::App& app) {
       ->check(at_least(1))
       ->capture_default_str();
   accuracy->add_flag("--json", acc->json, "Print JSON rows");
-  add_thread_option(*accuracy, acc->threads);
+  add_runtime_options(*accuracy, acc->runtime);
 
   auto* latency = bench->add_subcommand("latency", "Time one prediction per model");
   auto lat = std::make_shared<LatencyArguments>();
@@ -635,7 +641,7 @@ Command add_bench_command(CLI::App& app) {
                    "benchmark workload (batch 1, Nc 64, Nt 256, fresh paper-size models)")
       ->check(CLI::IsMember({"tasks", "reference"}))
       ->capture_default_str();
-  add_thread_option(*latency, lat->threads);
+  add_runtime_options(*latency, lat->runtime);
 
   auto* train = bench->add_subcommand("train", "Training steps per second and FLOP rate");
   auto tr = std::make_shared<TrainBenchArguments>();
@@ -667,7 +673,7 @@ Command add_bench_command(CLI::App& app) {
                    "(batch 16, Nc 64, Nt 128, paper-size models, norm clipping, AdamW)")
       ->check(CLI::IsMember({"tasks", "reference"}))
       ->capture_default_str();
-  add_thread_option(*train, tr->threads);
+  add_runtime_options(*train, tr->runtime);
 
   return {bench, [=] {
             if (accuracy->parsed()) return bench_accuracy(*acc);

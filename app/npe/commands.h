@@ -29,9 +29,21 @@ Command add_eval_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
 
+/// How a command computes: threads, and for commands that run models the precision and the TE
+/// attention implementation (compute_settings.h).
+struct RuntimeArguments {
+  int threads = 0;
+  std::string precision = "auto";
+  std::string attention = "fused";
+};
+
 /// --threads N (default 0: all cores), shared by every subcommand.
-void add_thread_option(CLI::App& command, int& threads);
-/// Applies the thread count and the allocator tuning; returns the threads in effect.
-int apply_runtime_options(int threads);
+void add_thread_option(CLI::App& command, RuntimeArguments& runtime);
+/// --threads, --precision fp32|bf16|auto and --te-attention fused|plain, for commands that run
+/// models.
+void add_runtime_options(CLI::App& command, RuntimeArguments& runtime);
+/// Applies the thread count, the allocator tuning, the precision and the attention
+/// implementation; returns the threads in effect.
+int apply_runtime_options(const RuntimeArguments& runtime);
 
 }  // namespace npe::cli

@@ -25,11 +25,11 @@ struct EvalArguments {
   EvalOptions options;
   int fit_iterations = FittedGpOptions{}.iterations;
   bool json = false;
-  int threads = 0;
+  RuntimeArguments runtime;
 };
 
 int run_eval(const EvalArguments& a) {
-  apply_runtime_options(a.threads);
+  apply_runtime_options(a.runtime);
   const auto& checkpoint = a.checkpoint;
   const auto& model_name = a.model;
   const auto& task_name = a.task;
@@ -147,7 +147,7 @@ Command add_eval_command(CLI::App& app) {
       ->check(at_least(0))
       ->capture_default_str();
   command->add_flag("--json", a->json, "Print one JSON object");
-  add_thread_option(*command, a->threads);
+  add_runtime_options(*command, a->runtime);
   return {command, [a] { return run_eval(*a); }};
 }
 

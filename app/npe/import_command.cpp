@@ -18,11 +18,11 @@ struct ImportArguments {
   std::string input;
   std::string output;
   ReferenceImportOptions options;
-  int threads = 0;
+  RuntimeArguments runtime;
 };
 
 int run_import(const ImportArguments& a) {
-  apply_runtime_options(a.threads);
+  apply_runtime_options(a.runtime);
   auto state = read_reference_state_dict(a.input);
   auto imported = import_reference_model(state, a.options);
   auto& metadata = imported.metadata;
@@ -69,7 +69,7 @@ Command add_import_command(CLI::App& app) {
                    "Added to the predictive standard deviation (the reference min_noise)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  add_thread_option(*command, a->threads);
+  add_thread_option(*command, a->runtime);
   return {command, [a] { return run_import(*a); }};
 }
 

@@ -181,6 +181,39 @@ TEST_F(NpeCli, BenchLatencyAndTrainReportTimings) {
             5 * trained[0].at("flops_per_step").get<double>());
 }
 
+// The reference workload is the authors' benchmark's: fixed sizes, paper-size models, and the
+// precision and attention implementation recorded with each row.
+TEST_F(NpeCli, BenchReferenceWorkloadTimesTheScriptsSizes) {
+  auto train = run_npe(
+      "bench train --workload reference --models tnp --steps 1 --warmup 0 --precision fp32 "
+      "--te-attention plain --json");
+  ASSERT_EQ(train.status, 0) << train.output;
+  auto rows = nlohmann::json::parse(train.stdout_only);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("workload"), "reference");
+  EXPECT_EQ(rows[0].at("batch"), 16);
+  EXPECT_EQ(rows[0].at("context"), 64);
+  EXPECT_EQ(rows[0].at("targets"), 128);
+  EXPECT_EQ(rows[0].at("runs"), 1);
+  EXPECT_GT(rows[0].at("median_ms").get<double>(), 0.0);
+  EXPECT_EQ(rows[0].at("machine").at("precision"), "fp32");
+  EXPECT_EQ(rows[0].at("machine").at("te_attention"), "plain");
+
+  auto latency = run_npe(
+      "bench latency --workload reference --models tetnp --repeats 2 --warmup 0 --precision "
+      "bf16 --json");
+  ASSERT_EQ(latency.status, 0) << latency.output;
+  rows = nlohmann::json::parse(latency.stdout_only);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("targets"), 256);
+  EXPECT_EQ(rows[0].at("runs"), 2);
+  EXPECT_EQ(rows[0].at("machine").at("precision"), "bf16");
+
+  auto bad = run_npe("bench train --workload reference --precision fp16");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--precision"), std::string::npos) << bad.output;
+}
+
 TEST_F(NpeCli, BenchNeedsAKnownSuite) {
   auto r = run_npe("bench speed");
   EXPECT_EQ(r.status, 2);

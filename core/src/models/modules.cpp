@@ -175,35 +175,39 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
     const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& k,
     const torch::Tensor& v, const torch::Tensor& xk, bool return_weights) {
   const auto b = zq.size(0), nq = zq.size(1);
-  auto q = m_q->forward(zq).view({b, nq, m_heads, m_head_dim}).permute({0, 2, 1, 3});
-  // [B,H,Nq,Nk] -> [B,Nq,Nk,H]: the pairwise MLP works on the last dimension.
-  auto dots = (q.matmul(k.transpose(-1, -2)) / std::sqrt(double(m_head_dim))).permute({0, 2, 3, 1});
+  auto q = m_q->forward(zq).view({b, nq, m_heads, m_head_dim});
   // Differences are formed before any projection: projecting x_n and x_m separately and
   // subtracting would cancel large, rounded numbers when the inputs are far from the origin.
-  auto diff = xq.unsqueeze(2) - xk.unsqueeze(1);  // [B,Nq,Nk,Dx]
-  torch::Tensor alpha, attended;                  // alpha [B,Nq,Nk,H] sums to 1 over the keys
+  torch::Tensor diff;             // [B,Nq,Nk,Dx], built on the plain path or when needed below
+  torch::Tensor alpha, attended;  // alpha [B,Nq,Nk,H] sums to 1 over the keys
+  torch::Tensor weights;          // [B,H,Nq,Nk]
   if (attention_implementation() == AttentionImplementation::fused &&
-      pairwise_kernel_attention_applies(dots)) {
-    auto rho_in = torch::cat({m_rho_dots->weight, m_rho_dx->weight}, 1);
-    auto fused = pairwise_kernel_attention(
-        torch::cat({dots, diff}, -1), v, rho_in, m_rho_dots->bias, m_rho_hidden->weight,
-        m_rho_hidden->bias, m_rho_out->weight, m_rho_out->bias, pairwise_precision());
+      pairwise_kernel_attention_applies(q)) {
+    auto fused =
+        pairwise_kernel_attention(q, k.permute({0, 2, 1, 3}), v.permute({0, 2, 1, 3}), xq, xk,
+                                  torch::cat({m_rho_dots->weight, m_rho_dx->weight}, 1),
+                                  m_rho_dots->bias, m_rho_hidden->weight, m_rho_hidden->bias,
+                                  m_rho_out->weight, m_rho_out->bias, pairwise_precision());
     attended = fused[0].reshape({b, nq, m_heads * m_head_dim});
     alpha = fused[1];
+    weights = alpha.permute({0, 3, 1, 2});
   } else {
+    // [B,H,Nq,Nk] -> [B,Nq,Nk,H]: the pairwise MLP works on the last dimension.
+    auto dots =
+        (q.permute({0, 2, 1, 3}).matmul(k.transpose(-1, -2)) / std::sqrt(double(m_head_dim)))
+            .permute({0, 2, 3, 1});
+    diff = xq.unsqueeze(2) - xk.unsqueeze(1);
     auto hidden = m_rho_dots->forward(dots).add_(m_rho_dx->forward(diff));
     hidden = torch::relu(m_rho_hidden->forward(torch::relu(hidden)));
     alpha = torch::softmax(m_rho_out->forward(hidden), 2);
-    attended = alpha.permute({0, 3, 1, 2})
-                   .matmul(v)
-                   .permute({0, 2, 1, 3})
-                   .reshape({b, nq, m_heads * m_head_dim});
+    weights = alpha.permute({0, 3, 1, 2});
+    attended = weights.matmul(v).permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim});
   }
-  auto weights = alpha.permute({0, 3, 1, 2});  // [B,H,Nq,Nk]
   Output out{m_out->forward(attended), xq, {}};
   if (m_update_locations) {
     // Paper eq. 10: x_n + (1/Nk) sum_m (x_n - x_m) phi(alpha_nm), with phi acting on the
     // attention weights (post-softmax), as in the paper and the authors' code.
+    if (!diff.defined()) diff = xq.unsqueeze(2) - xk.unsqueeze(1);
     auto s = m_phi->forward(alpha);  // [B,Nq,Nk,1]
     out.x = xq + (diff * s).mean(2);
   }

@@ -1,6 +1,7 @@
 #include "pairwise_kernel_attention.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -23,77 +24,144 @@ struct Tile {
 };
 
 struct Tiling {
-  int64_t rows_per_tile, tiles_per_batch, count;
-  Tiling(int64_t batch, int64_t queries, int64_t keys)
-      : rows_per_tile(std::max<int64_t>(1, kPairsPerTile / std::max<int64_t>(1, keys))),
+  int64_t queries, rows_per_tile, tiles_per_batch, count;
+  Tiling(int64_t batch, int64_t queries_, int64_t keys)
+      : queries(queries_),
+        rows_per_tile(std::max<int64_t>(1, kPairsPerTile / std::max<int64_t>(1, keys))),
         tiles_per_batch((queries + rows_per_tile - 1) / rows_per_tile),
         count(batch * tiles_per_batch) {}
   Tile operator[](int64_t i) const {
     const int64_t b = i / tiles_per_batch, q0 = (i % tiles_per_batch) * rows_per_tile;
-    return {b, q0, rows_per_tile};
+    return {b, q0, std::min(rows_per_tile, queries - q0)};
   }
 };
 
-// Rows [q0, q0 + rows) of batch element b of a [B,Nq,...] tensor, clipped to Nq.
-Tensor rows_of(const Tensor& t, const Tile& tile) {
-  const int64_t rows = std::min(tile.rows, t.size(1) - tile.q0);
-  return t.select(0, tile.b).narrow(0, tile.q0, rows);
+// Sizes of one call, named once.
+struct Sizes {
+  int64_t batch, queries, keys, heads, key_dim, value_dim, dim_x, width, input_dim;
+  Sizes(const Tensor& q, const Tensor& v, const Tensor& xq, const Tensor& w1)
+      : batch(q.size(0)),
+        queries(q.size(1)),
+        keys(v.size(1)),
+        heads(q.size(2)),
+        key_dim(q.size(3)),
+        value_dim(v.size(3)),
+        dim_x(xq.size(2)),
+        width(w1.size(0)),
+        input_dim(w1.size(1)) {}
+};
+
+// Per-head products of a tile (dot products q_n.k_m, weighted sums of values) as one matrix
+// product each, with the heads' matrices on a block diagonal: libtorch's bmm over 8 small
+// heads costs more in per-call overhead than the extra zeros cost in arithmetic (dots add 1/16
+// of rho's FLOPs at D_z 128). Rebuilt only when a thread's tiles move to the next batch element.
+struct BlockDiagonals {
+  Tensor keys;    // [H*Dh, Nk*H]: keys[h*Dh + d, m*H + h] = k[m,h,d]
+  Tensor values;  // [Nk*H, H*Dv]: values[m*H + h, h*Dv + d] = v[m,h,d]
+  int64_t b = -1;
+
+  BlockDiagonals(const Sizes& s, const torch::TensorOptions& options)
+      : keys(torch::zeros({s.heads * s.key_dim, s.keys * s.heads}, options)),
+        values(torch::zeros({s.keys * s.heads, s.heads * s.value_dim}, options)) {}
+
+  void load(int64_t batch_element, const Sizes& s, const Tensor& k, const Tensor& v) {
+    if (batch_element == b) return;
+    b = batch_element;
+    keys.view({s.heads, s.key_dim, s.keys, s.heads})
+        .diagonal(0, 0, 3)
+        .copy_(k.select(0, b).permute({2, 0, 1}));
+    values.view({s.keys, s.heads, s.heads, s.value_dim})
+        .diagonal(0, 1, 2)
+        .copy_(v.select(0, b).permute({0, 2, 1}));
+  }
+};
+
+// Sums the block diagonal of `full` [Nk*H, H*D] into `acc` [Nk,H,D].
+void add_block_diagonal(const Tensor& acc, const Tensor& full) {
+  const int64_t keys = acc.size(0), heads = acc.size(1), dim = acc.size(2);
+  acc.add_(full.view({keys, heads, heads, dim}).diagonal(0, 1, 2).permute({0, 2, 1}));
+}
+
+// rho's input for the pairs of a tile, [rows*Nk, H+Dx] in float32: the scaled dot products
+// (from q already multiplied by 1/sqrt(D_h)), then x_n - x_m, written into `buffer`.
+// Differences are formed before any projection, as in the plain path, so that inputs far from
+// the origin do not cancel after rounding.
+Tensor pair_inputs(const Tile& tile, const Sizes& s, const Tensor& q_scaled,
+                   const BlockDiagonals& blocks, const Tensor& xq, const Tensor& xk,
+                   Tensor& buffer) {
+  const auto qt = q_scaled.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({tile.rows, -1});
+  auto u = buffer.narrow(0, 0, tile.rows * s.keys).view({tile.rows, s.keys, s.input_dim});
+  u.narrow(2, 0, s.heads).copy_(at::mm(qt, blocks.keys).view({tile.rows, s.keys, s.heads}));
+  auto diff = u.narrow(2, s.heads, s.dim_x);
+  at::sub_out(diff, xq.select(0, tile.b).narrow(0, tile.q0, tile.rows).unsqueeze(1),
+              xk.select(0, tile.b).unsqueeze(0));
+  return u.view({tile.rows * s.keys, s.input_dim});
 }
 
 class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelAttention> {
  public:
-  static variable_list forward(AutogradContext* ctx, Tensor inputs, Tensor values, Tensor w1,
-                               Tensor b1, Tensor w2, Tensor b2, Tensor w3, Tensor b3, bool bf16) {
+  static variable_list forward(AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor xq,
+                               Tensor xk, Tensor w1, Tensor b1, Tensor w2, Tensor b2, Tensor w3,
+                               Tensor b3, bool bf16) {
     const auto matmul_dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
-    const bool keep_for_backward = inputs.requires_grad() || values.requires_grad() ||
-                                   w1.requires_grad() || b1.requires_grad() || w2.requires_grad() ||
-                                   b2.requires_grad() || w3.requires_grad() || b3.requires_grad();
-    inputs = inputs.contiguous();
-    values = values.contiguous();
-    const int64_t batch = inputs.size(0), queries = inputs.size(1), keys = inputs.size(2),
-                  width = w1.size(0), heads = w3.size(0), value_dim = values.size(3);
+    bool keep_for_backward = false;
+    for (const auto* t : {&q, &k, &v, &xq, &xk, &w1, &b1, &w2, &b2, &w3, &b3}) {
+      keep_for_backward = keep_for_backward || t->requires_grad();
+    }
+    const Sizes s(q, v, xq, w1);
+    const auto q_scaled = (q / std::sqrt(double(s.key_dim))).contiguous();
+    k = k.contiguous();
+    v = v.contiguous();
+    xq = xq.contiguous();
+    xk = xk.contiguous();
     // Transposed once, so that each tile's products are plain row-major x @ W^T.
     const auto w1t = w1.t().to(matmul_dtype).contiguous();
     const auto w2t = w2.t().to(matmul_dtype).contiguous();
     const auto w3t = w3.t().to(matmul_dtype).contiguous();
     const auto b1m = b1.to(matmul_dtype), b2m = b2.to(matmul_dtype), b3m = b3.to(matmul_dtype);
 
-    const auto f32 = inputs.options();
-    auto attended = torch::empty({batch, queries, heads, value_dim}, f32);
-    auto alpha = torch::empty({batch, queries, keys, heads}, f32);
+    const auto f32 = q.options();
+    const auto mm_options = f32.dtype(matmul_dtype);
+    auto attended = torch::empty({s.batch, s.queries, s.heads, s.value_dim}, f32);
+    auto alpha = torch::empty({s.batch, s.queries, s.keys, s.heads}, f32);
     Tensor hidden1, hidden2;  // rho's activations after each ReLU, for the backward pass
     if (keep_for_backward) {
-      hidden1 = torch::empty({batch, queries, keys, width}, f32.dtype(matmul_dtype));
+      hidden1 = torch::empty({s.batch, s.queries, s.keys, s.width}, mm_options);
       hidden2 = torch::empty_like(hidden1);
     }
-    const Tiling tiling(batch, queries, keys);
+    const Tiling tiling(s.batch, s.queries, s.keys);
+    const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
-      Tensor scratch1, scratch2;  // this thread's tile buffers when nothing is kept
+      BlockDiagonals blocks(s, f32);
+      auto u_buffer = torch::empty({max_pairs, s.input_dim}, f32);
+      Tensor scratch1, scratch2;  // this thread's activations when nothing is kept
       if (!keep_for_backward) {
-        scratch1 = torch::empty({tiling.rows_per_tile * keys, width}, f32.dtype(matmul_dtype));
+        scratch1 = torch::empty({max_pairs, s.width}, mm_options);
         scratch2 = torch::empty_like(scratch1);
       }
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
-        const auto u = rows_of(inputs, tile);
-        const int64_t rows = u.size(0), pairs = rows * keys;
-        auto u2 = u.reshape({pairs, -1}).to(matmul_dtype);
-        auto h1 = keep_for_backward ? rows_of(hidden1, tile).view({pairs, width})
-                                    : scratch1.narrow(0, 0, pairs);
-        auto h2 = keep_for_backward ? rows_of(hidden2, tile).view({pairs, width})
-                                    : scratch2.narrow(0, 0, pairs);
-        at::addmm_out(h1, b1m, u2, w1t).relu_();
+        const int64_t pairs = tile.rows * s.keys;
+        blocks.load(tile.b, s, k, v);
+        const auto u = pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer).to(matmul_dtype);
+        auto rows_of = [&](const Tensor& t, int64_t width) {
+          return t.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
+        };
+        auto h1 = keep_for_backward ? rows_of(hidden1, s.width) : scratch1.narrow(0, 0, pairs);
+        auto h2 = keep_for_backward ? rows_of(hidden2, s.width) : scratch2.narrow(0, 0, pairs);
+        at::addmm_out(h1, b1m, u, w1t).relu_();
         at::addmm_out(h2, b2m, h1, w2t).relu_();
-        auto logits = at::addmm(b3m, h2, w3t).to(torch::kFloat32).view({rows, keys, heads});
-        auto a = rows_of(alpha, tile);
-        at::_softmax_out(a, logits, /*dim=*/1, /*half_to_float=*/false);
-        // [H,rows,Nk] x [H,Nk,Dv] -> [H,rows,Dv], stored as [rows,H,Dv].
-        rows_of(attended, tile)
-            .copy_(at::bmm(a.permute({2, 0, 1}), values.select(0, tile.b)).permute({1, 0, 2}));
+        // Logits [pairs, H] = [rows, Nk, H]: softmax over the keys, dimension 1.
+        const auto logits = at::addmm(b3m, h2, w3t).to(torch::kFloat32);
+        auto a = rows_of(alpha, s.keys * s.heads);
+        auto a3 = a.view({tile.rows, s.keys, s.heads});
+        at::_softmax_out(a3, logits.view({tile.rows, s.keys, s.heads}), 1, false);
+        auto out = rows_of(attended, s.heads * s.value_dim);
+        at::mm_out(out, a, blocks.values);
       }
     });
     ctx->saved_data["bf16"] = bf16;
-    ctx->save_for_backward({inputs, values, w1, w2, w3, alpha, hidden1, hidden2});
+    ctx->save_for_backward({q_scaled, k, v, xq, xk, w1, w2, w3, alpha, hidden1, hidden2});
     return {attended, alpha};
   }
 
@@ -101,72 +169,112 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const bool bf16 = ctx->saved_data["bf16"].toBool();
     const auto matmul_dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
     const auto saved = ctx->get_saved_variables();
-    const auto &inputs = saved[0], &values = saved[1], &alpha = saved[5], &hidden1 = saved[6],
-               &hidden2 = saved[7];
-    const auto w1 = saved[2].to(matmul_dtype), w2 = saved[3].to(matmul_dtype),
-               w3 = saved[4].to(matmul_dtype);
-    const auto& grad_attended = grads[0];
-    const auto& grad_alpha = grads[1];
-    const int64_t batch = inputs.size(0), queries = inputs.size(1), keys = inputs.size(2),
-                  width = w1.size(0), heads = w3.size(0), input_dim = inputs.size(3);
+    const auto &q_scaled = saved[0], &k = saved[1], &v = saved[2], &xq = saved[3], &xk = saved[4],
+               &alpha = saved[8], &hidden1 = saved[9], &hidden2 = saved[10];
+    const auto w1 = saved[5].to(matmul_dtype), w2 = saved[6].to(matmul_dtype),
+               w3 = saved[7].to(matmul_dtype);
+    const Sizes s(q_scaled, v, xq, saved[5]);
+    Tensor grad_attended, grad_alpha;  // [B,Nq,H,Dv], [B,Nq,Nk,H]
+    if (grads[0].defined()) grad_attended = grads[0].contiguous();
+    if (grads[1].defined()) grad_alpha = grads[1].contiguous();
 
-    // Weight and value gradients are sums over tiles: one float32 accumulator per thread.
+    // Gradients summed over tiles get one float32 accumulator per thread.
     const int64_t threads = at::get_num_threads();
-    const auto f32 = inputs.options();
-    auto acc_w1 = torch::zeros({threads, width, input_dim}, f32);
-    auto acc_b1 = torch::zeros({threads, width}, f32);
-    auto acc_w2 = torch::zeros({threads, width, width}, f32);
-    auto acc_b2 = torch::zeros({threads, width}, f32);
-    auto acc_w3 = torch::zeros({threads, heads, width}, f32);
-    auto acc_b3 = torch::zeros({threads, heads}, f32);
-    auto acc_values = torch::zeros({threads, batch, heads, keys, values.size(3)}, f32);
-    auto grad_inputs = torch::empty_like(inputs);
+    const auto f32 = q_scaled.options();
+    auto per_thread = [&](std::vector<int64_t> shape) {
+      shape.insert(shape.begin(), threads);
+      return torch::zeros(shape, f32);
+    };
+    auto acc_w1 = per_thread({s.width, s.input_dim}), acc_b1 = per_thread({1, s.width});
+    auto acc_w2 = per_thread({s.width, s.width}), acc_b2 = per_thread({1, s.width});
+    auto acc_w3 = per_thread({s.heads, s.width}), acc_b3 = per_thread({1, s.heads});
+    auto acc_k = per_thread({s.batch, s.keys, s.heads, s.key_dim});
+    auto acc_v = per_thread({s.batch, s.keys, s.heads, s.value_dim});
+    auto acc_xk = per_thread({s.batch, s.keys, s.dim_x});
+    auto grad_q = torch::empty({s.batch, s.queries, s.heads, s.key_dim}, f32);
+    auto grad_xq = torch::empty({s.batch, s.queries, s.dim_x}, f32);
 
-    const Tiling tiling(batch, queries, keys);
+    const Tiling tiling(s.batch, s.queries, s.keys);
+    const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
       const int64_t t = at::get_thread_num();
+      BlockDiagonals blocks(s, f32);
+      auto u_buffer = torch::empty({max_pairs, s.input_dim}, f32);
+      // Bias gradients as products with a row of ones: faster than column sums here.
+      const auto ones = torch::ones({1, max_pairs}, f32);
+      const auto ones_mm = ones.to(matmul_dtype);
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
-        const auto a = rows_of(alpha, tile);  // [rows,Nk,H]
-        const int64_t rows = a.size(0), pairs = rows * keys;
-        Tensor grad_a = torch::zeros_like(a);
+        const int64_t pairs = tile.rows * s.keys;
+        blocks.load(tile.b, s, k, v);
+        auto rows_of = [&](const Tensor& x, int64_t width) {
+          return x.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
+        };
+        const auto a = rows_of(alpha, s.keys * s.heads);  // [rows, Nk*H]
+        Tensor grad_a;
         if (grad_attended.defined()) {
-          const auto v = values.select(0, tile.b);                         // [H,Nk,Dv]
-          const auto g = rows_of(grad_attended, tile).permute({1, 0, 2});  // [H,rows,Dv]
-          grad_a = at::bmm(g, v.transpose(1, 2)).permute({1, 2, 0});       // [rows,Nk,H]
-          acc_values[t][tile.b].add_(at::bmm(a.permute({2, 1, 0}), g));
+          const auto g = rows_of(grad_attended, s.heads * s.value_dim);
+          grad_a = at::mm(g, blocks.values.t());
+          add_block_diagonal(acc_v[t][tile.b], at::mm(a.t(), g));
+        } else {
+          grad_a = torch::zeros_like(a);
         }
-        if (grad_alpha.defined()) grad_a = grad_a + rows_of(grad_alpha, tile);
-        const auto grad_logits =
-            at::_softmax_backward_data(grad_a.contiguous(), a, 1, torch::kFloat32)
-                .view({pairs, heads});
-        const auto h1 = rows_of(hidden1, tile).view({pairs, width});
-        const auto h2 = rows_of(hidden2, tile).view({pairs, width});
-        const auto u = rows_of(inputs, tile).reshape({pairs, input_dim});
-        const auto gl = grad_logits.to(matmul_dtype);
-        acc_w3[t].add_(at::mm(gl.t(), h2));
-        acc_b3[t].add_(grad_logits.sum(0));
-        auto g2 = at::threshold_backward(at::mm(gl, w3), h2, 0);
+        if (grad_alpha.defined()) grad_a.add_(rows_of(grad_alpha, s.keys * s.heads));
+        const auto view3 = std::vector<int64_t>{tile.rows, s.keys, s.heads};
+        const auto gl =
+            at::_softmax_backward_data(grad_a.view(view3), a.view(view3), 1, torch::kFloat32)
+                .view({pairs, s.heads});
+        acc_b3[t].add_(at::mm(ones.narrow(1, 0, pairs), gl));
+        const auto glm = gl.to(matmul_dtype);
+
+        const auto u = pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer).to(matmul_dtype);
+        const auto h1 = rows_of(hidden1, s.width), h2 = rows_of(hidden2, s.width);
+        const auto ones_p = ones_mm.narrow(1, 0, pairs);
+        acc_w3[t].add_(at::mm(glm.t(), h2));
+        const auto g2 = at::threshold_backward(at::mm(glm, w3), h2, 0);
         acc_w2[t].add_(at::mm(g2.t(), h1));
-        acc_b2[t].add_(g2.sum(0, false, torch::kFloat32));
-        auto g1 = at::threshold_backward(at::mm(g2, w2), h1, 0);
-        acc_w1[t].add_(at::mm(g1.t(), u.to(matmul_dtype)));
-        acc_b1[t].add_(g1.sum(0, false, torch::kFloat32));
-        rows_of(grad_inputs, tile).view({pairs, input_dim}).copy_(at::mm(g1, w1));
+        acc_b2[t].add_(at::mm(ones_p, g2));
+        const auto g1 = at::threshold_backward(at::mm(g2, w2), h1, 0);
+        acc_w1[t].add_(at::mm(g1.t(), u));
+        acc_b1[t].add_(at::mm(ones_p, g1));
+        const auto gu = at::mm(g1, w1).to(torch::kFloat32).view({tile.rows, s.keys, -1});
+
+        // Back through the dot products and the differences.
+        const auto grad_dots =
+            gu.narrow(2, 0, s.heads).contiguous().view({tile.rows, s.keys * s.heads});
+        auto gq = rows_of(grad_q, s.heads * s.key_dim);
+        at::mm_out(gq, grad_dots, blocks.keys.t());
+        add_block_diagonal(acc_k[t][tile.b],
+                           at::mm(grad_dots.t(), rows_of(q_scaled, s.heads * s.key_dim)));
+        const auto grad_diff = gu.narrow(2, s.heads, s.dim_x);
+        rows_of(grad_xq, s.dim_x).copy_(grad_diff.sum(1));
+        acc_xk[t][tile.b].sub_(grad_diff.sum(0));
       }
     });
-    return {grad_inputs,   acc_values.sum(0), acc_w1.sum(0), acc_b1.sum(0), acc_w2.sum(0),
-            acc_b2.sum(0), acc_w3.sum(0),     acc_b3.sum(0), Tensor()};
+    // q entered as q / sqrt(D_h).
+    return {grad_q.div_(std::sqrt(double(s.key_dim))),
+            acc_k.sum(0),
+            acc_v.sum(0),
+            grad_xq,
+            acc_xk.sum(0),
+            acc_w1.sum(0),
+            acc_b1.sum(0).squeeze(0),
+            acc_w2.sum(0),
+            acc_b2.sum(0).squeeze(0),
+            acc_w3.sum(0),
+            acc_b3.sum(0).squeeze(0),
+            Tensor()};
   }
 };
 
 }  // namespace
 
 std::vector<torch::Tensor> pairwise_kernel_attention(
-    const torch::Tensor& inputs, const torch::Tensor& values, const torch::Tensor& w1,
-    const torch::Tensor& b1, const torch::Tensor& w2, const torch::Tensor& b2,
-    const torch::Tensor& w3, const torch::Tensor& b3, Precision precision) {
-  return PairwiseKernelAttention::apply(inputs, values, w1, b1, w2, b2, w3, b3,
+    const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& xq,
+    const torch::Tensor& xk, const torch::Tensor& w1, const torch::Tensor& b1,
+    const torch::Tensor& w2, const torch::Tensor& b2, const torch::Tensor& w3,
+    const torch::Tensor& b3, Precision precision) {
+  return PairwiseKernelAttention::apply(q, k, v, xq, xk, w1, b1, w2, b2, w3, b3,
                                         precision == Precision::bf16);
 }
 
