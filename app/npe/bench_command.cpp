@@ -606,6 +606,8 @@ Command add_bench_command(CLI::App& app) {
       ->check(at_least(1))
       ->capture_default_str();
   accuracy->add_flag("--json", acc->json, "Print JSON rows");
+  // Accuracy tables stay float32 unless asked: their numbers must not depend on the CPU.
+  acc->runtime.precision = "fp32";
   add_runtime_options(*accuracy, acc->runtime);
 
   auto* latency = bench->add_subcommand("latency", "Time one prediction per model");

@@ -147,6 +147,8 @@ Command add_eval_command(CLI::App& app) {
       ->check(at_least(0))
       ->capture_default_str();
   command->add_flag("--json", a->json, "Print one JSON object");
+  // Evaluations stay float32 unless asked: their numbers must not depend on the CPU.
+  a->runtime.precision = "fp32";
   add_runtime_options(*command, a->runtime);
   return {command, [a] { return run_eval(*a); }};
 }

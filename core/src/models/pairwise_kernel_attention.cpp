@@ -13,10 +13,15 @@ using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Pairs per tile: a [2048, 128] float32 activation (1 MiB) and its neighbours stay in L2, where
-// a 128x128 product runs about 1.5x faster than on a whole pair tensor (measured on the 2-core
-// EPYC: 114 vs 77 GFLOP/s on one thread).
-constexpr int64_t kPairsPerTile = 2048;
+// Bytes of one of rho's activations [pairs, width] per tile: a float32 [2048, 128] tile (1 MiB)
+// and its neighbours stay in L2, where a 128x128 product runs about 1.5x faster than on a whole
+// pair tensor (measured on the 2-core EPYC: 114 vs 77 GFLOP/s on one thread); bfloat16 tiles
+// hold twice the pairs (measured: 477 ms per reference step with 4096 pairs, 575 with 2048).
+constexpr int64_t kActivationBytesPerTile = int64_t{1} << 20;
+
+int64_t pairs_per_tile(int64_t width, torch::ScalarType dtype) {
+  return std::max<int64_t>(1, kActivationBytesPerTile / (width * c10::elementSize(dtype)));
+}
 
 // A tile: batch element b, query rows [q0, q0 + rows).
 struct Tile {
@@ -25,9 +30,9 @@ struct Tile {
 
 struct Tiling {
   int64_t queries, rows_per_tile, tiles_per_batch, count;
-  Tiling(int64_t batch, int64_t queries_, int64_t keys)
+  Tiling(int64_t batch, int64_t queries_, int64_t keys, int64_t pairs_per_tile)
       : queries(queries_),
-        rows_per_tile(std::max<int64_t>(1, kPairsPerTile / std::max<int64_t>(1, keys))),
+        rows_per_tile(std::max<int64_t>(1, pairs_per_tile / std::max<int64_t>(1, keys))),
         tiles_per_batch((queries + rows_per_tile - 1) / rows_per_tile),
         count(batch * tiles_per_batch) {}
   Tile operator[](int64_t i) const {
@@ -129,7 +134,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       hidden1 = torch::empty({s.batch, s.queries, s.keys, s.width}, mm_options);
       hidden2 = torch::empty_like(hidden1);
     }
-    const Tiling tiling(s.batch, s.queries, s.keys);
+    const Tiling tiling(s.batch, s.queries, s.keys, pairs_per_tile(s.width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
       BlockDiagonals blocks(s, f32);
@@ -194,7 +199,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     auto grad_q = torch::empty({s.batch, s.queries, s.heads, s.key_dim}, f32);
     auto grad_xq = torch::empty({s.batch, s.queries, s.dim_x}, f32);
 
-    const Tiling tiling(s.batch, s.queries, s.keys);
+    const Tiling tiling(s.batch, s.queries, s.keys, pairs_per_tile(s.width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
       const int64_t t = at::get_thread_num();
