@@ -61,7 +61,8 @@ TEST_P(EquivariantModel, PredictionsMoveWithTheData) {
 INSTANTIATE_TEST_SUITE_P(TeModels, EquivariantModel,
                          ::testing::Values(Case{"tetnp", 1}, Case{"tetnp", 2}, Case{"tepttnp", 1},
                                            Case{"tepttnp", 2}, Case{"rcnp", 1}, Case{"rcnp", 2},
-                                           Case{"tetnpnd", 1}, Case{"tetnpnd", 2}),
+                                           Case{"tetnpnd", 1}, Case{"tetnpnd", 2},
+                                           Case{"bsatnp", 1}, Case{"bsatnp", 2}),
                          [](const auto& info) {
                            return info.param.kind + "_dx" + std::to_string(info.param.dim_x);
                          });
@@ -71,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(TeModels, EquivariantModel,
 TEST(EquivariantModel, ExactAtHugeShiftsWithFloat64Inputs) {
   torch::manual_seed(11);
   auto task = random_task(2, 12, 10).to(torch::kCPU, torch::kFloat64);
-  for (const std::string kind : {"tetnp", "tepttnp", "rcnp", "convcnp"}) {
+  for (const std::string kind : {"tetnp", "tepttnp", "rcnp", "convcnp", "bsatnp"}) {
     auto model = make_model(tiny_config(kind));
     model->eval();
     std::vector<double> taus = {1e3, 1e6, -1e6};

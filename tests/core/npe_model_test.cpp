@@ -18,7 +18,7 @@ using testing::tiny_config;
 // The 1-D models, as named on the command line.
 const std::vector<std::string> kOneDimensionalKinds = {"cnp",   "rcnp",    "tnp",     "pttnp",
                                                        "tetnp", "tepttnp", "convcnp", "tnpd",
-                                                       "tnpnd", "tnpa",    "tetnpnd"};
+                                                       "tnpnd", "tnpa",    "tetnpnd", "bsatnp"};
 
 class EveryModel : public ::testing::TestWithParam<std::string> {
  protected:

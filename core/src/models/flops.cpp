@@ -116,6 +116,14 @@ double forward_flops(const ModelConfig& c, const BatchShape& s) {
     per_task = embedder(c, nc + 1, dy + 1) + linear(m + nc, dz, dz) + 2.0 * m * nc * (dz + dx) +
                layers * te_block(c, m, nc, u) + (layers - 1) * te_block(c, nc, m, u) +
                (layers - 1) * te_block(c, nt, m, u) + te_block(c, nt, m, false) + head(c, nt, dz);
+  } else if (c.kind == "bsatnp") {
+    // Attention blocks plus the logit bias: per pair, the squared distance and, per head and
+    // RBF feature, a multiply, an exponential and a multiply-add (counted as 4).
+    const double heads = double(c.num_heads), features = double(c.bias_features);
+    auto bias = [&](double nq, double nk) { return nq * nk * (3.0 * dx + 4.0 * heads * features); };
+    per_task = embedder(c, nc + 1, dy + 1) +
+               layers * (block(c, nc, nc) + bias(nc, nc) + block(c, nt, nc) + bias(nt, nc)) +
+               head(c, nt, dz);
   } else if (c.kind == "convcnp") {
     const double granularity = std::pow(2.0, double(c.unet_depth));
     const double margin = double(c.kernel_size / 2) * 2.0 * granularity;

@@ -35,7 +35,8 @@ namespace npe {
   X(covariance_layers) \
   X(projection_layers) \
   X(projection_dim) \
-  X(num_permutations)
+  X(num_permutations) \
+  X(bias_features)
 // clang-format on
 
 nlohmann::json ModelConfig::to_json() const {

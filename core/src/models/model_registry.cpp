@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "models/bsatnp.h"
 #include "models/cnp.h"
 #include "models/convcnp.h"
 #include "models/pttnp.h"
@@ -32,6 +33,7 @@ const std::map<std::string, Factory>& factories() {
       {"convcnp", factory<ConvCnpImpl>()}, {"convcnp2d", factory<ConvCnp2dImpl>()},
       {"tnpd", factory<TnpdImpl>()},       {"tnpnd", factory<TnpndImpl>()},
       {"tnpa", factory<TnpaImpl>()},       {"tetnpnd", factory<TeTnpndImpl>()},
+      {"bsatnp", factory<BsaTnpImpl>()},
   };
   return table;
 }
@@ -58,6 +60,7 @@ void check_sizes(const ModelConfig& c) {
   positive(c.max_grid_points, "max_grid_points");
   positive(c.covariance_layers, "covariance_layers");
   positive(c.projection_layers, "projection_layers");
+  positive(c.bias_features, "bias_features");
   positive(c.projection_dim, "projection_dim");
   positive(c.num_permutations, "num_permutations");
   positive(c.kernel_size, "kernel_size");
@@ -86,6 +89,7 @@ void check_sizes(const ModelConfig& c) {
   at_most(c.projection_layers, 256, "projection_layers");
   at_most(c.projection_dim, 4096, "projection_dim");
   at_most(c.num_permutations, 100000, "num_permutations");
+  at_most(c.bias_features, 64, "bias_features");
   // An upper estimate over all kinds (attention, pairwise MLPs, feed-forward, convolutions).
   const double d = double(c.dim_model), inner = double(c.num_heads) * double(c.head_dim),
                w = double(c.pairwise_width), k = double(c.kernel_size),
@@ -153,6 +157,10 @@ const std::vector<ModelInfo>& model_infos() {
        "TE-TNP encoder with a translation-equivariant TNP-ND covariance head: joint predictions "
        "that move with the data.",
        true, false, false, true, 2, true},
+      {"bsatnp", "BSA-TNP",
+       "Biased scan attention TNP: attention logits biased by an RBF network of |x - x'|, keys "
+       "in chunks with an online softmax (memory linear in N).",
+       true, false, false, true, 2},
   };
   return infos;
 }

@@ -57,6 +57,9 @@ struct ModelConfig {
   /// TNP-A: random target orders averaged (log-mean-exp of the likelihoods, their eq. 7) when
   /// evaluating; training uses the order of the batch.
   int64_t num_permutations = 1;
+  /// BSA-TNP: RBF features F of each head's attention bias sum_f a_f exp(-b_f ||x - x'||^2)
+  /// (Jenson et al. use 5 for space).
+  int64_t bias_features = 5;
 
   nlohmann::json to_json() const;
   /// Missing fields take their defaults; wrong types throw ConfigError.

@@ -1,0 +1,162 @@
+#include "biased_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace npe {
+namespace {
+
+using torch::Tensor;
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+using torch::indexing::Slice;
+
+constexpr int64_t kChunkElements = int64_t{1} << 21;
+
+struct Chunking {
+  int64_t queries, keys;
+  Chunking(const BiasedAttentionChunks& requested, int64_t batch_heads, int64_t nq, int64_t nk) {
+    keys = requested.keys > 0 ? requested.keys : std::min<int64_t>(std::max<int64_t>(nk, 1), 1024);
+    queries = requested.queries > 0 ? requested.queries
+                                    : std::max<int64_t>(1, kChunkElements / (batch_heads * keys));
+  }
+};
+
+// Squared distances ||x_n - x_m||^2 [B,Tq,Tk], from the differences (not from norms, which
+// would cancel for inputs far from the origin and break translation equivariance).
+Tensor squared_distances(const Tensor& xq, const Tensor& xk) {
+  return (xq.unsqueeze(2) - xk.unsqueeze(1)).pow(2).sum(-1);
+}
+
+// sum_f a_f exp(-b_f d2) per head: [B,H,Tq,Tk].
+Tensor rbf_bias(const Tensor& d2, const Tensor& amplitudes, const Tensor& rates) {
+  const int64_t heads = amplitudes.size(0), features = amplitudes.size(1);
+  auto d = d2.unsqueeze(1);  // [B,1,Tq,Tk]
+  Tensor bias;
+  for (int64_t f = 0; f < features; ++f) {
+    auto a = amplitudes.select(1, f).view({1, heads, 1, 1});
+    auto b = rates.select(1, f).view({1, heads, 1, 1});
+    auto term = (d * -b).exp_().mul_(a);
+    bias = f == 0 ? term : bias.add_(term);
+  }
+  return bias;
+}
+
+class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
+ public:
+  static variable_list forward(AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor xq,
+                               Tensor xk, Tensor amplitudes, Tensor log_rates, int64_t query_chunk,
+                               int64_t key_chunk) {
+    const int64_t b = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2);
+    const double scale = 1.0 / std::sqrt(double(q.size(3)));
+    const Chunking chunks({query_chunk, key_chunk}, b * h, nq, nk);
+    const auto rates = log_rates.exp();
+    auto out = torch::zeros({b, h, nq, v.size(3)}, q.options());
+    auto lse = torch::full({b, h, nq}, -std::numeric_limits<float>::infinity(), q.options());
+    for (int64_t q0 = 0; q0 < nq; q0 += chunks.queries) {
+      const auto qs = Slice(q0, std::min(nq, q0 + chunks.queries));
+      const auto qi = q.index({Slice(), Slice(), qs});
+      const auto xqi = xq.index({Slice(), qs});
+      Tensor running_max, running_sum, acc;
+      for (int64_t k0 = 0; k0 < nk; k0 += chunks.keys) {
+        const auto ks = Slice(k0, std::min(nk, k0 + chunks.keys));
+        auto logits =
+            torch::matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2))
+                .mul_(scale)
+                .add_(rbf_bias(squared_distances(xqi, xk.index({Slice(), ks})), amplitudes, rates));
+        const auto chunk_max = std::get<0>(logits.max(-1, /*keepdim=*/true));
+        if (!running_max.defined()) {
+          running_max = chunk_max;
+          auto p = (logits - running_max).exp_();
+          running_sum = p.sum(-1, true);
+          acc = torch::matmul(p, v.index({Slice(), Slice(), ks}));
+          continue;
+        }
+        const auto new_max = torch::maximum(running_max, chunk_max);
+        const auto rescale = (running_max - new_max).exp_();
+        auto p = (logits - new_max).exp_();
+        running_sum = running_sum * rescale + p.sum(-1, true);
+        acc = acc * rescale + torch::matmul(p, v.index({Slice(), Slice(), ks}));
+        running_max = new_max;
+      }
+      if (!acc.defined()) continue;  // no keys: zeros
+      out.index_put_({Slice(), Slice(), qs}, acc / running_sum);
+      lse.index_put_({Slice(), Slice(), qs}, (running_max + running_sum.log()).squeeze(-1));
+    }
+    ctx->saved_data["query_chunk"] = chunks.queries;
+    ctx->saved_data["key_chunk"] = chunks.keys;
+    ctx->save_for_backward({q, k, v, xq, xk, amplitudes, log_rates, out, lse});
+    return {out};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &q = saved[0], &k = saved[1], &v = saved[2], &xq = saved[3], &xk = saved[4],
+               &amplitudes = saved[5], &log_rates = saved[6], &out = saved[7], &lse = saved[8];
+    const int64_t query_chunk = ctx->saved_data["query_chunk"].toInt();
+    const int64_t key_chunk = ctx->saved_data["key_chunk"].toInt();
+    const int64_t nq = q.size(2), nk = k.size(2), heads = amplitudes.size(0),
+                  features = amplitudes.size(1);
+    const double scale = 1.0 / std::sqrt(double(q.size(3)));
+    const auto rates = log_rates.exp();
+    const auto grad_out = grads[0];
+    auto grad_q = torch::zeros_like(q), grad_k = torch::zeros_like(k),
+         grad_v = torch::zeros_like(v);
+    auto grad_a = torch::zeros_like(amplitudes), grad_rates = torch::zeros_like(amplitudes);
+    // D_n = sum_d dO_nd O_nd: the softmax's backward needs it per query.
+    const auto delta = (grad_out * out).sum(-1, true);
+    for (int64_t q0 = 0; q0 < nq; q0 += query_chunk) {
+      const auto qs = Slice(q0, std::min(nq, q0 + query_chunk));
+      const auto qi = q.index({Slice(), Slice(), qs});
+      const auto gi = grad_out.index({Slice(), Slice(), qs});
+      const auto lse_i = lse.index({Slice(), Slice(), qs}).unsqueeze(-1);
+      const auto delta_i = delta.index({Slice(), Slice(), qs});
+      const auto xqi = xq.index({Slice(), qs});
+      auto grad_qi = torch::zeros_like(qi);
+      for (int64_t k0 = 0; k0 < nk; k0 += key_chunk) {
+        const auto ks = Slice(k0, std::min(nk, k0 + key_chunk));
+        const auto kj = k.index({Slice(), Slice(), ks});
+        const auto vj = v.index({Slice(), Slice(), ks});
+        const auto d2 = squared_distances(xqi, xk.index({Slice(), ks}));
+        auto logits = torch::matmul(qi, kj.transpose(-1, -2))
+                          .mul_(scale)
+                          .add_(rbf_bias(d2, amplitudes, rates));
+        const auto p = logits.sub_(lse_i).exp_();  // the chunk's attention weights
+        grad_v.index({Slice(), Slice(), ks}).add_(torch::matmul(p.transpose(-1, -2), gi));
+        const auto grad_logits = torch::matmul(gi, vj.transpose(-1, -2)).sub_(delta_i).mul_(p);
+        grad_qi.add_(torch::matmul(grad_logits, kj), scale);
+        grad_k.index({Slice(), Slice(), ks})
+            .add_(torch::matmul(grad_logits.transpose(-1, -2), qi), scale);
+        // d logit / d a_f = e_f, d logit / d b_f = -a_f d2 e_f, with e_f = exp(-b_f d2).
+        const auto d = d2.unsqueeze(1);
+        for (int64_t f = 0; f < features; ++f) {
+          const auto e = (d * -rates.select(1, f).view({1, heads, 1, 1})).exp_();
+          const auto weighted = (grad_logits * e).sum({0, 2, 3});
+          grad_a.select(1, f).add_(weighted);
+          grad_rates.select(1, f).add_(-(grad_logits * e * d).sum({0, 2, 3}) *
+                                       amplitudes.select(1, f));
+        }
+      }
+      grad_q.index({Slice(), Slice(), qs}).copy_(grad_qi);
+    }
+    return {grad_q,   grad_k,  grad_v, Tensor(), Tensor(), grad_a, grad_rates * rates,
+            Tensor(), Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& xq,
+                               const torch::Tensor& xk, const torch::Tensor& amplitudes,
+                               const torch::Tensor& log_rates, BiasedAttentionChunks chunks) {
+  if (k.size(2) == 0)
+    return torch::zeros({q.size(0), q.size(1), q.size(2), v.size(3)}, q.options());
+  return BiasedAttention::apply(q, k, v, xq, xk, amplitudes, log_rates, chunks.queries,
+                                chunks.keys)[0];
+}
+
+}  // namespace npe

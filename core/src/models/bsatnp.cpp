@@ -1,0 +1,71 @@
+#include "models/bsatnp.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "models/biased_attention.h"
+#include "models/tokens.h"
+
+namespace npe {
+
+BiasedAttentionBlockImpl::BiasedAttentionBlockImpl(int64_t dim_model, int64_t num_heads,
+                                                   int64_t head_dim, int64_t bias_features)
+    : m_heads(num_heads), m_head_dim(head_dim) {
+  using torch::nn::LayerNorm;
+  using torch::nn::LayerNormOptions;
+  using torch::nn::Linear;
+  using torch::nn::LinearOptions;
+  m_norm_q = register_module("norm_q", LayerNorm(LayerNormOptions({dim_model})));
+  m_norm_k = register_module("norm_k", LayerNorm(LayerNormOptions({dim_model})));
+  m_norm_ff = register_module("norm_ff", LayerNorm(LayerNormOptions({dim_model})));
+  const auto inner = num_heads * head_dim;
+  m_q = register_module("q", Linear(LinearOptions(dim_model, inner).bias(false)));
+  m_k = register_module("k", Linear(LinearOptions(dim_model, inner).bias(false)));
+  m_v = register_module("v", Linear(LinearOptions(dim_model, inner).bias(false)));
+  m_out = register_module("out", Linear(inner, dim_model));
+  // Length scales from 0.1 to 10 input units (rates 1/l^2), log-spaced, the same for every
+  // head; amplitudes start at 1 (nearby points attract attention) and are learned per head.
+  auto lengths = torch::logspace(-1, 1, bias_features);
+  m_log_rates = register_parameter(
+      "log_rates", (-2.0 * lengths.log()).unsqueeze(0).repeat({num_heads, 1}).contiguous());
+  m_amplitudes = register_parameter("amplitudes", torch::ones({num_heads, bias_features}));
+  m_feed_forward =
+      register_module("feed_forward", Mlp(dim_model, std::vector<int64_t>{dim_model}, dim_model));
+}
+
+torch::Tensor BiasedAttentionBlockImpl::forward(const torch::Tensor& zq, const torch::Tensor& xq,
+                                                const torch::Tensor& zk, const torch::Tensor& xk) {
+  const auto b = zq.size(0), nq = zq.size(1), nk = zk.size(1);
+  auto heads = [&](const torch::Tensor& t, int64_t n) {
+    return t.view({b, n, m_heads, m_head_dim}).permute({0, 2, 1, 3});
+  };
+  const auto qn = m_norm_q->forward(zq), kn = m_norm_k->forward(zk);
+  auto attended = biased_attention(heads(m_q->forward(qn), nq), heads(m_k->forward(kn), nk),
+                                   heads(m_v->forward(kn), nk), xq, xk, m_amplitudes, m_log_rates);
+  auto z =
+      zq + m_out->forward(attended.permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim}));
+  return z + m_feed_forward->forward(m_norm_ff->forward(z));
+}
+
+BsaTnpImpl::BsaTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  const auto dz = c.dim_model;
+  m_embed = register_module("embed", token_embedder(c.dim_y + 1, dz));
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    auto block = [&] { return BiasedAttentionBlock(dz, c.num_heads, c.head_dim, c.bias_features); };
+    m_self.push_back(register_module("self" + std::to_string(l), block()));
+    m_cross.push_back(register_module("cross" + std::to_string(l), block()));
+  }
+  m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
+}
+
+Prediction BsaTnpImpl::forward_impl(const Task& task) {
+  auto [zc, zt] = output_only_tokens(m_embed, task, config().dim_model);
+  for (size_t l = 0; l < m_self.size(); ++l) {
+    zc = m_self[l]->forward(zc, task.xc, zc, task.xc);
+    zt = m_cross[l]->forward(zt, task.xt, zc, task.xc);
+  }
+  return m_head->forward(zt);
+}
+
+}  // namespace npe

@@ -1,0 +1,112 @@
+// BSA-TNP's biased attention: the chunked online-softmax kernel against the same attention
+// computed in one piece by libtorch (values and gradients), with chunk sizes that leave ragged
+// ends, empty context, and extreme logits.
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "models/biased_attention.h"
+#include "npe/models/model_registry.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+// The definition, in one piece: full [B,H,Nq,Nk] logits, softmax over keys, weighted sum.
+torch::Tensor attention_in_one_piece(const torch::Tensor& q, const torch::Tensor& k,
+                                     const torch::Tensor& v, const torch::Tensor& xq,
+                                     const torch::Tensor& xk, const torch::Tensor& amplitudes,
+                                     const torch::Tensor& log_rates) {
+  const auto d2 = (xq.unsqueeze(2) - xk.unsqueeze(1)).pow(2).sum(-1).unsqueeze(1);  // [B,1,Nq,Nk]
+  const auto h = amplitudes.size(0);
+  auto bias = torch::zeros_like(d2).expand({-1, h, -1, -1}).contiguous();
+  for (int64_t f = 0; f < amplitudes.size(1); ++f) {
+    bias = bias + amplitudes.select(1, f).view({1, h, 1, 1}) *
+                      torch::exp(-log_rates.select(1, f).exp().view({1, h, 1, 1}) * d2);
+  }
+  const auto logits = q.matmul(k.transpose(-1, -2)) / std::sqrt(double(q.size(3))) + bias;
+  return torch::softmax(logits, -1).matmul(v);
+}
+
+struct Inputs {
+  std::vector<torch::Tensor> all;  // q, k, v, xq, xk, amplitudes, log_rates
+};
+
+Inputs random_inputs(int64_t b, int64_t h, int64_t nq, int64_t nk, int64_t dx, double scale) {
+  auto leaf = [](torch::Tensor t) { return t.requires_grad_(); };
+  return {{leaf(scale * torch::randn({b, h, nq, 8})), leaf(torch::randn({b, h, nk, 8})),
+           leaf(torch::randn({b, h, nk, 6})), 3.0 * torch::randn({b, nq, dx}),
+           3.0 * torch::randn({b, nk, dx}), leaf(torch::randn({h, 5})),
+           leaf(torch::linspace(-3, 3, 5).repeat({h, 1}).contiguous())}};
+}
+
+// Output and gradients of q, k, v, amplitudes and log rates for a fixed loss.
+std::vector<torch::Tensor> run(const Inputs& in, bool chunked, BiasedAttentionChunks chunks) {
+  for (const auto& t : in.all) {
+    if (t.grad().defined()) t.grad().zero_();
+  }
+  const auto& a = in.all;
+  auto out = chunked ? biased_attention(a[0], a[1], a[2], a[3], a[4], a[5], a[6], chunks)
+                     : attention_in_one_piece(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+  (out * torch::linspace(-1, 2, out.size(3))).sum().backward();
+  return {out.detach(),        a[0].grad().clone(), a[1].grad().clone(),
+          a[2].grad().clone(), a[5].grad().clone(), a[6].grad().clone()};
+}
+
+void expect_close(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& want,
+                  double tolerance) {
+  const char* names[] = {"output", "dq", "dk", "dv", "d amplitudes", "d log rates"};
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double error =
+        (got[i] - want[i]).norm().item<double>() / std::max(1.0, want[i].norm().item<double>());
+    EXPECT_LT(error, tolerance) << names[i];
+  }
+}
+
+TEST(BiasedAttention, ChunkedEqualsOnePieceInValuesAndGradients) {
+  torch::manual_seed(0);
+  const auto in = random_inputs(2, 3, 37, 23, 2, 1.0);
+  const auto want = run(in, false, {});
+  // Ragged chunks of queries and keys, one key per chunk, and everything in one chunk.
+  for (BiasedAttentionChunks chunks : {BiasedAttentionChunks{7, 5}, BiasedAttentionChunks{4, 1},
+                                       BiasedAttentionChunks{64, 64}, BiasedAttentionChunks{}}) {
+    SCOPED_TRACE(::testing::Message() << "chunks " << chunks.queries << " x " << chunks.keys);
+    expect_close(run(in, true, chunks), want, 1e-5);
+  }
+}
+
+TEST(BiasedAttention, LargeLogitsStayFinite) {
+  // Logits of several hundred: the online softmax must subtract the running maximum.
+  torch::manual_seed(1);
+  const auto in = random_inputs(1, 2, 9, 30, 1, 60.0);
+  const auto got = run(in, true, {4, 7});
+  for (const auto& t : got) EXPECT_TRUE(torch::isfinite(t).all().item<bool>());
+  expect_close(got, run(in, false, {}), 1e-4);
+}
+
+TEST(BiasedAttention, NoKeysGiveZeros) {
+  auto q = torch::randn({1, 2, 4, 8});
+  auto out = biased_attention(q, torch::zeros({1, 2, 0, 8}), torch::zeros({1, 2, 0, 6}),
+                              torch::randn({1, 4, 1}), torch::zeros({1, 0, 1}), torch::ones({2, 5}),
+                              torch::zeros({2, 5}));
+  EXPECT_EQ(out.sizes(), (std::vector<int64_t>{1, 2, 4, 6}));
+  EXPECT_EQ(out.abs().max().item<double>(), 0.0);
+}
+
+TEST(BsaTnp, TrainsOnAStepAndKeepsItsParametersFinite) {
+  torch::manual_seed(2);
+  auto model = make_model(testing::tiny_config("bsatnp"));
+  torch::optim::AdamW optimiser(model->parameters(), torch::optim::AdamWOptions(1e-3));
+  const auto task = testing::random_task(3, 10, 15);
+  auto loss = -model->log_likelihood(task).mean();
+  loss.backward();
+  for (const auto& p : model->named_parameters()) {
+    ASSERT_TRUE(p.value().grad().defined()) << p.key();
+    EXPECT_TRUE(torch::isfinite(p.value().grad()).all().item<bool>()) << p.key();
+  }
+  optimiser.step();
+  EXPECT_LT((-model->log_likelihood(task).mean()).item<double>(), loss.item<double>() + 1.0);
+}
+
+}  // namespace
+}  // namespace npe
