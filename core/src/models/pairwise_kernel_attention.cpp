@@ -107,12 +107,8 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
  public:
   static variable_list forward(AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor xq,
                                Tensor xk, Tensor w1, Tensor b1, Tensor w2, Tensor b2, Tensor w3,
-                               Tensor b3, bool bf16) {
+                               Tensor b3, bool bf16, bool keep_for_backward) {
     const auto matmul_dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
-    bool keep_for_backward = false;
-    for (const auto* t : {&q, &k, &v, &xq, &xk, &w1, &b1, &w2, &b2, &w3, &b3}) {
-      keep_for_backward = keep_for_backward || t->requires_grad();
-    }
     const Sizes s(q, v, xq, w1);
     const auto q_scaled = (q / std::sqrt(double(s.key_dim))).contiguous();
     k = k.contiguous();
@@ -268,6 +264,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
             acc_b2.sum(0).squeeze(0),
             acc_w3.sum(0),
             acc_b3.sum(0).squeeze(0),
+            Tensor(),
             Tensor()};
   }
 };
@@ -279,8 +276,16 @@ std::vector<torch::Tensor> pairwise_kernel_attention(
     const torch::Tensor& xk, const torch::Tensor& w1, const torch::Tensor& b1,
     const torch::Tensor& w2, const torch::Tensor& b2, const torch::Tensor& w3,
     const torch::Tensor& b3, Precision precision) {
+  // Decided here: inside forward() gradient mode is always off, and parameters report
+  // requires_grad even under a NoGradGuard, where nothing needs the activations.
+  bool keep_for_backward = false;
+  if (torch::GradMode::is_enabled()) {
+    for (const auto* t : {&q, &k, &v, &xq, &xk, &w1, &b1, &w2, &b2, &w3, &b3}) {
+      keep_for_backward = keep_for_backward || t->requires_grad();
+    }
+  }
   return PairwiseKernelAttention::apply(q, k, v, xq, xk, w1, b1, w2, b2, w3, b3,
-                                        precision == Precision::bf16);
+                                        precision == Precision::bf16, keep_for_backward);
 }
 
 bool pairwise_kernel_attention_applies(const torch::Tensor& t) {
