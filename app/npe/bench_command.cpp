@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -527,52 +528,51 @@ nlohmann::json reference_row(const std::string& kind, const std::vector<double>&
           {"machine", machine_json(device)}};
 }
 
-int bench_train_reference(const TrainBenchArguments& a) {
-  apply_runtime_options(a.runtime);
-  const auto device = parse_device(a.device);
-  const ReferenceWorkload workload;
+// Times fresh reference-size models of each kind with `time` (milliseconds per run) and prints
+// or dumps one row per kind, labelled with the workload's sizes.
+int bench_reference(const std::string& models, torch::Device device, bool json,
+                    const nlohmann::json& sizes, const char* title,
+                    const std::function<std::vector<double>(NeuralProcessImpl&)>& time) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& kind : parse_list(a.models)) {
+  for (const auto& kind : parse_list(models)) {
     torch::manual_seed(0);
     auto model = make_model(reference_model_config(kind));
     model->to(device);
-    auto row =
-        reference_row(kind, time_reference_training(*model, workload, a.steps, a.warmup), device);
-    row.update({{"batch", workload.train_batch},
-                {"context", workload.train_context},
-                {"targets", workload.train_targets}});
+    auto row = reference_row(kind, time(*model), device);
+    row.update(sizes);
     rows.push_back(row);
   }
-  if (a.json) {
+  if (json) {
     std::printf("%s\n", rows.dump().c_str());
     return 0;
   }
-  print_reference_rows(rows, "reference workload: one training step, batch 16, Nc 64, Nt 128");
+  print_reference_rows(rows, title);
   return 0;
+}
+
+int bench_train_reference(const TrainBenchArguments& a) {
+  apply_runtime_options(a.runtime);
+  const ReferenceWorkload workload;
+  return bench_reference(a.models, parse_device(a.device), a.json,
+                         {{"batch", workload.train_batch},
+                          {"context", workload.train_context},
+                          {"targets", workload.train_targets}},
+                         "reference workload: one training step, batch 16, Nc 64, Nt 128",
+                         [&](NeuralProcessImpl& model) {
+                           return time_reference_training(model, workload, a.steps, a.warmup);
+                         });
 }
 
 int bench_latency_reference(const LatencyArguments& a) {
   apply_runtime_options(a.runtime);
-  const auto device = parse_device(a.device == "all" ? "cpu" : a.device);
   const ReferenceWorkload workload;
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& kind : parse_list(a.models.empty() ? kReferenceKinds : a.models)) {
-    torch::manual_seed(0);
-    auto model = make_model(reference_model_config(kind));
-    model->to(device);
-    auto row = reference_row(kind, time_reference_prediction(*model, workload, a.repeats, a.warmup),
-                             device);
-    row.update({{"batch", 1},
-                {"context", workload.predict_context},
-                {"targets", workload.predict_targets}});
-    rows.push_back(row);
-  }
-  if (a.json) {
-    std::printf("%s\n", rows.dump().c_str());
-    return 0;
-  }
-  print_reference_rows(rows, "reference workload: one prediction, batch 1, Nc 64, Nt 256");
-  return 0;
+  return bench_reference(
+      a.models.empty() ? kReferenceKinds : a.models,
+      parse_device(a.device == "all" ? "cpu" : a.device), a.json,
+      {{"batch", 1}, {"context", workload.predict_context}, {"targets", workload.predict_targets}},
+      "reference workload: one prediction, batch 1, Nc 64, Nt 256", [&](NeuralProcessImpl& model) {
+        return time_reference_prediction(model, workload, a.repeats, a.warmup);
+      });
 }
 
 }  // namespace
