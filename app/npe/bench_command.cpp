@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "memory_bench.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
@@ -579,7 +580,7 @@ int bench_latency_reference(const LatencyArguments& a) {
 
 Command add_bench_command(CLI::App& app) {
   auto* bench =
-      app.add_subcommand("bench", "Measure accuracy, prediction latency or training speed");
+      app.add_subcommand("bench", "Measure accuracy, prediction latency, training speed or memory");
   // An unknown suite is reported by name (below) rather than as a missing subcommand.
   bench->allow_extras();
 
@@ -677,6 +678,8 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str();
   add_runtime_options(*train, tr->runtime);
 
+  const auto memory = add_memory_bench(*bench);
+
   return {bench, [=] {
             if (accuracy->parsed()) return bench_accuracy(*acc);
             if (latency->parsed()) {
@@ -699,10 +702,12 @@ Command add_bench_command(CLI::App& app) {
               }
               return bench_train(*tr);
             }
+            if (memory.app->parsed()) return memory.run();
             const auto extras = bench->remaining();
-            throw UsageError(extras.empty() ? "bench needs a suite: accuracy, latency or train"
-                                            : "unknown bench suite '" + extras.front() +
-                                                  "' (accuracy, latency, train)");
+            throw UsageError(extras.empty()
+                                 ? "bench needs a suite: accuracy, latency, train or memory"
+                                 : "unknown bench suite '" + extras.front() +
+                                       "' (accuracy, latency, train, memory)");
           }};
 }
 

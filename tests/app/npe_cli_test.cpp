@@ -214,6 +214,29 @@ TEST_F(NpeCli, BenchReferenceWorkloadTimesTheScriptsSizes) {
   EXPECT_NE(bad.output.find("--precision"), std::string::npos) << bad.output;
 }
 
+TEST_F(NpeCli, BenchMemoryReportsEachPhasePerModel) {
+  auto result = run_npe(
+      "bench memory --models bsatnp,tnp --size small --context 20 --targets 50 --batch-size 2 "
+      "--json");
+  ASSERT_EQ(result.status, 0) << result.output;
+  const auto rows = nlohmann::json::parse(result.stdout_only);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("model"), "bsatnp");
+  EXPECT_EQ(rows[1].at("model"), "tnp");
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("context"), 20);
+    EXPECT_EQ(row.at("targets"), 50);
+    EXPECT_GT(row.at("baseline_mib").get<double>(), 0.0);
+    EXPECT_GT(row.at("training_step_s").get<double>(), 0.0);
+    // 2 tasks x 4 heads x 50 x 20 float32 weights.
+    EXPECT_NEAR(row.at("dense_attention_weights_mib").get<double>(),
+                4.0 * 2 * 4 * 50 * 20 / (1024.0 * 1024.0), 1e-9);
+  }
+  auto bad = run_npe("bench memory --targets 0");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--targets"), std::string::npos) << bad.output;
+}
+
 TEST_F(NpeCli, BenchNeedsAKnownSuite) {
   auto r = run_npe("bench speed");
   EXPECT_EQ(r.status, 2);

@@ -159,4 +159,14 @@ torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                                 chunks.keys)[0];
 }
 
+torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tensor& k,
+                                       const torch::Tensor& xq, const torch::Tensor& xk,
+                                       const torch::Tensor& amplitudes,
+                                       const torch::Tensor& log_rates) {
+  const double scale = 1.0 / std::sqrt(double(q.size(3)));
+  auto logits = torch::matmul(q, k.transpose(2, 3)).mul_(scale);
+  logits.add_(rbf_bias(squared_distances(xq, xk), amplitudes, log_rates.exp()));
+  return torch::softmax(logits, -1);
+}
+
 }  // namespace npe

@@ -28,4 +28,12 @@ torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& xk, const torch::Tensor& amplitudes,
                                const torch::Tensor& log_rates, BiasedAttentionChunks chunks = {});
 
+/// The attention weights [B,H,Nq,Nk] of biased_attention() with the same arguments, formed in
+/// one piece (memory Nq * Nk): for inspecting a prediction, e.g. the explorer's overlay, not for
+/// training. Nk = 0 gives an empty tensor.
+torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tensor& k,
+                                       const torch::Tensor& xq, const torch::Tensor& xk,
+                                       const torch::Tensor& amplitudes,
+                                       const torch::Tensor& log_rates);
+
 }  // namespace npe

@@ -35,14 +35,18 @@ BiasedAttentionBlockImpl::BiasedAttentionBlockImpl(int64_t dim_model, int64_t nu
 }
 
 torch::Tensor BiasedAttentionBlockImpl::forward(const torch::Tensor& zq, const torch::Tensor& xq,
-                                                const torch::Tensor& zk, const torch::Tensor& xk) {
+                                                const torch::Tensor& zk, const torch::Tensor& xk,
+                                                torch::Tensor* weights) {
   const auto b = zq.size(0), nq = zq.size(1), nk = zk.size(1);
   auto heads = [&](const torch::Tensor& t, int64_t n) {
     return t.view({b, n, m_heads, m_head_dim}).permute({0, 2, 1, 3});
   };
   const auto qn = m_norm_q->forward(zq), kn = m_norm_k->forward(zk);
-  auto attended = biased_attention(heads(m_q->forward(qn), nq), heads(m_k->forward(kn), nk),
-                                   heads(m_v->forward(kn), nk), xq, xk, m_amplitudes, m_log_rates);
+  const auto q = heads(m_q->forward(qn), nq), k = heads(m_k->forward(kn), nk);
+  if (weights && nk > 0)
+    *weights = biased_attention_weights(q, k, xq, xk, m_amplitudes, m_log_rates);
+  auto attended =
+      biased_attention(q, k, heads(m_v->forward(kn), nk), xq, xk, m_amplitudes, m_log_rates);
   auto z =
       zq + m_out->forward(attended.permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim}));
   return z + m_feed_forward->forward(m_norm_ff->forward(z));
@@ -63,7 +67,9 @@ Prediction BsaTnpImpl::forward_impl(const Task& task) {
   auto [zc, zt] = output_only_tokens(m_embed, task, config().dim_model);
   for (size_t l = 0; l < m_self.size(); ++l) {
     zc = m_self[l]->forward(zc, task.xc, zc, task.xc);
-    zt = m_cross[l]->forward(zt, task.xt, zc, task.xc);
+    const bool last = l + 1 == m_self.size();
+    zt = m_cross[l]->forward(zt, task.xt, zc, task.xc,
+                             last && m_record_attention ? &m_last_attention : nullptr);
   }
   return m_head->forward(zt);
 }

@@ -14,9 +14,10 @@ class BiasedAttentionBlockImpl : public torch::nn::Module {
  public:
   BiasedAttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim,
                            int64_t bias_features);
-  /// zq [B,Nq,D], xq [B,Nq,Dx], zk [B,Nk,D], xk [B,Nk,Dx] -> [B,Nq,D].
+  /// zq [B,Nq,D], xq [B,Nq,Dx], zk [B,Nk,D], xk [B,Nk,Dx] -> [B,Nq,D]. If weights is
+  /// non-null it receives the attention weights [B,H,Nq,Nk] (formed in one piece).
   torch::Tensor forward(const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& zk,
-                        const torch::Tensor& xk);
+                        const torch::Tensor& xk, torch::Tensor* weights = nullptr);
 
  private:
   torch::nn::LayerNorm m_norm_q{nullptr}, m_norm_k{nullptr}, m_norm_ff{nullptr};

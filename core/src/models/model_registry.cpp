@@ -160,7 +160,7 @@ const std::vector<ModelInfo>& model_infos() {
       {"bsatnp", "BSA-TNP",
        "Biased scan attention TNP: attention logits biased by an RBF network of |x - x'|, keys "
        "in chunks with an online softmax (memory linear in N).",
-       true, false, false, true, 2},
+       true, true, false, true, 2},
   };
   return infos;
 }
