@@ -2,11 +2,16 @@
 // Measures the time from a context edit to the redrawn view in the running window, for any
 // tab: makes a small context edit through the tab's undo stack (as a drag or brush dab would),
 // waits for the predictions of every shown model to be drawn, repeats, and prints the median,
-// spread and maximum.
+// spread and maximum, then the two halves: the models' prediction times (worker thread, per
+// model) and the drawing (the repaint after the curves are set).
+
+#include <chrono>
+#include <map>
+#include <vector>
 
 #include <QElapsedTimer>
 #include <QObject>
-#include <vector>
+#include <QString>
 
 namespace npe::widgets {
 class ExplorerPanel;
@@ -32,7 +37,11 @@ class EditLatencyProbe final : public QObject {
   bool m_started = false;
   bool m_waiting = false;
   QElapsedTimer m_timer;
+  std::chrono::steady_clock::time_point m_edited;
   std::vector<double> m_ms;
+  /// Per edit: the sum of the models' prediction times, and the repaint alone.
+  std::vector<double> m_prediction_ms, m_drawing_ms;
+  std::map<QString, std::vector<double>> m_model_ms;
 };
 
 }  // namespace npe::app

@@ -2,7 +2,10 @@
 // What the main window needs from an explorer tab (1-D functions, images, ...): it holds a list
 // of these and routes menus, files and sessions through this interface only.
 
+#include <chrono>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include <QJsonObject>
 #include <QStringList>
@@ -55,6 +58,11 @@ class ExplorerPanel : public QWidget {
   virtual bool makeProbeEdit(int index) = 0;
   /// Repaints the view now (so a timing includes the drawing).
   virtual void repaintNow() = 0;
+  /// How long each shown model's prediction took (worker thread, milliseconds) in the round
+  /// drawn last, by model name: --measure-edit-latency separates computing from drawing.
+  const std::vector<std::pair<QString, double>>& lastRoundTimes() const { return m_round_times; }
+  /// When the worker started the round drawn last.
+  std::chrono::steady_clock::time_point lastRoundStarted() const { return m_round_started; }
 
  protected:
   /// Runs a user action; an npe::Error it throws becomes a status message "<failure>: <why>"
@@ -63,11 +71,20 @@ class ExplorerPanel : public QWidget {
   /// The tabs' common layout: `view` on the left (stretching), `controls` in a scroll area of
   /// at least `controls_width` pixels on the right, split by a movable handle.
   void layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width);
+  void setLastRound(std::chrono::steady_clock::time_point started,
+                    std::vector<std::pair<QString, double>> times) {
+    m_round_started = started;
+    m_round_times = std::move(times);
+  }
 
  Q_SIGNALS:
   void statusMessage(const QString& message);
   /// A prediction round was drawn; refined = the settled round with all metrics.
   void predictionsUpdated(bool refined);
+
+ private:
+  std::chrono::steady_clock::time_point m_round_started;
+  std::vector<std::pair<QString, double>> m_round_times;
 };
 
 }  // namespace npe::widgets

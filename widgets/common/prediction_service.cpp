@@ -71,6 +71,7 @@ PredictionResult compute_predictions(const PredictionRequest& request,
   PredictionResult result;
   result.serial = request.serial;
   result.refine = request.refine;
+  result.started = std::chrono::steady_clock::now();
   const auto& task = request.batch.task;
   result.xt = task.xt[0];
   const auto num_query = task.num_targets();

@@ -2,6 +2,7 @@
 // Off-GUI-thread predictions for every explorer tab. A tab posts requests; a newer request
 // supersedes one still waiting, so the view follows the mouse and the GUI never waits.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -68,6 +69,8 @@ struct ModelPrediction {
 struct PredictionResult {
   uint64_t serial = 0;
   bool refine = false;
+  /// When the worker started computing this round (timings tell rounds from before an edit).
+  std::chrono::steady_clock::time_point started;
   torch::Tensor xt;        ///< [Nt, Dx] query points
   torch::Tensor sample_x;  ///< [Ns, Dx] where samples and correlations are given
   std::vector<ModelPrediction> models;

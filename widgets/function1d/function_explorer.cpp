@@ -500,6 +500,7 @@ void FunctionExplorer::schedulePredictions(bool refine) {
 void FunctionExplorer::onPredictions(const PredictionResult& result) {
   const auto xt = to_vector(result.xt);
   const QVector<double> x(xt.begin(), xt.end());
+  std::vector<std::pair<QString, double>> times;
   for (const auto& prediction : result.models) {
     const auto* entry = m_model_list->find(prediction.id);
     if (!entry) continue;
@@ -512,6 +513,7 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
                           QVector<double>(mean.begin(), mean.end()),
                           QVector<double>(stddev.begin(), stddev.end()));
     m_last_ms[entry->name] = prediction.milliseconds + prediction.sample_milliseconds;
+    times.emplace_back(entry->name, m_last_ms[entry->name]);
     if (prediction.samples.defined()) {
       const auto sx = to_vector(result.sample_x);
       std::vector<QVector<double>> lines;
@@ -538,6 +540,7 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
   if (!m_correlation->isChecked()) m_correlations.clear();
   showCorrelation();
   m_metrics->showResult(result, *m_model_list);
+  setLastRound(result.started, std::move(times));
   Q_EMIT statusMessage(describeModels());
   Q_EMIT predictionsUpdated(result.refine);
 }

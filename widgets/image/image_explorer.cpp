@@ -446,11 +446,14 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
   m_grid->setRows(std::move(rows));
   m_metrics->showResult(result, *m_models);
   QStringList timing;
+  std::vector<std::pair<QString, double>> times;
   for (const auto& p : result.models) {
     if (const auto* entry = m_models->find(p.id); entry && p.error.isEmpty()) {
       timing << QString("%1 %2 ms").arg(entry->name).arg(p.milliseconds, 0, 'f', 1);
+      times.emplace_back(entry->name, p.milliseconds);
     }
   }
+  setLastRound(result.started, std::move(times));
   Q_EMIT statusMessage(tr("%1 context pixels · Δ = (%2, %3) · %4")
                            .arg(m_mask->count())
                            .arg(m_h)

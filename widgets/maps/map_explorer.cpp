@@ -500,11 +500,14 @@ void MapExplorer::onPredictions(const PredictionResult& result) {
   redraw();
   rebuildSmallMaps();
   QStringList timing;
+  std::vector<std::pair<QString, double>> times;
   for (const auto& p : result.models) {
     if (const auto* entry = m_models->find(p.id); entry && p.error.isEmpty()) {
       timing << QString("%1 %2 ms").arg(entry->name).arg(p.milliseconds, 0, 'f', 1);
+      times.emplace_back(entry->name, p.milliseconds);
     }
   }
+  setLastRound(result.started, std::move(times));
   Q_EMIT statusMessage(tr("%1 stations · Δ = (%2 N, %3 E) cells · %4")
                            .arg(m_stations->count())
                            .arg(m_north)
