@@ -31,29 +31,47 @@ Tensor squared_distances(const Tensor& xq, const Tensor& xk) {
   return (xq.unsqueeze(2) - xk.unsqueeze(1)).pow(2).sum(-1);
 }
 
-// sum_f a_f exp(-b_f d2) per head: [B,H,Tq,Tk].
-Tensor rbf_bias(const Tensor& d2, const Tensor& amplitudes, const Tensor& rates) {
-  const int64_t heads = amplitudes.size(0), features = amplitudes.size(1);
-  auto d = d2.unsqueeze(1);  // [B,1,Tq,Tk]
+// The RBF terms e_f = exp(-b_f d2) of one chunk, per head: F tensors [B,H,Tq,Tk]. They are the
+// dominant cost of the kernel (an exponential per pair, head and feature).
+std::vector<Tensor> rbf_terms(const Tensor& d2, const Tensor& rates) {
+  const int64_t heads = rates.size(0), features = rates.size(1);
+  const auto d = d2.unsqueeze(1);  // [B,1,Tq,Tk]
+  std::vector<Tensor> terms;
+  for (int64_t f = 0; f < features; ++f)
+    terms.push_back((d * -rates.select(1, f).view({1, heads, 1, 1})).exp_());
+  return terms;
+}
+
+// sum_f a_f e_f: [B,H,Tq,Tk].
+Tensor rbf_bias(const std::vector<Tensor>& terms, const Tensor& amplitudes) {
+  const int64_t heads = amplitudes.size(0);
   Tensor bias;
-  for (int64_t f = 0; f < features; ++f) {
-    auto a = amplitudes.select(1, f).view({1, heads, 1, 1});
-    auto b = rates.select(1, f).view({1, heads, 1, 1});
-    auto term = (d * -b).exp_().mul_(a);
-    bias = f == 0 ? term : bias.add_(term);
+  for (size_t f = 0; f < terms.size(); ++f) {
+    auto a = amplitudes.select(1, int64_t(f)).view({1, heads, 1, 1});
+    bias = f == 0 ? terms[f] * a : bias.add_(terms[f] * a);
   }
   return bias;
 }
+
+// The backward pass needs the RBF terms again. When all of them fit in this many bytes (small
+// problems: training batches of a few hundred points) the forward pass keeps them instead of
+// the backward pass recomputing them, which saves most of the exponentials; above it, memory
+// stays bounded and they are recomputed chunk by chunk.
+constexpr int64_t kKeptTermsBytes = int64_t{64} << 20;
 
 class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
  public:
   static variable_list forward(AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor xq,
                                Tensor xk, Tensor amplitudes, Tensor log_rates, int64_t query_chunk,
-                               int64_t key_chunk) {
-    const int64_t b = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2);
+                               int64_t key_chunk, bool for_backward, bool recompute_terms) {
+    const int64_t b = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2),
+                  features = amplitudes.size(1);
     const double scale = 1.0 / std::sqrt(double(q.size(3)));
     const Chunking chunks({query_chunk, key_chunk}, b * h, nq, nk);
     const auto rates = log_rates.exp();
+    const bool keep_terms = for_backward && !recompute_terms &&
+                            features * b * h * nq * nk * q.element_size() <= kKeptTermsBytes;
+    const auto kept = keep_terms ? torch::empty({features, b, h, nq, nk}, q.options()) : Tensor();
     auto out = torch::zeros({b, h, nq, v.size(3)}, q.options());
     auto lse = torch::full({b, h, nq}, -std::numeric_limits<float>::infinity(), q.options());
     for (int64_t q0 = 0; q0 < nq; q0 += chunks.queries) {
@@ -63,10 +81,14 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
       Tensor running_max, running_sum, acc;
       for (int64_t k0 = 0; k0 < nk; k0 += chunks.keys) {
         const auto ks = Slice(k0, std::min(nk, k0 + chunks.keys));
-        auto logits =
-            torch::matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2))
-                .mul_(scale)
-                .add_(rbf_bias(squared_distances(xqi, xk.index({Slice(), ks})), amplitudes, rates));
+        const auto terms = rbf_terms(squared_distances(xqi, xk.index({Slice(), ks})), rates);
+        if (keep_terms) {
+          for (int64_t f = 0; f < features; ++f)
+            kept.select(0, f).index({Slice(), Slice(), qs, ks}).copy_(terms[f]);
+        }
+        auto logits = torch::matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2))
+                          .mul_(scale)
+                          .add_(rbf_bias(terms, amplitudes));
         const auto chunk_max = std::get<0>(logits.max(-1, /*keepdim=*/true));
         if (!running_max.defined()) {
           running_max = chunk_max;
@@ -86,20 +108,21 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
       out.index_put_({Slice(), Slice(), qs}, acc / running_sum);
       lse.index_put_({Slice(), Slice(), qs}, (running_max + running_sum.log()).squeeze(-1));
     }
+    if (!for_backward) return {out};
     ctx->saved_data["query_chunk"] = chunks.queries;
     ctx->saved_data["key_chunk"] = chunks.keys;
-    ctx->save_for_backward({q, k, v, xq, xk, amplitudes, log_rates, out, lse});
+    ctx->save_for_backward({q, k, v, xq, xk, amplitudes, log_rates, out, lse, kept});
     return {out};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto &q = saved[0], &k = saved[1], &v = saved[2], &xq = saved[3], &xk = saved[4],
-               &amplitudes = saved[5], &log_rates = saved[6], &out = saved[7], &lse = saved[8];
+               &amplitudes = saved[5], &log_rates = saved[6], &out = saved[7], &lse = saved[8],
+               &kept = saved[9];
     const int64_t query_chunk = ctx->saved_data["query_chunk"].toInt();
     const int64_t key_chunk = ctx->saved_data["key_chunk"].toInt();
-    const int64_t nq = q.size(2), nk = k.size(2), heads = amplitudes.size(0),
-                  features = amplitudes.size(1);
+    const int64_t nq = q.size(2), nk = k.size(2), features = amplitudes.size(1);
     const double scale = 1.0 / std::sqrt(double(q.size(3)));
     const auto rates = log_rates.exp();
     const auto grad_out = grads[0];
@@ -121,29 +144,33 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
         const auto kj = k.index({Slice(), Slice(), ks});
         const auto vj = v.index({Slice(), Slice(), ks});
         const auto d2 = squared_distances(xqi, xk.index({Slice(), ks}));
-        auto logits = torch::matmul(qi, kj.transpose(-1, -2))
-                          .mul_(scale)
-                          .add_(rbf_bias(d2, amplitudes, rates));
+        std::vector<Tensor> terms;
+        if (kept.defined()) {
+          for (int64_t f = 0; f < features; ++f)
+            terms.push_back(kept.select(0, f).index({Slice(), Slice(), qs, ks}));
+        } else {
+          terms = rbf_terms(d2, rates);
+        }
+        auto logits =
+            torch::matmul(qi, kj.transpose(-1, -2)).mul_(scale).add_(rbf_bias(terms, amplitudes));
         const auto p = logits.sub_(lse_i).exp_();  // the chunk's attention weights
         grad_v.index({Slice(), Slice(), ks}).add_(torch::matmul(p.transpose(-1, -2), gi));
         const auto grad_logits = torch::matmul(gi, vj.transpose(-1, -2)).sub_(delta_i).mul_(p);
         grad_qi.add_(torch::matmul(grad_logits, kj), scale);
         grad_k.index({Slice(), Slice(), ks})
             .add_(torch::matmul(grad_logits.transpose(-1, -2), qi), scale);
-        // d logit / d a_f = e_f, d logit / d b_f = -a_f d2 e_f, with e_f = exp(-b_f d2).
+        // d logit / d a_f = e_f, d logit / d b_f = -a_f d2 e_f.
         const auto d = d2.unsqueeze(1);
         for (int64_t f = 0; f < features; ++f) {
-          const auto e = (d * -rates.select(1, f).view({1, heads, 1, 1})).exp_();
-          const auto weighted = (grad_logits * e).sum({0, 2, 3});
-          grad_a.select(1, f).add_(weighted);
-          grad_rates.select(1, f).add_(-(grad_logits * e * d).sum({0, 2, 3}) *
-                                       amplitudes.select(1, f));
+          const auto weighted = grad_logits * terms[f];
+          grad_a.select(1, f).add_(weighted.sum({0, 2, 3}));
+          grad_rates.select(1, f).add_(-(weighted * d).sum({0, 2, 3}) * amplitudes.select(1, f));
         }
       }
       grad_q.index({Slice(), Slice(), qs}).copy_(grad_qi);
     }
-    return {grad_q,   grad_k,  grad_v, Tensor(), Tensor(), grad_a, grad_rates * rates,
-            Tensor(), Tensor()};
+    return {grad_q,   grad_k,   grad_v,   Tensor(), Tensor(), grad_a, grad_rates * rates,
+            Tensor(), Tensor(), Tensor(), Tensor()};
   }
 };
 
@@ -155,8 +182,12 @@ torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& log_rates, BiasedAttentionChunks chunks) {
   if (k.size(2) == 0)
     return torch::zeros({q.size(0), q.size(1), q.size(2), v.size(3)}, q.options());
-  return BiasedAttention::apply(q, k, v, xq, xk, amplitudes, log_rates, chunks.queries,
-                                chunks.keys)[0];
+  // Decided here: inside forward() autograd has switched gradient mode off.
+  const bool for_backward = torch::GradMode::is_enabled() &&
+                            (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
+                             amplitudes.requires_grad() || log_rates.requires_grad());
+  return BiasedAttention::apply(q, k, v, xq, xk, amplitudes, log_rates, chunks.queries, chunks.keys,
+                                for_backward, chunks.recompute_terms)[0];
 }
 
 torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tensor& k,
@@ -165,7 +196,7 @@ torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tens
                                        const torch::Tensor& log_rates) {
   const double scale = 1.0 / std::sqrt(double(q.size(3)));
   auto logits = torch::matmul(q, k.transpose(2, 3)).mul_(scale);
-  logits.add_(rbf_bias(squared_distances(xq, xk), amplitudes, log_rates.exp()));
+  logits.add_(rbf_bias(rbf_terms(squared_distances(xq, xk), log_rates.exp()), amplitudes));
   return torch::softmax(logits, -1);
 }
 
