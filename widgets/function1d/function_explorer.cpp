@@ -500,6 +500,7 @@ void FunctionExplorer::schedulePredictions(bool refine) {
 void FunctionExplorer::onPredictions(const PredictionResult& result) {
   const auto xt = to_vector(result.xt);
   const QVector<double> x(xt.begin(), xt.end());
+  m_plot->setQuickDrawing(!result.refine);
   std::vector<std::pair<QString, double>> times;
   for (const auto& prediction : result.models) {
     const auto* entry = m_model_list->find(prediction.id);

@@ -25,6 +25,9 @@ class FunctionPlot final : public QCustomPlot {
                      const QVector<double>& x, const QVector<double>& mean,
                      const QVector<double>& stddev);
   void removeModelCurve(const QString& id);
+  /// While the user edits (quick prediction rounds): draw without antialiasing, which halves a
+  /// software-rendered repaint; the settled round draws antialiased again.
+  void setQuickDrawing(bool quick);
   /// Coherent function samples of a model as thin lines in its colour (one per row of
   /// `samples`, at x); replaces the model's earlier samples.
   void setModelSamples(const QString& id, const QColor& colour, const QVector<double>& x,
