@@ -21,6 +21,8 @@ if [ ${#targets[@]} -eq 0 ]; then
            fuzz_gridded_field fuzz_session)
 fi
 mkdir -p "$out"
+# Leaks inside Debian's libtorch and HDF5 on their error paths (see the file) are not ours.
+export LSAN_OPTIONS="suppressions=$here/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 seed_corpus() {  # target -> folder of seeds (fresh copy: libFuzzer adds to its corpus)
   local target=$1 corpus="$out/corpus/$1"

@@ -1,0 +1,119 @@
+#include "models/pickle_lengths.h"
+
+#include <cstring>
+
+namespace npe {
+namespace {
+
+uint64_t little_endian(const uint8_t* p, int bytes) {
+  uint64_t value = 0;
+  for (int i = bytes - 1; i >= 0; --i) value = (value << 8) | p[i];
+  return value;
+}
+
+// Opcodes followed by a fixed number of argument bytes.
+int fixed_argument_bytes(uint8_t op) {
+  switch (op) {
+    case 'K':
+    case 'q':
+    case 'h':
+    case 0x80:  // BININT1, BINPUT, BINGET, PROTO
+      return 1;
+    case 'M':  // BININT2
+      return 2;
+    case 'J':
+    case 'r':
+    case 'j':  // BININT, LONG_BINPUT, LONG_BINGET
+      return 4;
+    case 'G':
+    case 0x95:  // BINFLOAT, FRAME
+      return 8;
+    case '(':
+    case ')':
+    case ']':
+    case '}':
+    case 'a':
+    case 'e':
+    case 's':
+    case 'u':
+    case 't':
+    case 0x85:
+    case 0x86:
+    case 0x87:
+    case 'N':
+    case 0x88:
+    case 0x89:
+    case 'R':
+    case 'b':
+    case 0x81:
+    case 'Q':
+    case 0x94:
+    case 0x8f:
+    case 0x90:
+    case 0x91:
+    case '0':
+    case '1':
+    case '2':
+      return 0;  // MARK ... POP, DUP: no argument
+    default:
+      return -1;
+  }
+}
+
+// Opcodes followed by a length of this many bytes, then that many bytes.
+int length_prefix_bytes(uint8_t op) {
+  switch (op) {
+    case 'C':
+    case 'U':
+    case 0x8a:
+    case 0x8c:  // SHORT_BINBYTES, SHORT_BINSTRING, LONG1, SHORT_BINUNICODE
+      return 1;
+    case 'X':
+    case 'B':
+    case 'T':
+    case 0x8b:  // BINUNICODE, BINBYTES, BINSTRING, LONG4
+      return 4;
+    case 0x8d:
+    case 0x8e:  // BINUNICODE8, BINBYTES8
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> find_impossible_pickle_length(const uint8_t* data, size_t size) {
+  size_t at = 0;
+  while (at < size) {
+    const uint8_t op = data[at++];
+    if (op == '.') return std::nullopt;  // STOP
+    const size_t remaining = size - at;
+    if (const int prefix = length_prefix_bytes(op); prefix > 0) {
+      if (remaining < size_t(prefix)) return "a length cut off at byte " + std::to_string(at);
+      const uint64_t length = little_endian(data + at, prefix);
+      at += prefix;
+      if (length > size - at) {
+        return "a string of " + std::to_string(length) + " bytes at byte " + std::to_string(at) +
+               " where only " + std::to_string(size - at) + " remain";
+      }
+      at += length;
+      continue;
+    }
+    if (op == 'c') {  // GLOBAL: module and name, each ending in a newline
+      for (int line = 0; line < 2; ++line) {
+        const void* end = std::memchr(data + at, '\n', size - at);
+        if (!end) return "an unterminated name at byte " + std::to_string(at);
+        at = static_cast<size_t>(static_cast<const uint8_t*>(end) - data) + 1;
+      }
+      continue;
+    }
+    const int fixed = fixed_argument_bytes(op);
+    if (fixed < 0) return std::nullopt;  // not known here: libtorch decides
+    if (remaining < size_t(fixed)) return "an argument cut off at byte " + std::to_string(at);
+    at += fixed;
+  }
+  return std::nullopt;
+}
+
+}  // namespace npe

@@ -1,0 +1,20 @@
+#pragma once
+// A guard in front of libtorch's unpickler, which reserves memory for a string or byte
+// sequence from the length written in the file before checking that so many bytes follow: a
+// corrupt checkpoint of a few kilobytes made it allocate and touch 4 GB (found by
+// fuzz_checkpoint_archive). The walk below reads the opcodes of a pickle (protocols 2-4, as
+// libtorch writes them) and checks every length against the bytes that remain.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace npe {
+
+/// Walks the pickle in `data` up to its STOP opcode. Returns a description of the first length
+/// that exceeds the remaining bytes, or nothing when every length fits (an opcode this walk does
+/// not know ends it early: libtorch's own checks take over from there).
+std::optional<std::string> find_impossible_pickle_length(const uint8_t* data, size_t size);
+
+}  // namespace npe

@@ -1,0 +1,46 @@
+// The guard in front of libtorch's unpickler: a length larger than the rest of the pickle is
+// refused before libtorch reserves memory for it (fuzz_checkpoint_archive found a 4 GB one).
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/pickle_lengths.h"
+
+namespace npe {
+namespace {
+
+std::optional<std::string> walk(const std::vector<uint8_t>& pickle) {
+  return find_impossible_pickle_length(pickle.data(), pickle.size());
+}
+
+// PROTO 2, BINUNICODE "ab" (length 2), BININT1 7, TUPLE2, STOP.
+const std::vector<uint8_t> kValid = {0x80, 2, 'X', 2, 0, 0, 0, 'a', 'b', 'K', 7, 0x86, '.'};
+
+TEST(PickleLengths, AcceptsAWellFormedPickle) {
+  EXPECT_FALSE(walk(kValid).has_value());
+}
+
+TEST(PickleLengths, RefusesAStringLongerThanTheRest) {
+  auto corrupt = kValid;
+  corrupt[3] = 0xf4;  // BINUNICODE length 0xfffffff4 little-endian
+  corrupt[4] = corrupt[5] = corrupt[6] = 0xff;
+  const auto problem = walk(corrupt);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("4294967284 bytes"), std::string::npos) << *problem;
+}
+
+TEST(PickleLengths, RefusesCutOffLengthsAndArguments) {
+  EXPECT_TRUE(walk({0x80, 2, 'X', 2, 0}).has_value());           // length cut off
+  EXPECT_TRUE(walk({0x80, 2, 'G', 0, 0, 0}).has_value());        // BINFLOAT needs 8 bytes
+  EXPECT_TRUE(walk({0x80, 2, 'c', 'm', 'o', 'd'}).has_value());  // GLOBAL without newline
+}
+
+TEST(PickleLengths, LeavesUnknownOpcodesToLibtorch) {
+  // An opcode the walk does not know ends it without a verdict, even if garbage follows.
+  EXPECT_FALSE(walk({0x80, 2, 'Z', 'X', 0xff, 0xff, 0xff, 0xff}).has_value());
+}
+
+}  // namespace
+}  // namespace npe
