@@ -136,6 +136,20 @@ TEST_F(Checkpoints, OutOfRangeNumbersInMetadataAreRefused) {
   EXPECT_EQ(CheckpointMetadata::from_json(json).model.dim_model, 64);
 }
 
+TEST_F(Checkpoints, NumbersTooLargeForTheirFieldAreRefused) {
+  // Within int64 but not within the field's type (found by fuzz_checkpoint_metadata).
+  auto json = CheckpointMetadata{}.to_json();
+  json["model"] = tiny_config("tnp").to_json();
+  json["format_version"] = 6676666666.662;
+  NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError,
+                        "unsupported checkpoint format version 6676666666");
+  json["format_version"] = CheckpointMetadata::kFormatVersion;
+  json["seed"] = -5.0;
+  NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError, "'seed'");
+  json["seed"] = 7;
+  EXPECT_EQ(CheckpointMetadata::from_json(json).seed, 7u);
+}
+
 TEST_F(Checkpoints, FutureFormatVersionIsRejected) {
   auto model = make_model(tiny_config("cnp"));
   CheckpointMetadata metadata;

@@ -214,12 +214,15 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
   }
   CheckpointMetadata m;
   try {
-    m.format_version = json.at("format_version").get<int>();
-    if (m.format_version < 1 || m.format_version > kFormatVersion) {
-      throw CheckpointError("unsupported checkpoint format version " +
-                            std::to_string(m.format_version) + " (this build reads 1.." +
-                            std::to_string(kFormatVersion) + ")");
+    // Read as int64 (check_json_numbers bounds every number to it), range-checked before it
+    // becomes an int: get<int>() of 6.7e9 is undefined behaviour (found by
+    // fuzz_checkpoint_metadata).
+    const auto version = json.at("format_version").get<int64_t>();
+    if (version < 1 || version > kFormatVersion) {
+      throw CheckpointError("unsupported checkpoint format version " + std::to_string(version) +
+                            " (this build reads 1.." + std::to_string(kFormatVersion) + ")");
     }
+    m.format_version = static_cast<int>(version);
     m.model = ModelConfig::from_json(json.at("model"));
     const auto& info = model_info(m.model.kind);
     if (m.format_version < info.definition_version) {
@@ -237,7 +240,13 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
     m.device = json.value("device", std::string());
     const auto& ll = json.contains("validation_ll") ? json.at("validation_ll") : nlohmann::json();
     m.validation_ll = ll.is_number() ? ll.get<double>() : std::nan("");
-    m.seed = json.value("seed", uint64_t{0});
+    if (json.contains("seed")) {
+      // A negative floating-point seed cast to uint64 would be undefined behaviour.
+      const auto& seed = json.at("seed");
+      if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
+        throw CheckpointError("malformed metadata: 'seed' must be a non-negative integer");
+      m.seed = seed.get<uint64_t>();
+    }
     m.size = json.value("size", std::string());
     m.command = json.value("command", std::string());
     m.created_at = json.value("created_at", std::string());
