@@ -14,7 +14,7 @@ packages=(
   # T-FashionMNIST tasks and the image tab read Debian's Fashion-MNIST.
   dataset-fashion-mnist
   # ERA5 maps: NetCDF and GRIB readers (core/), GSHHG coastlines drawn on the map tab.
-  libnetcdf-dev libeccodes-dev gmt-gshhg-low
+  libnetcdf-dev libhdf5-dev libeccodes-dev gmt-gshhg-low
   libgtest-dev
   # npe-convert-reference and its test read checkpoints of the authors' PyTorch code.
   python3-torch

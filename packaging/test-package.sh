@@ -13,6 +13,27 @@ echo "package: $(basename "$deb"), $(du -h "$deb" | cut -f1)"
 echo "Depends: $(dpkg-deb -f "$deb" Depends)"
 dpkg -x "$deb" "$work/root"
 root="$work/root"
+# Every library a program links directly must come from a package named in Depends: ldd finds
+# it on this machine, dpkg -S names its package (trying both spellings of a merged /usr).
+owner_of() {
+  for file in "$1" "/usr$1" "${1#/usr}"; do
+    if dpkg -S "$file" > "$work/owner" 2>/dev/null; then cut -d: -f1 "$work/owner"; return; fi
+  done
+}
+depends=" $(dpkg-deb -f "$deb" Depends | sed 's/([^)]*)//g; s/[,|]/ /g') "
+for program in "$root"/usr/bin/*; do
+  [ "$(head -c 4 "$program")" = "$(printf '\177ELF')" ] || continue
+  for library in $(readelf -d "$program" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
+    file=$(ldd "$program" | awk -v l="$library" '
+      $1 == l && $2 == "=>" { print $3 } $1 ~ ("/" l "$") { print $1 }')
+    package=$(owner_of "$file")
+    case "$depends" in
+      *" $package "*) ;;
+      *) echo "$(basename "$program") links $library ($file, package '$package'), which Depends does not name"
+         exit 1 ;;
+    esac
+  done
+done
 test -x "$root/usr/bin/npe"
 test -f "$root/usr/share/man/man1/npe.1"
 test -f "$root/usr/share/np-explorer/models/gp1d/tetnp.pt"

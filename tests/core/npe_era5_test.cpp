@@ -219,6 +219,40 @@ TEST_F(Era5Files, CorruptTruncatedAndUnsupportedFilesGiveClearErrors) {
   expect_data_error(nc, "");
 }
 
+// Descriptors of this process open on `path`.
+int descriptors_open_on(const fs::path& path) {
+  int count = 0;
+  std::error_code ec;
+  for (const auto& fd : fs::directory_iterator("/proc/self/fd", ec)) {
+    std::error_code link_error;
+    if (fs::read_symlink(fd.path(), link_error) == path) ++count;
+  }
+  return count;
+}
+
+TEST_F(Era5Files, AFailedNetcdfOpenLeavesNothingOpenForTheNextRead) {
+  // Two corrupt NetCDF-4 files found by fuzz_gridded_field, read one after the other at the same
+  // path, the second written over the first (as when a user fixes a file and opens it again).
+  // libnetcdf's failed open of the first left the file open in HDF5, and HDF5 then read the
+  // second through that stale state for minutes.
+  const fs::path regressions = NPE_FUZZ_REGRESSIONS_DIR "/gridded_field";
+  const auto leaves_open =
+      regressions / "fuzz_gridded_field-leak-be4d5cd66954ad4acc547298d22afd9758a5dddb";
+  const auto next =
+      regressions / ("fuzz_gridded_field-leak-be4d5cd66954ad4acc547298d22afd9758a5dddb"
+                     "-then-timeout-7b5df8968963bd6f98e8f58eda40dcf7dc8dcfee");
+  const auto path = fs::canonical(scratch(".")) / "rewritten.nc";
+  copy_prefix(leaves_open, path, 1 << 20);
+  expect_data_error(path, "HDF error");
+  EXPECT_EQ(descriptors_open_on(path), 0) << "the failed open left " << path << " open";
+  copy_prefix(next, path, 1 << 20);  // in place: same inode
+  try {
+    read_gridded_field(path);
+  } catch (const DataError&) {
+  }
+  EXPECT_EQ(descriptors_open_on(path), 0);
+}
+
 TEST_F(Era5Files, SplitKeepsTrainingCellsAndTimesOutOfTheTestSet) {
   SKIP_WITHOUT_ERA5();
   Era5TaskSource source;

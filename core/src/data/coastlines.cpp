@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "data/netcdf_access.h"
 #include "npe/errors.h"
 
 namespace npe {
@@ -14,7 +15,7 @@ namespace {
 class File {
  public:
   explicit File(const std::filesystem::path& path) : m_path(path) {
-    if (int status = nc_open(path.c_str(), NC_NOWRITE, &m_id)) fail(nc_strerror(status));
+    if (int status = open_netcdf(path, &m_id)) fail(nc_strerror(status));
   }
   ~File() { nc_close(m_id); }
   File(const File&) = delete;
@@ -61,6 +62,7 @@ std::filesystem::path default_coastline_file() {
 std::vector<Polyline> read_gshhg_coastlines(const std::filesystem::path& path, double lat_min,
                                             double lat_max, double lon_min, double lon_max,
                                             int max_level) {
+  const auto one_read_at_a_time = lock_netcdf();
   File file(path);
   const auto bin_minutes = file.read<int>("Bin_size_in_minutes");
   const auto bins_x = file.read<int>("N_bins_in_360_longitude_range");

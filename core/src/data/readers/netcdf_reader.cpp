@@ -12,6 +12,7 @@
 
 #include <torch/torch.h>
 
+#include "data/netcdf_access.h"
 #include "data/readers/readers.h"
 
 namespace npe::readers {
@@ -20,7 +21,7 @@ namespace {
 class NetcdfFile {
  public:
   explicit NetcdfFile(const std::filesystem::path& path) : m_path(path) {
-    check(nc_open(path.c_str(), NC_NOWRITE, &m_id), "cannot open as NetCDF");
+    check(open_netcdf(path, &m_id), "cannot open as NetCDF");
   }
   ~NetcdfFile() { nc_close(m_id); }
   NetcdfFile(const NetcdfFile&) = delete;
@@ -145,6 +146,7 @@ class NetcdfReader final : public GriddedReader {
 
   GriddedField read(const std::filesystem::path& path,
                     const GriddedReadOptions& options) const override {
+    const auto one_read_at_a_time = lock_netcdf();
     NetcdfFile file(path);
     check_not_truncated(file, path);
     const int var = find_variable(file, options, path);
