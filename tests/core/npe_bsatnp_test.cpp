@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "models/biased_attention.h"
+#include "models/rbf_bias.h"
 #include "npe/models/model_registry.h"
 #include "npe/process_memory.h"
 #include "test_support.h"
@@ -69,15 +70,10 @@ TEST(BiasedAttention, ChunkedEqualsOnePieceInValuesAndGradients) {
   const auto in = random_inputs(2, 3, 37, 23, 2, 1.0);
   const auto want = run(in, false, {});
   // Ragged chunks of queries and keys, one key per chunk, and everything in one chunk.
-  // Each with the RBF terms kept from the forward pass and recomputed in the backward pass.
-  for (bool recompute : {false, true}) {
-    for (BiasedAttentionChunks chunks : {BiasedAttentionChunks{7, 5}, BiasedAttentionChunks{4, 1},
-                                         BiasedAttentionChunks{64, 64}, BiasedAttentionChunks{}}) {
-      chunks.recompute_terms = recompute;
-      SCOPED_TRACE(::testing::Message() << "chunks " << chunks.queries << " x " << chunks.keys
-                                        << (recompute ? ", recomputed terms" : ", kept terms"));
-      expect_close(run(in, true, chunks), want, 1e-5);
-    }
+  for (BiasedAttentionChunks chunks : {BiasedAttentionChunks{7, 5}, BiasedAttentionChunks{4, 1},
+                                       BiasedAttentionChunks{64, 64}, BiasedAttentionChunks{}}) {
+    SCOPED_TRACE(::testing::Message() << "chunks " << chunks.queries << " x " << chunks.keys);
+    expect_close(run(in, true, chunks), want, 1e-5);
   }
 }
 
@@ -85,11 +81,9 @@ TEST(BiasedAttention, LargeLogitsStayFinite) {
   // Logits of several hundred: the online softmax must subtract the running maximum.
   torch::manual_seed(1);
   const auto in = random_inputs(1, 2, 9, 30, 1, 60.0);
-  for (bool recompute : {false, true}) {
-    const auto got = run(in, true, {4, 7, recompute});
-    for (const auto& t : got) EXPECT_TRUE(torch::isfinite(t).all().item<bool>());
-    expect_close(got, run(in, false, {}), 1e-4);
-  }
+  const auto got = run(in, true, {4, 7});
+  for (const auto& t : got) EXPECT_TRUE(torch::isfinite(t).all().item<bool>());
+  expect_close(got, run(in, false, {}), 1e-4);
 }
 
 TEST(BiasedAttention, NoKeysGiveZeros) {
@@ -112,6 +106,47 @@ TEST(BiasedAttention, WeightsInOnePieceGiveTheChunkedOutput) {
   EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, 3, 11, 17}));
   const auto chunked = biased_attention(a[0], a[1], a[2], a[3], a[4], a[5], a[6], {4, 5});
   EXPECT_LT((weights.matmul(a[2]) - chunked).abs().max().item<double>(), 1e-5);
+}
+
+TEST(RbfBias, FusedFloatKernelEqualsLibtorchOperationsInDouble) {
+  // The fused CPU kernel (float32, polynomial exponential) against libtorch's operations, which
+  // it falls back to for other types: in double they are the reference. Three input dimensions,
+  // three features, rates from 1e-3 to 1e3 (terms that vanish, terms near 1), a ragged number of
+  // keys (the gradient's lanes and tail), several threads.
+  torch::manual_seed(5);
+  const int64_t b = 2, h = 4, tq = 13, tk = 37, dx = 3;
+  const auto xq = 2.0 * torch::randn({b, tq, dx}), xk = 2.0 * torch::randn({b, tk, dx});
+  const auto amplitudes = torch::randn({h, 3});
+  const auto rates = torch::logspace(-3, 3, 3).repeat({h, 1}) * (1 + torch::rand({h, 3}));
+  const auto base = torch::randn({b, h, tq, tk}), grad = torch::randn({b, h, tq, tk});
+  auto as_double = [](const torch::Tensor& t) { return t.to(torch::kDouble); };
+
+  auto fused = base.clone();
+  add_rbf_bias_(fused, xq, xk, amplitudes, rates);
+  auto reference = as_double(base);
+  add_rbf_bias_(reference, as_double(xq), as_double(xk), as_double(amplitudes), as_double(rates));
+  EXPECT_LT((as_double(fused) - reference).abs().max().item<double>(), 1e-5);
+
+  auto grad_a = torch::zeros({h, 3}), grad_b = torch::zeros({h, 3});
+  auto want_a = as_double(grad_a), want_b = as_double(grad_b);
+  accumulate_rbf_bias_gradients(grad, xq, xk, amplitudes, rates, grad_a, grad_b);
+  accumulate_rbf_bias_gradients(as_double(grad), as_double(xq), as_double(xk),
+                                as_double(amplitudes), as_double(rates), want_a, want_b);
+  EXPECT_LT((as_double(grad_a) - want_a).abs().max().item<double>(),
+            1e-5 * std::max(1.0, want_a.abs().max().item<double>()));
+  EXPECT_LT((as_double(grad_b) - want_b).abs().max().item<double>(),
+            1e-5 * std::max(1.0, want_b.abs().max().item<double>()));
+}
+
+TEST(RbfBias, NotANumberInALocationReachesOnlyItsOwnPairs) {
+  // A NaN location must give NaN bias for its pairs (never a silently finite number) and leave
+  // the other pairs alone.
+  auto xq = torch::zeros({1, 2, 1}), xk = torch::arange(3, torch::kFloat).view({1, 3, 1});
+  xq[0][1][0] = std::numeric_limits<float>::quiet_NaN();
+  auto logits = torch::zeros({1, 1, 2, 3});
+  add_rbf_bias_(logits, xq, xk, torch::ones({1, 2}), torch::ones({1, 2}));
+  EXPECT_TRUE(torch::isnan(logits[0][0][1]).all().item<bool>());
+  EXPECT_TRUE(torch::allclose(logits[0][0][0], 2 * torch::exp(-torch::tensor({0.f, 1.f, 4.f}))));
 }
 
 #if defined(__SANITIZE_ADDRESS__)

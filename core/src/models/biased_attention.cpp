@@ -6,6 +6,8 @@
 
 #include <torch/torch.h>
 
+#include "rbf_bias.h"
+
 namespace npe {
 namespace {
 
@@ -25,53 +27,15 @@ struct Chunking {
   }
 };
 
-// Squared distances ||x_n - x_m||^2 [B,Tq,Tk], from the differences (not from norms, which
-// would cancel for inputs far from the origin and break translation equivariance).
-Tensor squared_distances(const Tensor& xq, const Tensor& xk) {
-  return (xq.unsqueeze(2) - xk.unsqueeze(1)).pow(2).sum(-1);
-}
-
-// The RBF terms e_f = exp(-b_f d2) of one chunk, per head: F tensors [B,H,Tq,Tk]. They are the
-// dominant cost of the kernel (an exponential per pair, head and feature).
-std::vector<Tensor> rbf_terms(const Tensor& d2, const Tensor& rates) {
-  const int64_t heads = rates.size(0), features = rates.size(1);
-  const auto d = d2.unsqueeze(1);  // [B,1,Tq,Tk]
-  std::vector<Tensor> terms;
-  for (int64_t f = 0; f < features; ++f)
-    terms.push_back((d * -rates.select(1, f).view({1, heads, 1, 1})).exp_());
-  return terms;
-}
-
-// sum_f a_f e_f: [B,H,Tq,Tk].
-Tensor rbf_bias(const std::vector<Tensor>& terms, const Tensor& amplitudes) {
-  const int64_t heads = amplitudes.size(0);
-  Tensor bias;
-  for (size_t f = 0; f < terms.size(); ++f) {
-    auto a = amplitudes.select(1, int64_t(f)).view({1, heads, 1, 1});
-    bias = f == 0 ? terms[f] * a : bias.add_(terms[f] * a);
-  }
-  return bias;
-}
-
-// The backward pass needs the RBF terms again. When all of them fit in this many bytes (small
-// problems: training batches of a few hundred points) the forward pass keeps them instead of
-// the backward pass recomputing them, which saves most of the exponentials; above it, memory
-// stays bounded and they are recomputed chunk by chunk.
-constexpr int64_t kKeptTermsBytes = int64_t{64} << 20;
-
 class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
  public:
   static variable_list forward(AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor xq,
                                Tensor xk, Tensor amplitudes, Tensor log_rates, int64_t query_chunk,
-                               int64_t key_chunk, bool for_backward, bool recompute_terms) {
-    const int64_t b = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2),
-                  features = amplitudes.size(1);
+                               int64_t key_chunk, bool for_backward) {
+    const int64_t b = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2);
     const double scale = 1.0 / std::sqrt(double(q.size(3)));
     const Chunking chunks({query_chunk, key_chunk}, b * h, nq, nk);
     const auto rates = log_rates.exp();
-    const bool keep_terms = for_backward && !recompute_terms &&
-                            features * b * h * nq * nk * q.element_size() <= kKeptTermsBytes;
-    const auto kept = keep_terms ? torch::empty({features, b, h, nq, nk}, q.options()) : Tensor();
     auto out = torch::zeros({b, h, nq, v.size(3)}, q.options());
     auto lse = torch::full({b, h, nq}, -std::numeric_limits<float>::infinity(), q.options());
     for (int64_t q0 = 0; q0 < nq; q0 += chunks.queries) {
@@ -81,14 +45,9 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
       Tensor running_max, running_sum, acc;
       for (int64_t k0 = 0; k0 < nk; k0 += chunks.keys) {
         const auto ks = Slice(k0, std::min(nk, k0 + chunks.keys));
-        const auto terms = rbf_terms(squared_distances(xqi, xk.index({Slice(), ks})), rates);
-        if (keep_terms) {
-          for (int64_t f = 0; f < features; ++f)
-            kept.select(0, f).index({Slice(), Slice(), qs, ks}).copy_(terms[f]);
-        }
-        auto logits = torch::matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2))
-                          .mul_(scale)
-                          .add_(rbf_bias(terms, amplitudes));
+        auto logits =
+            torch::matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2)).mul_(scale);
+        add_rbf_bias_(logits, xqi, xk.index({Slice(), ks}), amplitudes, rates);
         const auto chunk_max = std::get<0>(logits.max(-1, /*keepdim=*/true));
         if (!running_max.defined()) {
           running_max = chunk_max;
@@ -111,18 +70,17 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
     if (!for_backward) return {out};
     ctx->saved_data["query_chunk"] = chunks.queries;
     ctx->saved_data["key_chunk"] = chunks.keys;
-    ctx->save_for_backward({q, k, v, xq, xk, amplitudes, log_rates, out, lse, kept});
+    ctx->save_for_backward({q, k, v, xq, xk, amplitudes, log_rates, out, lse});
     return {out};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto &q = saved[0], &k = saved[1], &v = saved[2], &xq = saved[3], &xk = saved[4],
-               &amplitudes = saved[5], &log_rates = saved[6], &out = saved[7], &lse = saved[8],
-               &kept = saved[9];
+               &amplitudes = saved[5], &log_rates = saved[6], &out = saved[7], &lse = saved[8];
     const int64_t query_chunk = ctx->saved_data["query_chunk"].toInt();
     const int64_t key_chunk = ctx->saved_data["key_chunk"].toInt();
-    const int64_t nq = q.size(2), nk = k.size(2), features = amplitudes.size(1);
+    const int64_t nq = q.size(2), nk = k.size(2);
     const double scale = 1.0 / std::sqrt(double(q.size(3)));
     const auto rates = log_rates.exp();
     const auto grad_out = grads[0];
@@ -143,29 +101,16 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
         const auto ks = Slice(k0, std::min(nk, k0 + key_chunk));
         const auto kj = k.index({Slice(), Slice(), ks});
         const auto vj = v.index({Slice(), Slice(), ks});
-        const auto d2 = squared_distances(xqi, xk.index({Slice(), ks}));
-        std::vector<Tensor> terms;
-        if (kept.defined()) {
-          for (int64_t f = 0; f < features; ++f)
-            terms.push_back(kept.select(0, f).index({Slice(), Slice(), qs, ks}));
-        } else {
-          terms = rbf_terms(d2, rates);
-        }
-        auto logits =
-            torch::matmul(qi, kj.transpose(-1, -2)).mul_(scale).add_(rbf_bias(terms, amplitudes));
+        const auto xkj = xk.index({Slice(), ks});
+        auto logits = torch::matmul(qi, kj.transpose(-1, -2)).mul_(scale);
+        add_rbf_bias_(logits, xqi, xkj, amplitudes, rates);
         const auto p = logits.sub_(lse_i).exp_();  // the chunk's attention weights
         grad_v.index({Slice(), Slice(), ks}).add_(torch::matmul(p.transpose(-1, -2), gi));
         const auto grad_logits = torch::matmul(gi, vj.transpose(-1, -2)).sub_(delta_i).mul_(p);
         grad_qi.add_(torch::matmul(grad_logits, kj), scale);
         grad_k.index({Slice(), Slice(), ks})
             .add_(torch::matmul(grad_logits.transpose(-1, -2), qi), scale);
-        // d logit / d a_f = e_f, d logit / d b_f = -a_f d2 e_f.
-        const auto d = d2.unsqueeze(1);
-        for (int64_t f = 0; f < features; ++f) {
-          const auto weighted = grad_logits * terms[f];
-          grad_a.select(1, f).add_(weighted.sum({0, 2, 3}));
-          grad_rates.select(1, f).add_(-(weighted * d).sum({0, 2, 3}) * amplitudes.select(1, f));
-        }
+        accumulate_rbf_bias_gradients(grad_logits, xqi, xkj, amplitudes, rates, grad_a, grad_rates);
       }
       grad_q.index({Slice(), Slice(), qs}).copy_(grad_qi);
     }
@@ -187,7 +132,7 @@ torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                             (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
                              amplitudes.requires_grad() || log_rates.requires_grad());
   return BiasedAttention::apply(q, k, v, xq, xk, amplitudes, log_rates, chunks.queries, chunks.keys,
-                                for_backward, chunks.recompute_terms)[0];
+                                for_backward)[0];
 }
 
 torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tensor& k,
@@ -196,7 +141,7 @@ torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tens
                                        const torch::Tensor& log_rates) {
   const double scale = 1.0 / std::sqrt(double(q.size(3)));
   auto logits = torch::matmul(q, k.transpose(2, 3)).mul_(scale);
-  logits.add_(rbf_bias(rbf_terms(squared_distances(xq, xk), log_rates.exp()), amplitudes));
+  add_rbf_bias_(logits, xq, xk, amplitudes, log_rates.exp());
   return torch::softmax(logits, -1);
 }
 
