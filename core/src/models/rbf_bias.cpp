@@ -8,13 +8,7 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-// The row kernels are compiled for AVX-512, AVX2 and plain x86-64 and the loader picks the best
-// the CPU has (GCC and clang function multiversioning); elsewhere they are compiled once.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define NPE_VECTORISED __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NPE_VECTORISED
-#endif
+#include "vectorised.h"
 
 namespace npe {
 namespace {
