@@ -71,10 +71,15 @@ TEST(BiasedAttention, ChunkedEqualsOnePieceInValuesAndGradients) {
   const auto in = random_inputs(2, 3, 37, 23, 2, 1.0);
   const auto want = run(in, false, {});
   // Ragged chunks of queries and keys, one key per chunk, and everything in one chunk.
-  for (BiasedAttentionChunks chunks : {BiasedAttentionChunks{7, 5}, BiasedAttentionChunks{4, 1},
-                                       BiasedAttentionChunks{64, 64}, BiasedAttentionChunks{}}) {
-    SCOPED_TRACE(::testing::Message() << "chunks " << chunks.queries << " x " << chunks.keys);
-    expect_close(run(in, true, chunks), want, 1e-5);
+  // Each with the logits kept from the forward pass and recomputed in the backward pass.
+  for (bool recompute : {false, true}) {
+    for (BiasedAttentionChunks chunks : {BiasedAttentionChunks{7, 5}, BiasedAttentionChunks{4, 1},
+                                         BiasedAttentionChunks{64, 64}, BiasedAttentionChunks{}}) {
+      chunks.recompute_logits = recompute;
+      SCOPED_TRACE(::testing::Message() << "chunks " << chunks.queries << " x " << chunks.keys
+                                        << (recompute ? ", recomputed logits" : ", kept logits"));
+      expect_close(run(in, true, chunks), want, 1e-5);
+    }
   }
 }
 
@@ -82,9 +87,11 @@ TEST(BiasedAttention, LargeLogitsStayFinite) {
   // Logits of several hundred: the online softmax must subtract the running maximum.
   torch::manual_seed(1);
   const auto in = random_inputs(1, 2, 9, 30, 1, 60.0);
-  const auto got = run(in, true, {4, 7});
-  for (const auto& t : got) EXPECT_TRUE(torch::isfinite(t).all().item<bool>());
-  expect_close(got, run(in, false, {}), 1e-4);
+  for (bool recompute : {false, true}) {
+    const auto got = run(in, true, {4, 7, recompute});
+    for (const auto& t : got) EXPECT_TRUE(torch::isfinite(t).all().item<bool>());
+    expect_close(got, run(in, false, {}), 1e-4);
+  }
 }
 
 TEST(BiasedAttention, NoKeysGiveZeros) {

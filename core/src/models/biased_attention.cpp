@@ -28,15 +28,24 @@ struct Chunking {
   }
 };
 
+// The backward pass needs each chunk's logits again. When all of them fit in this many bytes
+// (training batches of a few hundred points) the forward pass keeps them, which saves the
+// backward pass a product and a pass of exponentials per chunk; above it they are recomputed
+// chunk by chunk and memory stays bounded.
+constexpr int64_t kKeptLogitsBytes = int64_t{64} << 20;
+
 class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
  public:
   static variable_list forward(AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor xq,
                                Tensor xk, Tensor amplitudes, Tensor log_rates, int64_t query_chunk,
-                               int64_t key_chunk, bool for_backward) {
+                               int64_t key_chunk, bool for_backward, bool recompute_logits) {
     const int64_t b = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2);
     const double scale = 1.0 / std::sqrt(double(q.size(3)));
     const Chunking chunks({query_chunk, key_chunk}, b * h, nq, nk);
     const auto rates = log_rates.exp();
+    const bool keep_logits =
+        for_backward && !recompute_logits && b * h * nq * nk * q.element_size() <= kKeptLogitsBytes;
+    const auto kept_logits = keep_logits ? torch::empty({b, h, nq, nk}, q.options()) : Tensor();
     auto out = torch::zeros({b, h, nq, v.size(3)}, q.options());
     auto lse = torch::full({b, h, nq}, -std::numeric_limits<float>::infinity(), q.options());
     for (int64_t q0 = 0; q0 < nq; q0 += chunks.queries) {
@@ -49,6 +58,7 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
         auto logits =
             small_batched_matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2)).mul_(scale);
         add_rbf_bias_(logits, xqi, xk.index({Slice(), ks}), amplitudes, rates);
+        if (keep_logits) kept_logits.index({Slice(), Slice(), qs, ks}).copy_(logits);
         const auto chunk_max = std::get<0>(logits.max(-1, /*keepdim=*/true));
         if (!running_max.defined()) {
           running_max = chunk_max;
@@ -71,14 +81,15 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
     if (!for_backward) return {out};
     ctx->saved_data["query_chunk"] = chunks.queries;
     ctx->saved_data["key_chunk"] = chunks.keys;
-    ctx->save_for_backward({q, k, v, xq, xk, amplitudes, log_rates, out, lse});
+    ctx->save_for_backward({q, k, v, xq, xk, amplitudes, log_rates, out, lse, kept_logits});
     return {out};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto &q = saved[0], &k = saved[1], &v = saved[2], &xq = saved[3], &xk = saved[4],
-               &amplitudes = saved[5], &log_rates = saved[6], &out = saved[7], &lse = saved[8];
+               &amplitudes = saved[5], &log_rates = saved[6], &out = saved[7], &lse = saved[8],
+               &kept_logits = saved[9];
     const int64_t query_chunk = ctx->saved_data["query_chunk"].toInt();
     const int64_t key_chunk = ctx->saved_data["key_chunk"].toInt();
     const int64_t nq = q.size(2), nk = k.size(2);
@@ -103,9 +114,15 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
         const auto kj = k.index({Slice(), Slice(), ks});
         const auto vj = v.index({Slice(), Slice(), ks});
         const auto xkj = xk.index({Slice(), ks});
-        auto logits = small_batched_matmul(qi, kj.transpose(-1, -2)).mul_(scale);
-        add_rbf_bias_(logits, xqi, xkj, amplitudes, rates);
-        const auto p = logits.sub_(lse_i).exp_();  // the chunk's attention weights
+        Tensor logits;
+        if (kept_logits.defined()) {
+          logits = kept_logits.index({Slice(), Slice(), qs, ks}) - lse_i;
+        } else {
+          logits = small_batched_matmul(qi, kj.transpose(-1, -2)).mul_(scale);
+          add_rbf_bias_(logits, xqi, xkj, amplitudes, rates);
+          logits.sub_(lse_i);
+        }
+        const auto p = logits.exp_();  // the chunk's attention weights
         grad_v.index({Slice(), Slice(), ks}).add_(small_batched_matmul(p.transpose(-1, -2), gi));
         const auto grad_logits =
             small_batched_matmul(gi, vj.transpose(-1, -2)).sub_(delta_i).mul_(p);
@@ -134,7 +151,7 @@ torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                             (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
                              amplitudes.requires_grad() || log_rates.requires_grad());
   return BiasedAttention::apply(q, k, v, xq, xk, amplitudes, log_rates, chunks.queries, chunks.keys,
-                                for_backward)[0];
+                                for_backward, chunks.recompute_logits)[0];
 }
 
 torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tensor& k,

@@ -18,6 +18,9 @@ struct BiasedAttentionChunks {
   /// Queries and keys per chunk; 0 picks sizes that keep each chunk's [B,H,Tq,Tk] logits near
   /// 2^21 elements (8 MiB in float32).
   int64_t queries = 0, keys = 0;
+  /// The backward pass recomputes each chunk's logits even where the forward pass could keep
+  /// them (it keeps them when they total at most 64 MiB); large inputs always recompute.
+  bool recompute_logits = false;
 };
 
 /// q [B,H,Nq,D], k [B,H,Nk,D], v [B,H,Nk,Dv], xq [B,Nq,Dx], xk [B,Nk,Dx], amplitudes a [H,F],
