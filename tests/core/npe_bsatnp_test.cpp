@@ -7,7 +7,6 @@
 
 #include "models/biased_attention.h"
 #include "models/rbf_bias.h"
-#include "models/small_matmul.h"
 #include "npe/models/model_registry.h"
 #include "npe/process_memory.h"
 #include "test_support.h"
@@ -114,28 +113,6 @@ TEST(BiasedAttention, WeightsInOnePieceGiveTheChunkedOutput) {
   EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, 3, 11, 17}));
   const auto chunked = biased_attention(a[0], a[1], a[2], a[3], a[4], a[5], a[6], {4, 5});
   EXPECT_LT((weights.matmul(a[2]) - chunked).abs().max().item<double>(), 1e-5);
-}
-
-TEST(SmallBatchedMatmul, EqualsLibtorchForEveryLayoutTheAttentionUses) {
-  // Plain, transposed left and right operands (views, no copies), rows not a multiple of the
-  // kernel's four, one row, an empty inner dimension, and a size that goes to torch::matmul.
-  torch::manual_seed(6);
-  struct Case {
-    int64_t m, k, p;
-    bool transpose_a, transpose_b;
-  };
-  for (const Case c : {Case{13, 16, 37, false, true}, Case{37, 13, 16, false, false},
-                       Case{16, 37, 16, true, false}, Case{1, 5, 3, false, false},
-                       Case{7, 0, 4, false, false}, Case{70, 80, 90, false, false}}) {
-    SCOPED_TRACE(::testing::Message() << c.m << " x " << c.k << " x " << c.p);
-    const auto a = c.transpose_a ? torch::randn({2, 3, c.k, c.m}).transpose(-1, -2)
-                                 : torch::randn({2, 3, c.m, c.k});
-    const auto b = c.transpose_b ? torch::randn({2, 3, c.p, c.k}).transpose(-1, -2)
-                                 : torch::randn({2, 3, c.k, c.p});
-    const auto got = small_batched_matmul(a, b);
-    ASSERT_EQ(got.sizes(), (std::vector<int64_t>{2, 3, c.m, c.p}));
-    EXPECT_TRUE(torch::allclose(got, torch::matmul(a, b), 1e-5, 1e-5));
-  }
 }
 
 TEST(RbfBias, FusedFloatKernelEqualsLibtorchOperationsInDouble) {

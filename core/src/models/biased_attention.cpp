@@ -7,7 +7,6 @@
 #include <torch/torch.h>
 
 #include "rbf_bias.h"
-#include "small_matmul.h"
 
 namespace npe {
 namespace {
@@ -56,7 +55,7 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
       for (int64_t k0 = 0; k0 < nk; k0 += chunks.keys) {
         const auto ks = Slice(k0, std::min(nk, k0 + chunks.keys));
         auto logits =
-            small_batched_matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2)).mul_(scale);
+            torch::matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2)).mul_(scale);
         add_rbf_bias_(logits, xqi, xk.index({Slice(), ks}), amplitudes, rates);
         if (keep_logits) kept_logits.index({Slice(), Slice(), qs, ks}).copy_(logits);
         const auto chunk_max = std::get<0>(logits.max(-1, /*keepdim=*/true));
@@ -64,14 +63,14 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
           running_max = chunk_max;
           auto p = (logits - running_max).exp_();
           running_sum = p.sum(-1, true);
-          acc = small_batched_matmul(p, v.index({Slice(), Slice(), ks}));
+          acc = torch::matmul(p, v.index({Slice(), Slice(), ks}));
           continue;
         }
         const auto new_max = torch::maximum(running_max, chunk_max);
         const auto rescale = (running_max - new_max).exp_();
         auto p = (logits - new_max).exp_();
         running_sum = running_sum * rescale + p.sum(-1, true);
-        acc = acc * rescale + small_batched_matmul(p, v.index({Slice(), Slice(), ks}));
+        acc = acc * rescale + torch::matmul(p, v.index({Slice(), Slice(), ks}));
         running_max = new_max;
       }
       if (!acc.defined()) continue;  // no keys: zeros
@@ -118,17 +117,16 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
         if (kept_logits.defined()) {
           logits = kept_logits.index({Slice(), Slice(), qs, ks}) - lse_i;
         } else {
-          logits = small_batched_matmul(qi, kj.transpose(-1, -2)).mul_(scale);
+          logits = torch::matmul(qi, kj.transpose(-1, -2)).mul_(scale);
           add_rbf_bias_(logits, xqi, xkj, amplitudes, rates);
           logits.sub_(lse_i);
         }
         const auto p = logits.exp_();  // the chunk's attention weights
-        grad_v.index({Slice(), Slice(), ks}).add_(small_batched_matmul(p.transpose(-1, -2), gi));
-        const auto grad_logits =
-            small_batched_matmul(gi, vj.transpose(-1, -2)).sub_(delta_i).mul_(p);
-        grad_qi.add_(small_batched_matmul(grad_logits, kj), scale);
+        grad_v.index({Slice(), Slice(), ks}).add_(torch::matmul(p.transpose(-1, -2), gi));
+        const auto grad_logits = torch::matmul(gi, vj.transpose(-1, -2)).sub_(delta_i).mul_(p);
+        grad_qi.add_(torch::matmul(grad_logits, kj), scale);
         grad_k.index({Slice(), Slice(), ks})
-            .add_(small_batched_matmul(grad_logits.transpose(-1, -2), qi), scale);
+            .add_(torch::matmul(grad_logits.transpose(-1, -2), qi), scale);
         accumulate_rbf_bias_gradients(grad_logits, xqi, xkj, amplitudes, rates, grad_a, grad_rates);
       }
       grad_q.index({Slice(), Slice(), qs}).copy_(grad_qi);
@@ -159,7 +157,7 @@ torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tens
                                        const torch::Tensor& amplitudes,
                                        const torch::Tensor& log_rates) {
   const double scale = 1.0 / std::sqrt(double(q.size(3)));
-  auto logits = small_batched_matmul(q, k.transpose(2, 3)).mul_(scale);
+  auto logits = torch::matmul(q, k.transpose(2, 3)).mul_(scale);
   add_rbf_bias_(logits, xq, xk, amplitudes, log_rates.exp());
   return torch::softmax(logits, -1);
 }

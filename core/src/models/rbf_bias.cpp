@@ -62,17 +62,20 @@ NPE_VECTORISED void add_bias_row(float* row, const float* d2, int64_t tk, const 
   }
 }
 
-// For one head: sum_m g_m e_fm and sum_m g_m e_fm d2_m per feature, e_fm = exp(-b_f d2_m),
-// added to by_amplitude[f] and by_rate[f]. Sums run in kLanes independent lanes (a reduction in
-// one float would not vectorise without reassociation) and are combined in double.
+// For one head: g_m e_fm and g_m e_fm d2_m, e_fm = exp(-b_f d2_m), summed into kLanes
+// independent lanes per feature, lanes [features][2][kLanes] (a sum in one float would not
+// vectorise without reassociation). The caller folds the lanes into double every few rows: one
+// row of 64 keys is only four vectors, and reducing lanes per row cost more than the row.
 constexpr int64_t kLanes = 16;
 NPE_VECTORISED void bias_gradient_row(const float* grad, const float* d2, int64_t tk,
-                                      const float* rates, int64_t features, double* by_amplitude,
-                                      double* by_rate) {
+                                      const float* rates, int64_t features, float* lanes) {
   const int64_t whole = tk / kLanes * kLanes;
   for (int64_t f = 0; f < features; ++f) {
     const float minus_b = -rates[f];
-    float lanes_a[kLanes] = {}, lanes_b[kLanes] = {};
+    // Local copies, so that the compiler keeps them in registers (lanes might alias grad).
+    float lanes_a[kLanes], lanes_b[kLanes];
+    std::copy(lanes + f * 2 * kLanes, lanes + f * 2 * kLanes + kLanes, lanes_a);
+    std::copy(lanes + f * 2 * kLanes + kLanes, lanes + (f + 1) * 2 * kLanes, lanes_b);
     for (int64_t m0 = 0; m0 < whole; m0 += kLanes) {
       for (int64_t l = 0; l < kLanes; ++l) {
         const float weighted = grad[m0 + l] * polynomial_exp(minus_b * d2[m0 + l]);
@@ -80,20 +83,18 @@ NPE_VECTORISED void bias_gradient_row(const float* grad, const float* d2, int64_
         lanes_b[l] += weighted * d2[m0 + l];
       }
     }
-    double sum_a = 0, sum_b = 0;
     for (int64_t m = whole; m < tk; ++m) {
       const float weighted = grad[m] * polynomial_exp(minus_b * d2[m]);
-      sum_a += weighted;
-      sum_b += double(weighted) * d2[m];
+      lanes_a[m - whole] += weighted;
+      lanes_b[m - whole] += weighted * d2[m];
     }
-    for (int64_t l = 0; l < kLanes; ++l) {
-      sum_a += lanes_a[l];
-      sum_b += lanes_b[l];
-    }
-    by_amplitude[f] += sum_a;
-    by_rate[f] += sum_b;
+    std::copy(lanes_a, lanes_a + kLanes, lanes + f * 2 * kLanes);
+    std::copy(lanes_b, lanes_b + kLanes, lanes + f * 2 * kLanes + kLanes);
   }
 }
+
+// Rows between two folds of the float lanes into double: keeps each float sum short.
+constexpr int64_t kRowsPerFold = 16;
 
 bool is_cpu_float(const Tensor& t) {
   return t.device().is_cpu() && t.scalar_type() == at::kFloat;
@@ -174,16 +175,29 @@ void accumulate_rbf_bias_gradients(const Tensor& grad_logits, const Tensor& xq, 
       by_rate(by_amplitude.size(), 0.0);
   at::parallel_for(0, blocks, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> d2(static_cast<size_t>(tk));
+    std::vector<float> lanes(static_cast<size_t>(per_block * 2 * kLanes), 0.0f);
     for (int64_t block = begin; block < end; ++block) {
       double* slot_a = by_amplitude.data() + block * per_block;
       double* slot_b = by_rate.data() + block * per_block;
-      for (int64_t row = block * rows / blocks; row < (block + 1) * rows / blocks; ++row) {
+      auto fold = [&] {
+        for (int64_t hf = 0; hf < per_block; ++hf) {
+          float* lane = lanes.data() + hf * 2 * kLanes;
+          for (int64_t l = 0; l < kLanes; ++l) {
+            slot_a[hf] += lane[l];
+            slot_b[hf] += lane[kLanes + l];
+          }
+          std::fill(lane, lane + 2 * kLanes, 0.0f);
+        }
+      };
+      const int64_t first = block * rows / blocks, last = (block + 1) * rows / blocks;
+      for (int64_t row = first; row < last; ++row) {
         const int64_t i = row / tq, n = row % tq;
         squared_distance_row(xq_data + row * dx, xk_data + i * tk * dx, tk, dx, d2.data());
         for (int64_t h = 0; h < heads; ++h) {
           bias_gradient_row(g + ((i * heads + h) * tq + n) * tk, d2.data(), tk, b + h * features,
-                            features, slot_a + h * features, slot_b + h * features);
+                            features, lanes.data() + h * features * 2 * kLanes);
         }
+        if ((row - first + 1) % kRowsPerFold == 0 || row + 1 == last) fold();
       }
     }
   });
