@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "models/fused_activations.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/modules.h"
@@ -135,54 +134,6 @@ TEST(PairwiseAttentionModel, PredictionWithoutGradientsMatchesThePlainPath) {
   const auto fused = run(AttentionImplementation::fused);
   EXPECT_LT(relative_difference(fused.mean, plain.mean), 1e-5);
   EXPECT_LT(relative_difference(fused.stddev, plain.stddev), 1e-5);
-}
-
-}  // namespace
-}  // namespace npe
-
-namespace npe {
-namespace {
-
-TEST(FusedActivations, BiasAndReluEqualLibtorchInBothPrecisions) {
-  // Ragged width (vector tails), values of both signs, a NaN that must stay NaN.
-  torch::manual_seed(11);
-  auto x = torch::randn({37, 19});
-  x[3][4] = std::numeric_limits<float>::quiet_NaN();
-  const auto bias = torch::randn({19});
-  auto fused = x.clone();
-  add_bias_and_relu_(fused, bias);
-  const auto want = torch::relu(x + bias);
-  EXPECT_TRUE(torch::equal(fused.nan_to_num(-1), want.nan_to_num(-1)));
-  EXPECT_TRUE(std::isnan(fused[3][4].item<float>()));
-  // bfloat16: the sum formed in float32 from the bf16 input, rounded once as libtorch rounds.
-  const auto x16 = x.to(torch::kBFloat16);
-  auto fused16 = x16.clone();
-  add_bias_and_relu_(fused16, bias);
-  const auto want16 = torch::relu(x16.to(torch::kFloat) + bias).to(torch::kBFloat16);
-  EXPECT_TRUE(torch::equal(fused16.to(torch::kFloat).nan_to_num(-1),
-                           want16.to(torch::kFloat).nan_to_num(-1)));
-}
-
-TEST(FusedActivations, ReluBackwardEqualsThresholdBackward) {
-  torch::manual_seed(12);
-  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
-    auto activation = torch::relu(torch::randn({1000})).to(dtype);
-    activation[7] = std::numeric_limits<float>::quiet_NaN();
-    const auto grad = torch::randn({1000}).to(dtype);
-    auto fused = grad.clone();
-    relu_backward_(fused, activation);
-    const auto want = at::threshold_backward(grad, activation, 0);
-    EXPECT_TRUE(torch::equal(fused, want)) << dtype;
-  }
-}
-
-TEST(FusedActivations, WrongShapesOrTypesAreRefused) {
-  auto x = torch::zeros({4, 3});
-  EXPECT_THROW(add_bias_and_relu_(x, torch::zeros({4})), c10::Error);
-  auto transposed = torch::zeros({3, 4}).t();
-  EXPECT_THROW(add_bias_and_relu_(transposed, torch::zeros({3})), c10::Error);
-  auto grad = torch::zeros({4, 3}, torch::kDouble);
-  EXPECT_THROW(relu_backward_(grad, torch::zeros({4, 3}, torch::kDouble)), c10::Error);
 }
 
 }  // namespace

@@ -6,8 +6,6 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-#include "fused_activations.h"
-
 namespace npe {
 namespace {
 
@@ -121,7 +119,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const auto w1t = w1.t().to(matmul_dtype).contiguous();
     const auto w2t = w2.t().to(matmul_dtype).contiguous();
     const auto w3t = w3.t().to(matmul_dtype).contiguous();
-    const auto b1f = b1.contiguous(), b2f = b2.contiguous(), b3m = b3.to(matmul_dtype);
+    const auto b1m = b1.to(matmul_dtype), b2m = b2.to(matmul_dtype), b3m = b3.to(matmul_dtype);
 
     const auto f32 = q.options();
     const auto mm_options = f32.dtype(matmul_dtype);
@@ -152,10 +150,8 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         };
         auto h1 = keep_for_backward ? rows_of(hidden1, s.width) : scratch1.narrow(0, 0, pairs);
         auto h2 = keep_for_backward ? rows_of(hidden2, s.width) : scratch2.narrow(0, 0, pairs);
-        at::mm_out(h1, u, w1t);
-        add_bias_and_relu_(h1, b1f);
-        at::mm_out(h2, h1, w2t);
-        add_bias_and_relu_(h2, b2f);
+        at::addmm_out(h1, b1m, u, w1t).relu_();
+        at::addmm_out(h2, b2m, h1, w2t).relu_();
         // Logits [pairs, H] = [rows, Nk, H]: softmax over the keys, dimension 1.
         const auto logits = at::addmm(b3m, h2, w3t).to(torch::kFloat32);
         auto a = rows_of(alpha, s.keys * s.heads);
@@ -208,9 +204,6 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       // Bias gradients as products with a row of ones: faster than column sums here.
       const auto ones = torch::ones({1, max_pairs}, f32);
       const auto ones_mm = ones.to(matmul_dtype);
-      // The gradients at rho's hidden layers, reused from tile to tile.
-      auto grad_hidden2 = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
-      auto grad_hidden1 = torch::empty_like(grad_hidden2);
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
@@ -239,14 +232,10 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         const auto h1 = rows_of(hidden1, s.width), h2 = rows_of(hidden2, s.width);
         const auto ones_p = ones_mm.narrow(1, 0, pairs);
         acc_w3[t].add_(at::mm(glm.t(), h2));
-        auto g2 = grad_hidden2.narrow(0, 0, pairs);
-        at::mm_out(g2, glm, w3);
-        relu_backward_(g2, h2);
+        const auto g2 = at::threshold_backward(at::mm(glm, w3), h2, 0);
         acc_w2[t].add_(at::mm(g2.t(), h1));
         acc_b2[t].add_(at::mm(ones_p, g2));
-        auto g1 = grad_hidden1.narrow(0, 0, pairs);
-        at::mm_out(g1, g2, w2);
-        relu_backward_(g1, h1);
+        const auto g1 = at::threshold_backward(at::mm(g2, w2), h1, 0);
         acc_w1[t].add_(at::mm(g1.t(), u));
         acc_b1[t].add_(at::mm(ones_p, g1));
         const auto gu = at::mm(g1, w1).to(torch::kFloat32).view({tile.rows, s.keys, -1});
