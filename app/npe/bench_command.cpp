@@ -267,7 +267,9 @@ struct Timing {
 
 Timing summarise(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) { return ms[static_cast<size_t>(q * (ms.size() - 1) + 0.5)]; };
+  auto at = [&](double q) {
+    return ms[static_cast<size_t>(std::lround(q * double(ms.size() - 1)))];
+  };
   return {at(0.5), at(0.1), at(0.9)};
 }
 

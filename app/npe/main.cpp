@@ -21,7 +21,7 @@ Run 'npe COMMAND --help' (or 'npe bench SUITE --help') for a command's options.)
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"npe: train, evaluate and benchmark neural processes", "npe"};
   app.footer("\nTasks: " + npe::cli::task_names_text() +
              " (default gp1d)\nModels: " + npe::cli::model_kinds_text() + "\n" + kFooterRest);
@@ -68,6 +68,16 @@ int main(int argc, char** argv) {
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "npe: internal error from libtorch: %s\n", e.what_without_backtrace());
     return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "npe: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+int main(int argc, char** argv) {
+  // Setting up the parser allocates; nothing may escape main, not even bad_alloc.
+  try {
+    return run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "npe: error: %s\n", e.what());
     return 1;

@@ -68,7 +68,7 @@ nlohmann::json finite_or_null(double value) {
 }
 
 // One JSON object per line on stdout, flushed at once: the protocol of --progress-json.
-void emit(nlohmann::json event) {
+void emit(const nlohmann::json& event) {
   const auto line = event.dump() + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);

@@ -1,5 +1,7 @@
 #include "npe/linalg.h"
 
+#include <cmath>
+
 #include <torch/torch.h>
 
 #include "npe/errors.h"
@@ -19,7 +21,9 @@ torch::Tensor jittered_cholesky(const torch::Tensor& matrix, const JitterOptions
   auto scale = matrix.diagonal(0, -2, -1).abs().mean().item<double>();
   if (!(scale > 0.0)) scale = 1.0;
   torch::Tensor factor;
-  for (double jitter = options.initial; jitter <= options.maximum * (1 + 1e-9); jitter *= 10.0) {
+  for (int step = 0;; ++step) {
+    const double jitter = options.initial * std::pow(10.0, step);
+    if (jitter > options.maximum * (1 + 1e-9)) break;
     torch::Tensor info;
     std::tie(factor, info) = torch::linalg_cholesky_ex(matrix + jitter * scale * eye);
     if (info.max().item<int64_t>() == 0) return factor;

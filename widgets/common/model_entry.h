@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <QColor>
+#include <QIcon>
 #include <QString>
 
 #include <torch/types.h>

@@ -49,7 +49,7 @@ QString ModelList::add(ModelEntry entry, bool enabled) {
     item->setCheckState(enabled ? Qt::Checked : Qt::Unchecked);
     addItem(item);
   }
-  const auto id = entry.id;
+  auto id = entry.id;  // not const: returned by move
   m_entries.push_back(std::move(entry));
   return id;
 }

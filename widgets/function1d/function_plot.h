@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include <qcustomplot.h>
+#include "common/custom_plot.h"
 
 namespace npe::widgets {
 

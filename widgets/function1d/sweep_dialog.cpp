@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include <qcustomplot.h>
+#include "common/custom_plot.h"
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>

@@ -4,7 +4,7 @@
 
 #include <QVBoxLayout>
 
-#include <qcustomplot.h>
+#include "common/custom_plot.h"
 
 namespace npe::widgets {
 namespace {

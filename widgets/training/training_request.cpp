@@ -6,6 +6,8 @@
 #include <QStandardPaths>
 #include <QTemporaryFile>
 
+#include <torch/cuda.h>
+
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
@@ -130,7 +132,7 @@ QStringList validate_request(const TrainingRequest& r) {
 }
 
 QString npe_executable() {
-  if (const auto env = qEnvironmentVariable("NPE_EXECUTABLE"); !env.isEmpty()) return env;
+  if (auto env = qEnvironmentVariable("NPE_EXECUTABLE"); !env.isEmpty()) return env;
   const QStringList candidates = {
       QCoreApplication::applicationDirPath() + "/npe",
 #ifdef NPE_BUILD_TREE_NPE

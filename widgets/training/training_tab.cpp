@@ -26,6 +26,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <torch/cuda.h>
+
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/model_config.h"

@@ -82,15 +82,18 @@ std::vector<Polyline> read_gshhg_coastlines(const std::filesystem::path& path, d
   std::vector<Polyline> lines;
   for (size_t b = 0; b < first_segment.size(); ++b) {
     // Bins run west to east from longitude 0 and north to south from latitude 90.
-    const double lon_sw = static_cast<double>(b % nx) * size;
-    const double lat_sw = 90.0 - (static_cast<double>(b / nx) + 1.0) * size;
+    const size_t column = b % static_cast<size_t>(nx), row = b / static_cast<size_t>(nx);
+    const double lon_sw = static_cast<double>(column) * size;
+    const double lat_sw = 90.0 - (static_cast<double>(row) + 1.0) * size;
     const double west = wrap(lon_sw);
     if (lat_sw > lat_max || lat_sw + size < lat_min || west > lon_max || west + size < lon_min) {
       continue;
     }
     for (int s = 0; s < segment_count[b]; ++s) {
-      const auto segment = static_cast<size_t>(first_segment[b] + s);
-      if (segment >= segment_info.size() || segment >= first_point.size()) {
+      // In 64 bits: a corrupt first-segment index near INT_MAX must not overflow.
+      const int64_t index = int64_t{first_segment[b]} + s;
+      const auto segment = static_cast<size_t>(index);
+      if (index < 0 || segment >= segment_info.size() || segment >= first_point.size()) {
         file.fail("segment index out of range");
       }
       // Bits: point count << 9 | level << 6 | exit side << 3 | entry side.

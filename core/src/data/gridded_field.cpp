@@ -104,7 +104,7 @@ double GriddedField::longitude_step() const {
 
 int64_t utc_seconds(int year, int month, int day, int hour, int minute, int second) {
   return days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
-         hour * 3600 + minute * 60 + second;
+         int64_t{hour} * 3600 + int64_t{minute} * 60 + second;
 }
 
 std::string format_utc(int64_t s) {

@@ -112,7 +112,8 @@ torch::Tensor place_on_canvas(const torch::Tensor& image, int64_t canvas, int64_
 }
 
 torch::Tensor canvas_coordinates(int64_t canvas) {
-  auto r = torch::arange(canvas, torch::kFloat32) - static_cast<float>(canvas / 2);
+  const int64_t centre = canvas / 2;  // a pixel's index, also for odd sizes
+  auto r = torch::arange(canvas, torch::kFloat32) - static_cast<float>(centre);
   auto grid = torch::meshgrid({r, r}, "ij");
   return torch::stack({grid[0].reshape({-1}), grid[1].reshape({-1})}, -1);
 }

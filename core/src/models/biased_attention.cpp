@@ -35,9 +35,11 @@ constexpr int64_t kKeptLogitsBytes = int64_t{64} << 20;
 
 class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
  public:
-  static variable_list forward(AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor xq,
-                               Tensor xk, Tensor amplitudes, Tensor log_rates, int64_t query_chunk,
-                               int64_t key_chunk, bool for_backward, bool recompute_logits) {
+  static variable_list forward(AutogradContext* ctx, const Tensor& q, const Tensor& k,
+                               const Tensor& v, const Tensor& xq, const Tensor& xk,
+                               const Tensor& amplitudes, const Tensor& log_rates,
+                               int64_t query_chunk, int64_t key_chunk, bool for_backward,
+                               bool recompute_logits) {
     const int64_t b = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2);
     const double scale = 1.0 / std::sqrt(double(q.size(3)));
     const Chunking chunks({query_chunk, key_chunk}, b * h, nq, nk);

@@ -126,7 +126,8 @@ double forward_flops(const ModelConfig& c, const BatchShape& s) {
                head(c, nt, dz);
   } else if (c.kind == "convcnp") {
     const double granularity = std::pow(2.0, double(c.unet_depth));
-    const double margin = double(c.kernel_size / 2) * 2.0 * granularity;
+    const int64_t half_kernel = c.kernel_size / 2;  // cells each side of the centre
+    const double margin = double(half_kernel) * 2.0 * granularity;
     const double grid =
         std::ceil((s.input_span * c.points_per_unit + 2 * margin) / granularity) * granularity;
     const double ch = double(c.conv_channels), k = double(c.kernel_size);

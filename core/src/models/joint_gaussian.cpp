@@ -43,7 +43,7 @@ torch::Tensor JointGaussian::log_likelihood(const torch::Tensor& y) const {
   return (log_density / double(num_targets)).to(mean.scalar_type());
 }
 
-torch::Tensor JointGaussian::sample(int64_t count, torch::Generator generator) const {
+torch::Tensor JointGaussian::sample(int64_t count, const torch::Generator& generator) const {
   const auto batch = mean.size(0), n = scale_tril.size(-1);
   auto noise = at::normal(0.0, 1.0, {count, batch, n, 1}, generator,
                           scale_tril.options().device(torch::kCPU))

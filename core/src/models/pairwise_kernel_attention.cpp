@@ -105,9 +105,10 @@ Tensor pair_inputs(const Tile& tile, const Sizes& s, const Tensor& q_scaled,
 
 class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelAttention> {
  public:
-  static variable_list forward(AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor xq,
-                               Tensor xk, Tensor w1, Tensor b1, Tensor w2, Tensor b2, Tensor w3,
-                               Tensor b3, bool bf16, bool keep_for_backward) {
+  static variable_list forward(AutogradContext* ctx, const Tensor& q, Tensor k, Tensor v, Tensor xq,
+                               Tensor xk, const Tensor& w1, const Tensor& b1, const Tensor& w2,
+                               const Tensor& b2, const Tensor& w3, const Tensor& b3, bool bf16,
+                               bool keep_for_backward) {
     const auto matmul_dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
     const Sizes s(q, v, xq, w1);
     const auto q_scaled = (q / std::sqrt(double(s.key_dim))).contiguous();

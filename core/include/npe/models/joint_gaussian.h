@@ -29,7 +29,7 @@ struct JointGaussian {
   /// log N(y | mean, L L^T) / N_t per task: [B] (0 when N_t = 0), differentiable.
   torch::Tensor log_likelihood(const torch::Tensor& y) const;
   /// `count` joint samples [count,B,Nt,Dy] in the dtype of `mean`.
-  torch::Tensor sample(int64_t count, torch::Generator generator) const;
+  torch::Tensor sample(int64_t count, const torch::Generator& generator) const;
 };
 
 /// Throws ResourceLimitError when N_t * D_y exceeds kMaxJointTargets.
