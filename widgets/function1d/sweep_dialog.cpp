@@ -2,12 +2,12 @@
 
 #include <cmath>
 
-#include "common/custom_plot.h"
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QThread>
 #include <QVBoxLayout>
+#include "common/custom_plot.h"
 
 #include "npe/data/gp_tasks.h"
 #include "npe/predictors/predictor_registry.h"
@@ -44,6 +44,8 @@ SweepDialog::SweepDialog(std::vector<ModelEntry> models, QWidget* parent, int ta
   layout->addWidget(m_status);
   layout->addWidget(m_progress);
   layout->addWidget(m_cancel);
+  connect(this, &SweepDialog::resultReady, this, &SweepDialog::onResult, Qt::QueuedConnection);
+  connect(this, &SweepDialog::workDone, this, &SweepDialog::onDone, Qt::QueuedConnection);
   connect(m_cancel, &QPushButton::clicked, this, [this] {
     if (m_thread && m_thread->isRunning()) {
       m_cancelled = true;
@@ -86,14 +88,13 @@ void SweepDialog::start() {
           auto result = evaluate(*predictor, generator, options,
                                  [this](const Progress&) { return !m_cancelled.load(); });
           if (result.cancelled) break;
-          QMetaObject::invokeMethod(
-              this, [this, m, s, result] { onResult(int(m), int(s), result.ll_mean); });
+          Q_EMIT resultReady(int(m), int(s), result.ll_mean);
         }
       }
     } catch (const std::exception& e) {
       error = QString::fromUtf8(e.what());
     }
-    QMetaObject::invokeMethod(this, [this, error] { onDone(error); });
+    Q_EMIT workDone(error);
   });
   m_thread->setParent(this);
   m_thread->start();

@@ -33,6 +33,9 @@ class SweepDialog final : public QDialog {
 
  Q_SIGNALS:
   void finished();
+  /// From the sweep's thread to the dialog's (queued): one result, then the end of the sweep.
+  void resultReady(int model, int shift, double ll);
+  void workDone(const QString& error);
 
  private:
   void onResult(int model, int shift, double ll);
