@@ -33,9 +33,10 @@ inline float polynomial_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t bits;
+  // Unsigned: for a NaN input the bits are arbitrary, and a signed shift would overflow.
+  uint32_t bits;
   std::memcpy(&bits, &shifted, sizeof bits);
-  const int32_t exponent = (bits - 0x4B400000 + 127) << 23;  // 2^n as a float's bits
+  const uint32_t exponent = (bits - 0x4B400000u + 127u) << 23;  // 2^n as a float's bits
   float power;
   std::memcpy(&power, &exponent, sizeof power);
   return p * power;

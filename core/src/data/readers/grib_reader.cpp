@@ -132,7 +132,14 @@ void check_message_lengths(const std::filesystem::path& path, FILE* file) {
     } else {
       length = (uint64_t(header[4]) << 16) | (uint64_t(header[5]) << 8) | header[6];
     }
-    if (length < 16) length = 4;  // not a usable header: let ecCodes judge, search on
+    // A GRIB 1 or 2 header that claims fewer bytes than its own header and end section: ecCodes
+    // allocates that much and copies the 16-byte header into it (a heap overflow inside
+    // libeccodes, found by fuzz_gridded_field). Anything else is not a header: search on.
+    if ((header[7] == 1 || header[7] == 2) && length < 20) {
+      fail(path, "the message at byte " + std::to_string(message) + " claims " +
+                     std::to_string(length) + " bytes, less than a GRIB header (corrupt)");
+    }
+    if (length < 16) length = 4;
     if (length > static_cast<uint64_t>(size - message)) {
       fail(path, "the message at byte " + std::to_string(message) + " claims " +
                      std::to_string(length) + " bytes but the file has " +
