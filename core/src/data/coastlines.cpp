@@ -15,7 +15,7 @@ namespace {
 class File {
  public:
   explicit File(const std::filesystem::path& path) : m_path(path) {
-    if (int status = open_netcdf(path, &m_id)) fail(nc_strerror(status));
+    if (const auto error = open_netcdf(path, &m_id); !error.empty()) fail(error);
   }
   ~File() { nc_close(m_id); }
   File(const File&) = delete;

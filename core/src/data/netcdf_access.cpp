@@ -4,8 +4,11 @@
 #include <netcdf.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "data/netcdf_classic_header.h"
 
 namespace npe {
 namespace {
@@ -53,10 +56,15 @@ std::unique_lock<std::mutex> lock_netcdf() {
   return std::unique_lock<std::mutex>(netcdf);
 }
 
-int open_netcdf(const std::filesystem::path& path, int* id) {
+std::string open_netcdf(const std::filesystem::path& path, int* id) {
+  std::error_code ignored;
+  const auto size = std::filesystem::file_size(path, ignored);
+  if (std::ifstream file(path, std::ios::binary); file && size != static_cast<std::uintmax_t>(-1))
+    if (auto problem = classic_header_problem(file, size)) return *problem;
   const int status = nc_open(path.c_str(), NC_NOWRITE, id);
-  if (status != NC_NOERR) close_what_a_failed_open_left(path);
-  return status;
+  if (status == NC_NOERR) return {};
+  close_what_a_failed_open_left(path);
+  return nc_strerror(status);
 }
 
 }  // namespace npe

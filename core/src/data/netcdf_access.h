@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <string>
 
 namespace npe {
 
@@ -12,8 +13,10 @@ namespace npe {
 /// nc_close.
 std::unique_lock<std::mutex> lock_netcdf();
 
-/// nc_open(path, NC_NOWRITE) for a caller holding lock_netcdf(). When the open fails, whatever
-/// libnetcdf left open in HDF5 for `path` is closed (see the definition). Returns the status.
-int open_netcdf(const std::filesystem::path& path, int* id);
+/// nc_open(path, NC_NOWRITE) for a caller holding lock_netcdf(). A classic-format header is
+/// checked first (netcdf_classic_header.h); when the open fails, whatever libnetcdf left open in
+/// HDF5 for `path` is closed (see the definition). Returns why the file cannot be opened, or an
+/// empty string when `*id` is open.
+std::string open_netcdf(const std::filesystem::path& path, int* id);
 
 }  // namespace npe

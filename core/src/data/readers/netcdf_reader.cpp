@@ -21,7 +21,8 @@ namespace {
 class NetcdfFile {
  public:
   explicit NetcdfFile(const std::filesystem::path& path) : m_path(path) {
-    check(open_netcdf(path, &m_id), "cannot open as NetCDF");
+    if (const auto error = open_netcdf(path, &m_id); !error.empty())
+      fail(m_path, "cannot open as NetCDF (" + error + ")");
   }
   ~NetcdfFile() { nc_close(m_id); }
   NetcdfFile(const NetcdfFile&) = delete;
