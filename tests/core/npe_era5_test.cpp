@@ -253,6 +253,38 @@ TEST_F(Era5Files, AFailedNetcdfOpenLeavesNothingOpenForTheNextRead) {
   EXPECT_EQ(descriptors_open_on(path), 0);
 }
 
+TEST_F(Era5Files, AReadThatHangsInHdf5IsStoppedAndReported) {
+  // A corrupt NetCDF-4 file found by fuzz_gridded_field on which HDF5 never returns (reading the
+  // variable's dimension scales); NetCDF-4 files are read in a child process that is stopped
+  // when it makes no progress.
+  const fs::path hangs = NPE_FUZZ_REGRESSIONS_DIR
+      "/gridded_field/fuzz_gridded_field-timeout-9463371baf3e9c5677aaebd4f46d46d52fee24b8";
+  GriddedReadOptions options;
+  options.stall_limit = std::chrono::milliseconds(1500);
+  NPE_EXPECT_THROW_WITH(read_gridded_field(hangs, options), DataError, "no progress for 1.5 s");
+  // The process can still read NetCDF files afterwards: nothing is left holding the library.
+  SKIP_WITHOUT_ERA5();
+  EXPECT_GT(read_gridded_field(netcdf_file()).num_times(), 0);
+}
+
+TEST_F(Era5Files, ACrashInEcCodesIsReportedAndTheProgramGoesOn) {
+  // A corrupt GRIB 1 message on which ecCodes divides by zero (SIGFPE) converting step units;
+  // found by fuzz_gridded_field. GRIB files are read in a child process.
+  const fs::path crashes = NPE_FUZZ_REGRESSIONS_DIR
+      "/gridded_field/fuzz_gridded_field-crash-7b08bd8080de0aec555a9fa6e62bb5a7b456c32b";
+  NPE_EXPECT_THROW_WITH(read_gridded_field(crashes), DataError, "ecCodes failed on this file");
+  SKIP_WITHOUT_ERA5();
+  EXPECT_GT(read_gridded_field(grib_file()).num_times(), 0);
+}
+
+TEST_F(Era5Files, FieldsAboveTheValueLimitAreRefusedInEveryFormat) {
+  SKIP_WITHOUT_ERA5();
+  GriddedReadOptions options;
+  options.max_values = 1000;  // the files hold 744 hourly fields of 33 x 49
+  NPE_EXPECT_THROW_WITH(read_gridded_field(netcdf_file(), options), DataError, "too large");
+  NPE_EXPECT_THROW_WITH(read_gridded_field(grib_file(), options), DataError, "too large");
+}
+
 TEST_F(Era5Files, SplitKeepsTrainingCellsAndTimesOutOfTheTestSet) {
   SKIP_WITHOUT_ERA5();
   Era5TaskSource source;

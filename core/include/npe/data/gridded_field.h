@@ -2,6 +2,7 @@
 // Gridded geophysical fields (ERA5 and the like) and the readers that load them from NetCDF and
 // GRIB files. One field type for every format, so tasks and views never see the file format.
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -41,6 +42,12 @@ int64_t utc_seconds(int year, int month, int day, int hour = 0, int minute = 0, 
 /// What to read. Empty variable: the only gridded (time, lat, lon) variable of the file.
 struct GriddedReadOptions {
   std::string variable;
+  /// NetCDF-4 files are read in a child process (HDF5 hangs or crashes on some corrupt files),
+  /// which is stopped, and the file refused, when it reports no progress for this long.
+  std::chrono::milliseconds stall_limit{30'000};
+  /// Fields with more values (times × latitudes × longitudes) are refused before anything is
+  /// allocated for them: 2^28 is 1 GiB as float32 (a global 0.25° grid, ten days hourly).
+  int64_t max_values = int64_t{1} << 28;
 };
 
 /// A file format. Readers throw DataError naming the file and the problem for corrupt,

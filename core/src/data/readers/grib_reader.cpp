@@ -8,8 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include <torch/torch.h>
-
+#include "data/readers/raw_field.h"
 #include "data/readers/readers.h"
 
 namespace npe::readers {
@@ -53,13 +52,21 @@ class Message {
     if (int err = codes_get_double(m_handle.get(), key, &value)) fail_key(key, err);
     return value;
   }
-  std::vector<double> values() const {
+  /// The message's values, which must be `expected` many: the count ecCodes reports comes from
+  /// the message's own (possibly corrupt) sections, so it is checked before anything is
+  /// allocated for it.
+  std::vector<double> values(size_t expected) const {
     size_t count = 0;
     if (int err = codes_get_size(m_handle.get(), "values", &count)) fail_key("values", err);
+    if (count != expected)
+      problem("has " + std::to_string(count) + " values for a grid of " + std::to_string(expected) +
+              " points");
     std::vector<double> out(count);
     if (int err = codes_get_double_array(m_handle.get(), "values", out.data(), &count))
       fail_key("values", err);
-    out.resize(count);
+    if (count != expected)
+      problem("decoded " + std::to_string(count) + " values for a grid of " +
+              std::to_string(expected) + " points");
     return out;
   }
   [[noreturn]] void problem(const std::string& what) const {
@@ -157,14 +164,25 @@ class GribReader final : public GriddedReader {
 
   GriddedField read(const std::filesystem::path& path,
                     const GriddedReadOptions& options) const override {
+    // ecCodes crashes on some corrupt messages (a division by zero in its GRIB 1 step units,
+    // found by fuzz_gridded_field): it runs in a child process.
+    return to_field(
+        read_in_child(path, options, "ecCodes",
+                      [&](ChildChannel& channel) { return read_raw(path, options, channel); }),
+        path);
+  }
+
+ private:
+  static RawField read_raw(const std::filesystem::path& path, const GriddedReadOptions& options,
+                           ChildChannel& channel) {
     std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
     if (!file) fail(path, "cannot open the file");
     check_message_lengths(path, file.get());
-    GriddedField field;
-    field.source = path;
+    RawField field;
     Grid grid;
-    std::vector<torch::Tensor> slices;
+    int64_t messages = 0;
     for (int index = 1;; ++index) {
+      channel.progress();
       int err = 0;
       codes_handle* h = codes_handle_new_from_file(nullptr, file.get(), PRODUCT_GRIB, &err);
       if (!h) {
@@ -188,16 +206,16 @@ class GribReader final : public GriddedReader {
                        "'): choose one by name");
       }
       auto g = grid_of(m);
-      if (slices.empty()) {
+      if (messages == 0) {
         grid = g;
       } else if (!(g == grid)) {
         m.problem("its grid differs from the first message's");
       }
-      auto values = m.values();
-      if (static_cast<long>(values.size()) != grid.ni * grid.nj) {
-        m.problem("has " + std::to_string(values.size()) + " values for a " +
-                  std::to_string(grid.nj) + " x " + std::to_string(grid.ni) + " grid");
-      }
+      const auto points = static_cast<int64_t>(grid.ni * grid.nj);
+      if (points * (messages + 1) > options.max_values)
+        m.problem("the field would hold more than " + std::to_string(options.max_values) +
+                  " values: too large to load");
+      auto values = m.values(static_cast<size_t>(points));
       if (m.integer("bitmapPresent")) {
         const double missing = m.number("missingValue");
         for (double& v : values) {
@@ -209,17 +227,17 @@ class GribReader final : public GriddedReader {
           utc_seconds(static_cast<int>(date / 10000), static_cast<int>(date / 100 % 100),
                       static_cast<int>(date % 100), static_cast<int>(time / 100),
                       static_cast<int>(time % 100)));
-      slices.push_back(
-          torch::from_blob(values.data(), {grid.nj, grid.ni}, torch::kFloat64).to(torch::kFloat32));
+      field.values.insert(field.values.end(), values.begin(), values.end());
+      ++messages;
     }
-    if (slices.empty()) {
+    if (messages == 0) {
       fail(path, options.variable.empty() ? "no GRIB messages"
                                           : "no message with variable '" + options.variable + "'");
     }
-    field.values = torch::stack(slices);
+    field.shape = {messages, grid.nj, grid.ni};
+    field.axes = {0, 1, 2};
     field.latitudes = grid.latitudes;
     field.longitudes = grid.longitudes;
-    normalise_layout(field);
     return field;
   }
 };

@@ -7,12 +7,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <optional>
 
 #include <torch/torch.h>
 
+#include "data/child_process.h"
 #include "data/netcdf_access.h"
+#include "data/readers/raw_field.h"
 #include "data/readers/readers.h"
 
 namespace npe::readers {
@@ -20,9 +24,13 @@ namespace {
 
 class NetcdfFile {
  public:
-  explicit NetcdfFile(const std::filesystem::path& path) : m_path(path) {
+  /// `channel`: where a read in a child process reports progress (nullptr in the process
+  /// itself).
+  NetcdfFile(const std::filesystem::path& path, ChildChannel* channel)
+      : m_path(path), m_channel(channel) {
     if (const auto error = open_netcdf(path, &m_id); !error.empty())
       fail(m_path, "cannot open as NetCDF (" + error + ")");
+    progress();
   }
   ~NetcdfFile() { nc_close(m_id); }
   NetcdfFile(const NetcdfFile&) = delete;
@@ -31,6 +39,10 @@ class NetcdfFile {
   int id() const { return m_id; }
   void check(int status, const std::string& what) const {
     if (status != NC_NOERR) fail(m_path, what + " (" + nc_strerror(status) + ")");
+    progress();
+  }
+  void progress() const {
+    if (m_channel) m_channel->progress();
   }
 
   std::string text_attribute(int var, const char* name) const {
@@ -80,9 +92,30 @@ class NetcdfFile {
     if (count > 0) check(nc_get_var_double(m_id, var, values.data()), "cannot read values");
     return values;
   }
+  /// A variable of the given dimension lengths, read in slabs along its first dimension so that
+  /// progress is reported between them (a large field is one long libnetcdf call otherwise).
+  std::vector<double> read_doubles_in_slabs(int var, const std::vector<size_t>& lengths) const {
+    size_t count = 1;
+    for (size_t length : lengths) count *= length;
+    if (lengths.empty() || count == 0) return read_doubles(var, count);
+    const size_t per_index = count / lengths[0];
+    constexpr size_t kValuesPerSlab = size_t{1} << 23;  // 64 MB of doubles
+    const size_t step = std::max<size_t>(1, kValuesPerSlab / per_index);
+    std::vector<double> values(count);
+    std::vector<size_t> start(lengths.size(), 0), extent = lengths;
+    for (size_t first = 0; first < lengths[0]; first += step) {
+      start[0] = first;
+      extent[0] = std::min(step, lengths[0] - first);
+      check(nc_get_vara_double(m_id, var, start.data(), extent.data(),
+                               values.data() + first * per_index),
+            "cannot read values");
+    }
+    return values;
+  }
 
  private:
   std::filesystem::path m_path;
+  ChildChannel* m_channel = nullptr;
   int m_id = -1;
 };
 
@@ -148,52 +181,78 @@ class NetcdfReader final : public GriddedReader {
   GriddedField read(const std::filesystem::path& path,
                     const GriddedReadOptions& options) const override {
     const auto one_read_at_a_time = lock_netcdf();
-    NetcdfFile file(path);
+    if (!is_hdf5(path)) return to_field(read_raw(path, options, nullptr), path);
+    // NetCDF-4 is HDF5, which hangs on some corrupt files: read it in a child process.
+    return to_field(
+        read_in_child(path, options, "libnetcdf/HDF5",
+                      [&](ChildChannel& channel) { return read_raw(path, options, &channel); }),
+        path);
+  }
+
+ private:
+  static bool is_hdf5(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string magic(4, '\0');
+    in.read(magic.data(), 4);
+    return in && magic == "\x89HDF";
+  }
+
+  static RawField read_raw(const std::filesystem::path& path, const GriddedReadOptions& options,
+                           ChildChannel* channel) {
+    NetcdfFile file(path, channel);
     check_not_truncated(file, path);
     const int var = find_variable(file, options, path);
     const auto dims = file.variable_dimensions(var);
 
-    GriddedField field;
-    field.source = path;
-    field.variable = file.variable_name(var);
-    field.units = file.text_attribute(var, "units");
-    field.long_name = file.text_attribute(var, "long_name");
+    RawField raw;
+    raw.variable = file.variable_name(var);
+    raw.units = file.text_attribute(var, "units");
+    raw.long_name = file.text_attribute(var, "long_name");
 
     // Position of each axis among the variable's dimensions; other dimensions must be size 1.
-    std::map<Axis, int> position;
-    std::vector<int64_t> shape;
+    std::map<Axis, int64_t> position;
+    std::vector<size_t> lengths;
     size_t count = 1;
-    for (size_t i = 0; i < dims.size(); ++i) {
-      const auto axis = axis_of(file, dims[i]);
-      const auto length = file.dimension_length(dims[i]);
-      shape.push_back(static_cast<int64_t>(length));
+    for (int dim : dims) {
+      const auto axis = axis_of(file, dim);
+      const auto length = file.dimension_length(dim);
+      lengths.push_back(length);
       count *= length;
       if (axis == Axis::Other) {
         if (length != 1) {
-          fail(path, "variable '" + field.variable + "' has an extra dimension '" +
-                         file.dimension_name(dims[i]) + "' of length " + std::to_string(length));
+          fail(path, "variable '" + raw.variable + "' has an extra dimension '" +
+                         file.dimension_name(dim) + "' of length " + std::to_string(length));
         }
         continue;
       }
-      if (position.count(axis)) fail(path, "variable '" + field.variable + "' repeats an axis");
-      position[axis] = static_cast<int>(i);
+      if (position.count(axis)) fail(path, "variable '" + raw.variable + "' repeats an axis");
+      position[axis] = static_cast<int64_t>(raw.shape.size());
+      raw.shape.push_back(static_cast<int64_t>(length));
     }
     if (position.size() != 3) {
-      fail(path, "variable '" + field.variable + "' is not on (time, latitude, longitude)");
+      fail(path, "variable '" + raw.variable + "' is not on (time, latitude, longitude)");
     }
-    if (count > (size_t{1} << 31)) fail(path, "the field is too large to load");
+    if (count > static_cast<size_t>(std::max<int64_t>(options.max_values, 0)))
+      fail(path, "the field holds " + std::to_string(count) + " values, more than " +
+                     std::to_string(options.max_values) + ": too large to load");
+    raw.axes = {position[Axis::Time], position[Axis::Latitude], position[Axis::Longitude]};
+    auto dim_of = [&](Axis axis) {
+      for (int dim : dims)
+        if (axis_of(file, dim) == axis) return dim;
+      return -1;
+    };
 
-    field.valid_times = read_times(file, dims[position[Axis::Time]], path);
-    field.latitudes = read_coordinate(file, dims[position[Axis::Latitude]], path);
-    field.longitudes = read_coordinate(file, dims[position[Axis::Longitude]], path);
+    raw.valid_times = read_times(file, dim_of(Axis::Time), path);
+    raw.latitudes = read_coordinate(file, dim_of(Axis::Latitude), path);
+    raw.longitudes = read_coordinate(file, dim_of(Axis::Longitude), path);
 
-    auto raw = file.read_doubles(var, count);
+    raw.values = file.read_doubles_in_slabs(var, lengths);
     // Missing values are flagged on the stored (packed) numbers, before unpacking.
     const auto fill = file.number_attribute(var, "_FillValue");
     const auto missing = file.number_attribute(var, "missing_value");
     const double scale = file.number_attribute(var, "scale_factor").value_or(1.0);
     const double offset = file.number_attribute(var, "add_offset").value_or(0.0);
-    for (double& v : raw) {
+    for (double& v : raw.values) {
       if ((fill && v == *fill) || (missing && v == *missing) || !std::isfinite(v) ||
           std::abs(v) >= 9.9e36) {  // NetCDF's default fill for float and double
         v = std::nan("");
@@ -201,24 +260,9 @@ class NetcdfReader final : public GriddedReader {
         v = v * scale + offset;
       }
     }
-    auto values = torch::from_blob(raw.data(), shape, torch::kFloat64).clone();
-    for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
-      if (axis_of(file, dims[static_cast<size_t>(i)]) == Axis::Other) values = values.squeeze(i);
-    }
-    // Indices after squeezing the length-1 extras.
-    auto squeezed = [&](Axis axis) {
-      int p = position[axis], before = 0;
-      for (int i = 0; i < p; ++i)
-        before += axis_of(file, dims[static_cast<size_t>(i)]) == Axis::Other;
-      return static_cast<int64_t>(p - before);
-    };
-    field.values =
-        values.permute({squeezed(Axis::Time), squeezed(Axis::Latitude), squeezed(Axis::Longitude)});
-    normalise_layout(field);
-    return field;
+    return raw;
   }
 
- private:
   static int find_variable(const NetcdfFile& file, const GriddedReadOptions& options,
                            const std::filesystem::path& path) {
     int nvars = 0;
