@@ -31,8 +31,9 @@ void add_runtime_options(CLI::App& command, RuntimeArguments& runtime) {
   add_thread_option(command, runtime);
   command
       .add_option("--precision", runtime.precision,
-                  "Pairwise MLPs of TE models in fp32 or bf16 (float32 softmax, loss and "
-                  "optimiser); auto: bf16 where this CPU multiplies it >1.5x faster")
+                  "Pairwise MLPs of TE models and BSA-TNP's linear layers in fp32 or bf16 "
+                  "(float32 softmax, loss and optimiser); auto: bf16 where this CPU multiplies "
+                  "it >1.5x faster")
       ->check(CLI::IsMember({"fp32", "bf16", "auto"}))
       ->capture_default_str();
   command

@@ -7,6 +7,7 @@
 
 #include "models/biased_attention.h"
 #include "models/rbf_bias.h"
+#include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
 #include "npe/process_memory.h"
 #include "test_support.h"
@@ -200,6 +201,43 @@ TEST(BsaTnp, TrainsOnAStepAndKeepsItsParametersFinite) {
   }
   optimiser.step();
   EXPECT_LT((-model->log_likelihood(task).mean()).item<double>(), loss.item<double>() + 1.0);
+}
+
+// Under Precision::bf16 the blocks' linear layers run in bfloat16 (autocast); the prediction
+// and every gradient stay float32 and close to the float32 model's, and the model stays
+// translation equivariant.
+TEST(BsaTnp, Bf16StaysCloseToFloat32AndEquivariant) {
+  const auto previous = pairwise_precision();
+  auto run = [](Precision precision, double shift) {
+    set_pairwise_precision(precision);
+    torch::manual_seed(2);
+    auto model = make_model(testing::tiny_config("bsatnp"));
+    torch::manual_seed(5);
+    auto task = testing::random_task(3, 10, 15);
+    task.xc = task.xc + shift;
+    task.xt = task.xt + shift;
+    const auto prediction = model->predict(task);
+    auto loss = -model->log_likelihood(task).mean();
+    loss.backward();
+    std::vector<torch::Tensor> values{prediction.mean, prediction.stddev};
+    for (const auto& p : model->parameters()) values.push_back(p.grad());
+    return values;
+  };
+  const auto fp32 = run(Precision::fp32, 0.0);
+  const auto bf16 = run(Precision::bf16, 0.0);
+  const auto shifted = run(Precision::bf16, 3.0);
+  set_pairwise_precision(previous);
+  ASSERT_EQ(fp32.size(), bf16.size());
+  for (size_t i = 0; i < fp32.size(); ++i) {
+    EXPECT_EQ(bf16[i].scalar_type(), torch::kFloat32) << "tensor " << i;
+    const double difference =
+        (bf16[i] - fp32[i]).norm().item<double>() / std::max(1.0, fp32[i].norm().item<double>());
+    EXPECT_LT(difference, 6e-2) << "tensor " << i;
+    EXPECT_GT(difference, 0.0) << "tensor " << i << ": bf16 changed nothing";
+  }
+  // Translation moves nothing: the locations reach the blocks only through differences.
+  EXPECT_TRUE(torch::allclose(shifted[0], bf16[0], 1e-4, 1e-4));
+  EXPECT_TRUE(torch::allclose(shifted[1], bf16[1], 1e-4, 1e-4));
 }
 
 }  // namespace

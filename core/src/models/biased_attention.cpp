@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "npe/models/compute_settings.h"
 #include "rbf_bias.h"
 
 namespace npe {
@@ -144,6 +145,14 @@ torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const torch::Tensor& xq,
                                const torch::Tensor& xk, const torch::Tensor& amplitudes,
                                const torch::Tensor& log_rates, BiasedAttentionChunks chunks) {
+  // The logits, their RBF bias, the softmax and the weighted sum run in float32 (the bias
+  // kernels read float32), also when the projections before came out of bf16 autocast.
+  const AutocastOff float32_inside;
+  if (q.scalar_type() != torch::kFloat32 || k.scalar_type() != torch::kFloat32 ||
+      v.scalar_type() != torch::kFloat32) {
+    return biased_attention(q.to(torch::kFloat32), k.to(torch::kFloat32), v.to(torch::kFloat32), xq,
+                            xk, amplitudes, log_rates, chunks);
+  }
   if (k.size(2) == 0)
     return torch::zeros({q.size(0), q.size(1), q.size(2), v.size(3)}, q.options());
   // Decided here: inside forward() autograd has switched gradient mode off.
@@ -158,8 +167,10 @@ torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tens
                                        const torch::Tensor& xq, const torch::Tensor& xk,
                                        const torch::Tensor& amplitudes,
                                        const torch::Tensor& log_rates) {
+  const AutocastOff float32_inside;
   const double scale = 1.0 / std::sqrt(double(q.size(3)));
-  auto logits = torch::matmul(q, k.transpose(2, 3)).mul_(scale);
+  auto logits =
+      torch::matmul(q.to(torch::kFloat32), k.to(torch::kFloat32).transpose(2, 3)).mul_(scale);
   add_rbf_bias_(logits, xq, xk, amplitudes, log_rates.exp());
   return torch::softmax(logits, -1);
 }

@@ -6,6 +6,7 @@
 
 #include "models/biased_attention.h"
 #include "models/tokens.h"
+#include "npe/models/compute_settings.h"
 
 namespace npe {
 
@@ -65,13 +66,18 @@ BsaTnpImpl::BsaTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 
 Prediction BsaTnpImpl::forward_impl(const Task& task) {
   auto [zc, zt] = output_only_tokens(m_embed, task, config().dim_model);
-  for (size_t l = 0; l < m_self.size(); ++l) {
-    zc = m_self[l]->forward(zc, task.xc, zc, task.xc);
-    const bool last = l + 1 == m_self.size();
-    zt = m_cross[l]->forward(zt, task.xt, zc, task.xc,
-                             last && m_record_attention ? &m_last_attention : nullptr);
+  {
+    // Under bf16 the blocks' linear layers take bfloat16 inputs; the residual stream, layer
+    // norms, attention softmax and the Gaussian head stay float32.
+    const Bf16Autocast bf16(pairwise_precision() == Precision::bf16, zc.is_cuda());
+    for (size_t l = 0; l < m_self.size(); ++l) {
+      zc = m_self[l]->forward(zc, task.xc, zc, task.xc);
+      const bool last = l + 1 == m_self.size();
+      zt = m_cross[l]->forward(zt, task.xt, zc, task.xc,
+                               last && m_record_attention ? &m_last_attention : nullptr);
+    }
   }
-  return m_head->forward(zt);
+  return m_head->forward(zt.to(torch::kFloat32));
 }
 
 }  // namespace npe

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include "npe/errors.h"
@@ -59,6 +60,48 @@ void set_attention_implementation(AttentionImplementation implementation) {
 
 AttentionImplementation attention_implementation() {
   return g_attention.load();
+}
+
+Bf16Autocast::Bf16Autocast(bool enabled, bool cuda) : m_enabled(enabled), m_cuda(cuda) {
+  if (!m_enabled) return;
+  namespace ac = at::autocast;
+  m_was_enabled = m_cuda ? ac::is_enabled() : ac::is_cpu_enabled();
+  m_previous_dtype =
+      static_cast<int>(m_cuda ? ac::get_autocast_gpu_dtype() : ac::get_autocast_cpu_dtype());
+  if (m_cuda) {
+    ac::set_autocast_gpu_dtype(at::kBFloat16);
+    ac::set_enabled(true);
+  } else {
+    ac::set_autocast_cpu_dtype(at::kBFloat16);
+    ac::set_cpu_enabled(true);
+  }
+  ac::increment_nesting();
+}
+
+Bf16Autocast::~Bf16Autocast() {
+  if (!m_enabled) return;
+  namespace ac = at::autocast;
+  // The cast weights are cached while any autocast scope is open; the outermost one drops them.
+  if (ac::decrement_nesting() == 0) ac::clear_cache();
+  const auto dtype = static_cast<at::ScalarType>(m_previous_dtype);
+  if (m_cuda) {
+    ac::set_enabled(m_was_enabled);
+    ac::set_autocast_gpu_dtype(dtype);
+  } else {
+    ac::set_cpu_enabled(m_was_enabled);
+    ac::set_autocast_cpu_dtype(dtype);
+  }
+}
+
+AutocastOff::AutocastOff()
+    : m_cpu(at::autocast::is_cpu_enabled()), m_cuda(at::autocast::is_enabled()) {
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::set_enabled(false);
+}
+
+AutocastOff::~AutocastOff() {
+  at::autocast::set_cpu_enabled(m_cpu);
+  at::autocast::set_enabled(m_cuda);
 }
 
 double measure_bf16_speedup() {

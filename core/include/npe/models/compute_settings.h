@@ -6,9 +6,10 @@
 
 namespace npe {
 
-/// fp32: float32 throughout. bf16: the pairwise MLP's matrix products take bfloat16 inputs
-/// (many CPUs and GPUs run these several times faster); softmax, the weighted sum over keys,
-/// gradients' accumulation, the loss and the optimiser state stay in float32.
+/// fp32: float32 throughout. bf16: the pairwise MLP's matrix products of TE models, and the
+/// linear layers of BSA-TNP's blocks, take bfloat16 inputs (many CPUs and GPUs run these
+/// several times faster); softmax, the weighted sum over keys, gradients' accumulation, the
+/// loss and the optimiser state stay in float32.
 enum class Precision { fp32, bf16 };
 
 /// "fp32", "bf16" or "auto" (bf16 where measure_bf16_speedup() > 1.5, else fp32). Throws
@@ -27,6 +28,34 @@ enum class AttentionImplementation { fused, plain };
 
 void set_attention_implementation(AttentionImplementation implementation);
 AttentionImplementation attention_implementation();
+
+/// Inside its scope, when `enabled`, libtorch's autocast runs linear layers and matrix products
+/// on `device` with bfloat16 inputs (float32 accumulation inside the products); element-wise
+/// operations keep their inputs' type, so a float32 residual stream stays float32. Used by
+/// BSA-TNP's blocks under Precision::bf16. Nests; restores the previous state.
+class Bf16Autocast {
+ public:
+  Bf16Autocast(bool enabled, bool cuda);
+  ~Bf16Autocast();
+  Bf16Autocast(const Bf16Autocast&) = delete;
+  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+
+ private:
+  bool m_enabled, m_cuda, m_was_enabled = false;
+  int m_previous_dtype = 0;
+};
+
+/// Autocast off inside its scope (kernels that need float32 inputs), restored after.
+class AutocastOff {
+ public:
+  AutocastOff();
+  ~AutocastOff();
+  AutocastOff(const AutocastOff&) = delete;
+  AutocastOff& operator=(const AutocastOff&) = delete;
+
+ private:
+  bool m_cpu, m_cuda;
+};
 
 /// How many times faster this CPU multiplies [2048,128]x[128,128] in bfloat16 than in float32
 /// measured once (about 10 ms) and remembered. Below 1 on CPUs without bf16
