@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <optional>
+
 #include <torch/torch.h>
 
 #include "npe/models/compute_settings.h"
@@ -147,8 +149,16 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward(const torch::
     if (return_weights) out.weights = torch::zeros({b, m_heads, nq, 0}, zq.options());
     return out;
   }
-  auto k = m_k->forward(zk).view({b, nk, m_heads, m_head_dim}).permute({0, 2, 1, 3});
-  auto v = m_v->forward(zk).view({b, nk, m_heads, m_head_dim}).permute({0, 2, 1, 3});
+  // Under bf16 autocast the projections come out in bfloat16; the pairwise part takes float32
+  // (its own kernel decides what runs in bf16).
+  auto k = m_k->forward(zk)
+               .to(zq.scalar_type())
+               .view({b, nk, m_heads, m_head_dim})
+               .permute({0, 2, 1, 3});
+  auto v = m_v->forward(zk)
+               .to(zq.scalar_type())
+               .view({b, nk, m_heads, m_head_dim})
+               .permute({0, 2, 1, 3});
   const int64_t width = m_rho_hidden->options.in_features();
   const int64_t per_query = b * nk * width;
   if (torch::GradMode::is_enabled() || nq * per_query <= kPairwiseElementBudget) {
@@ -175,7 +185,10 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
     const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& k,
     const torch::Tensor& v, const torch::Tensor& xk, bool return_weights) {
   const auto b = zq.size(0), nq = zq.size(1);
-  auto q = m_q->forward(zq).view({b, nq, m_heads, m_head_dim});
+  auto q = m_q->forward(zq).to(zq.scalar_type()).view({b, nq, m_heads, m_head_dim});
+  // The pairwise MLP, softmax and weighted sum are outside autocast: the fused kernel runs its
+  // own bf16 tiles, and the plain path is the float32 reference.
+  std::optional<AutocastOff> pairwise_in_float32(std::in_place);
   // Differences are formed before any projection: projecting x_n and x_m separately and
   // subtracting would cancel large, rounded numbers when the inputs are far from the origin.
   torch::Tensor diff;             // [B,Nq,Nk,Dx], built on the plain path or when needed below
@@ -203,7 +216,7 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
     weights = alpha.permute({0, 3, 1, 2});
     attended = weights.matmul(v).permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim});
   }
-  Output out{m_out->forward(attended), xq, {}};
+  Output out{{}, xq, {}};
   if (m_update_locations) {
     // Paper eq. 10: x_n + (1/Nk) sum_m (x_n - x_m) phi(alpha_nm), with phi acting on the
     // attention weights (post-softmax), as in the paper and the authors' code.
@@ -211,6 +224,8 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
     auto s = m_phi->forward(alpha);  // [B,Nq,Nk,1]
     out.x = xq + (diff * s).mean(2);
   }
+  pairwise_in_float32.reset();
+  out.z = m_out->forward(attended);
   if (return_weights) out.weights = weights;
   return out;
 }
@@ -236,6 +251,11 @@ TeMultiHeadAttentionImpl::Output TeAttentionBlockImpl::forward(const torch::Tens
                                                                const torch::Tensor& zk,
                                                                const torch::Tensor& xk,
                                                                bool return_weights) {
+  // Under bf16 on the CPU the block's linear layers take bfloat16 inputs too (autocast); the
+  // residual stream and layer norms stay float32.
+  const Bf16Autocast bf16(pairwise_precision() == Precision::bf16 && zq.device().is_cpu() &&
+                              zq.scalar_type() == torch::kFloat32,
+                          /*cuda=*/false);
   auto out =
       m_attention->forward(m_norm_q->forward(zq), xq, m_norm_k->forward(zk), xk, return_weights);
   auto z = zq + out.z;
