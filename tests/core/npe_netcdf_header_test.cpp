@@ -108,7 +108,7 @@ TEST(ClassicHeaderCounts, LeavesOtherFormatsToTheirReaders) {
 }
 
 TEST(ClassicHeaderCounts, TheFuzzFindingIsAClearError) {
-  // 324 bytes whose header claims 134,217,732 variables: libnetcdf allocated for them, and
+  // 618 bytes whose header claims 134,217,732 variables: libnetcdf allocated for them, and
   // where that allocation failed its cleanup dereferenced NULL.
   const fs::path finding = NPE_FUZZ_REGRESSIONS_DIR
       "/gridded_field/fuzz_gridded_field-crash-286b8a2372a78943e81428294a05ba5bd35a6f70";
