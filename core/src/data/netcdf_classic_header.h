@@ -5,9 +5,8 @@
 // libnetcdf allocates what a classic header's counts claim before it checks them against the
 // file: a 324-byte file asked for 15 GB, and where such an allocation fails libnetcdf's error
 // path dereferences NULL (both found by fuzz_gridded_field; tests/fuzz/regressions). This walk
-// refuses any count
-// that could not fit in the bytes that remain, so libnetcdf only ever sees headers whose
-// allocations are bounded by the file's size.
+// refuses any count that could not fit in the bytes that remain, so libnetcdf only ever sees
+// headers whose allocations are bounded by the file's size.
 
 #include <cstdint>
 #include <istream>
