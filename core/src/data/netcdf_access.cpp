@@ -57,9 +57,10 @@ std::unique_lock<std::mutex> lock_netcdf() {
 }
 
 std::string open_netcdf(const std::filesystem::path& path, int* id) {
-  std::error_code ignored;
-  const auto size = std::filesystem::file_size(path, ignored);
-  if (std::ifstream file(path, std::ios::binary); file && size != static_cast<std::uintmax_t>(-1))
+  // A file that cannot be sized or opened here is left to nc_open, which says why.
+  std::error_code size_error;
+  const auto size = std::filesystem::file_size(path, size_error);
+  if (std::ifstream file(path, std::ios::binary); file && !size_error)
     if (auto problem = classic_header_problem(file, size)) return *problem;
   const int status = nc_open(path.c_str(), NC_NOWRITE, id);
   if (status == NC_NOERR) return {};

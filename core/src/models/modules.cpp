@@ -1,7 +1,6 @@
 #include "npe/models/modules.h"
 
 #include <cmath>
-
 #include <optional>
 
 #include <torch/torch.h>
