@@ -90,6 +90,18 @@ void EditLatencyProbe::report() {
   for (size_t i = 0; i < m_ms.size(); ++i) rest[i] = m_ms[i] - m_prediction_ms[i] - m_drawing_ms[i];
   std::printf("  the rest (queueing, curve updates): median %.1f ms, max %.1f ms\n",
               quantile(rest, 0.5), quantile(rest, 1.0));
+  // The slowest edits, split the same way: whether an outlier is a slow model, a slow repaint
+  // or waiting for a core is what decides how to remove it.
+  std::vector<size_t> order(m_ms.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m_ms[a] > m_ms[b]; });
+  std::printf("  slowest edits (edit number: total = predictions + drawing + rest):");
+  for (size_t i = 0; i < std::min<size_t>(5, order.size()); ++i) {
+    const size_t e = order[i];
+    std::printf("%s #%zu: %.1f = %.1f + %.1f + %.1f ms", i ? ";" : "", e + 1, m_ms[e],
+                m_prediction_ms[e], m_drawing_ms[e], rest[e]);
+  }
+  std::printf("\n");
   QApplication::exit(0);
 }
 

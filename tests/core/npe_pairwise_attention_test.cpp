@@ -25,6 +25,7 @@ struct SettingsGuard {
 struct Shape {
   int64_t batch, queries, keys, dim_x;
   bool update_locations;
+  int64_t width = 32;  // rho's hidden width
 };
 
 struct Result {
@@ -33,19 +34,21 @@ struct Result {
 
 // Runs one TE attention layer on fixed inputs with the given settings; returns its outputs and
 // the gradients of a fixed scalar function of them with respect to inputs and parameters.
-Result run_layer(const Shape& s, AttentionImplementation implementation, Precision precision) {
+Result run_layer(const Shape& s, AttentionImplementation implementation, Precision precision,
+                 torch::ScalarType dtype = torch::kFloat32) {
   set_attention_implementation(implementation);
   set_pairwise_precision(precision);
   torch::manual_seed(3);
-  TeMultiHeadAttention layer(16, 4, 4, s.dim_x, 32, s.update_locations);
-  auto zq = torch::randn({s.batch, s.queries, 16}).requires_grad_();
-  auto xq = (3.0 * torch::randn({s.batch, s.queries, s.dim_x})).requires_grad_();
-  auto zk = torch::randn({s.batch, s.keys, 16}).requires_grad_();
-  auto xk = (3.0 * torch::randn({s.batch, s.keys, s.dim_x})).requires_grad_();
+  TeMultiHeadAttention layer(16, 4, 4, s.dim_x, s.width, s.update_locations);
+  layer->to(dtype);
+  auto zq = torch::randn({s.batch, s.queries, 16}).to(dtype).requires_grad_();
+  auto xq = (3.0 * torch::randn({s.batch, s.queries, s.dim_x})).to(dtype).requires_grad_();
+  auto zk = torch::randn({s.batch, s.keys, 16}).to(dtype).requires_grad_();
+  auto xk = (3.0 * torch::randn({s.batch, s.keys, s.dim_x})).to(dtype).requires_grad_();
   auto out = layer->forward(zq, xq, zk, xk, /*return_weights=*/true);
   // Weights enter the loss too, so alpha's own gradient path is exercised.
-  auto loss = (out.z * torch::linspace(-1, 1, 16)).sum() + out.x.pow(2).sum() +
-              (out.weights * torch::rand(out.weights.sizes())).sum();
+  auto loss = (out.z * torch::linspace(-1, 1, 16).to(dtype)).sum() + out.x.pow(2).sum() +
+              (out.weights * torch::rand(out.weights.sizes()).to(dtype)).sum();
   loss.backward();
   Result r{{out.z.detach(), out.x.detach(), out.weights.detach(), zq.grad(), xq.grad(), zk.grad(),
             xk.grad()}};
@@ -76,6 +79,26 @@ TEST_P(PairwiseAttention, FusedEqualsPlainInValuesAndGradients) {
   }
 }
 
+// Against the plain path in float64: the fused kernel is as accurate as the plain float32 path.
+// A pre-activation within rounding of zero that lands on the other side of a ReLU than the plain
+// path's changes that pair's gradient branch; this caught the first layer summed in another
+// order (one pair moved the weight gradients by 1e-5 against 1e-7 for the plain path).
+TEST_P(PairwiseAttention, FusedIsAsAccurateAsPlainAgainstFloat64) {
+  SettingsGuard guard;
+  const auto exact =
+      run_layer(GetParam(), AttentionImplementation::plain, Precision::fp32, torch::kFloat64);
+  const auto plain = run_layer(GetParam(), AttentionImplementation::plain, Precision::fp32);
+  const auto fused = run_layer(GetParam(), AttentionImplementation::fused, Precision::fp32);
+  for (size_t i = 0; i < plain.values.size(); ++i) {
+    if (!plain.values[i].defined()) continue;
+    const double plain_error =
+        relative_difference(plain.values[i].to(torch::kFloat64), exact.values[i]);
+    const double fused_error =
+        relative_difference(fused.values[i].to(torch::kFloat64), exact.values[i]);
+    EXPECT_LT(fused_error, 10 * plain_error + 1e-6) << "tensor " << i;
+  }
+}
+
 TEST_P(PairwiseAttention, Bf16StaysCloseToFloat32) {
   SettingsGuard guard;
   const auto fp32 = run_layer(GetParam(), AttentionImplementation::fused, Precision::fp32);
@@ -90,10 +113,14 @@ TEST_P(PairwiseAttention, Bf16StaysCloseToFloat32) {
 }
 
 // Tiles hold 2048 pairs: these shapes give one tile, several tiles per batch element with a
-// ragged last one, a key count above a tile (one query row per tile), and 2-D inputs.
+// ragged last one, a key count above a tile (one query row per tile), 2-D inputs, and a rho
+// width other than 32 (the first of those has a pre-activation within rounding of zero: a first
+// layer summed in another order flipped its ReLU and failed the float64 comparison).
 INSTANTIATE_TEST_SUITE_P(Shapes, PairwiseAttention,
                          ::testing::Values(Shape{2, 5, 7, 1, false}, Shape{3, 97, 50, 1, true},
-                                           Shape{1, 3, 2500, 1, false}, Shape{2, 40, 33, 2, true}));
+                                           Shape{1, 3, 2500, 1, false}, Shape{2, 40, 33, 2, true},
+                                           Shape{2, 9, 11, 2, true, 48},
+                                           Shape{3, 9, 11, 2, true, 48}));
 
 TEST(PairwiseAttentionModel, TeTnpLikelihoodAndGradientsMatchThePlainPath) {
   SettingsGuard guard;
