@@ -8,6 +8,8 @@ packages=(
   libtorch-dev
   # Without OpenBLAS, Debian's libtorch falls back to reference BLAS (~15x slower matmuls).
   libopenblas0-openmp
+  # oneDNN's headers: the TE attention kernel calls the oneDNN that libtorch links (libdnnl2).
+  libdnnl-dev
   nlohmann-json3-dev zlib1g-dev libcli11-dev
   # Gloo's headers, for libtorch's c10d process group (data-parallel training under torchrun).
   libgloo-dev

@@ -6,6 +6,8 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include "tile_matmul.h"
+
 namespace npe {
 namespace {
 
@@ -120,7 +122,8 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const auto w1t = w1.t().to(matmul_dtype).contiguous();
     const auto w2t = w2.t().to(matmul_dtype).contiguous();
     const auto w3t = w3.t().to(matmul_dtype).contiguous();
-    const auto b1m = b1.to(matmul_dtype), b2m = b2.to(matmul_dtype), b3m = b3.to(matmul_dtype);
+    const auto b1m = b1.to(matmul_dtype).contiguous(), b2m = b2.to(matmul_dtype).contiguous(),
+               b3m = b3.to(matmul_dtype).contiguous();
 
     const auto f32 = q.options();
     const auto mm_options = f32.dtype(matmul_dtype);
@@ -136,6 +139,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
       BlockDiagonals blocks(s, f32);
       auto u_buffer = torch::empty({max_pairs, s.input_dim}, f32);
+      auto logits_buffer = torch::empty({max_pairs, s.heads}, f32);
       Tensor scratch1, scratch2;  // this thread's activations when nothing is kept
       if (!keep_for_backward) {
         scratch1 = torch::empty({max_pairs, s.width}, mm_options);
@@ -151,10 +155,11 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         };
         auto h1 = keep_for_backward ? rows_of(hidden1, s.width) : scratch1.narrow(0, 0, pairs);
         auto h2 = keep_for_backward ? rows_of(hidden2, s.width) : scratch2.narrow(0, 0, pairs);
-        at::addmm_out(h1, b1m, u, w1t).relu_();
-        at::addmm_out(h2, b2m, h1, w2t).relu_();
+        tile_matmul(h1, u, w1t, {&b1m, true});
+        tile_matmul(h2, h1, w2t, {&b2m, true});
         // Logits [pairs, H] = [rows, Nk, H]: softmax over the keys, dimension 1.
-        const auto logits = at::addmm(b3m, h2, w3t).to(torch::kFloat32);
+        const auto logits = logits_buffer.narrow(0, 0, pairs);
+        tile_matmul(logits, h2, w3t, {&b3m});
         auto a = rows_of(alpha, s.keys * s.heads);
         auto a3 = a.view({tile.rows, s.keys, s.heads});
         at::_softmax_out(a3, logits.view({tile.rows, s.keys, s.heads}), 1, false);
@@ -205,6 +210,8 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       // Bias gradients as products with a row of ones: faster than column sums here.
       const auto ones = torch::ones({1, max_pairs}, f32);
       const auto ones_mm = ones.to(matmul_dtype);
+      auto g1_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
+      auto gu_buffer = torch::empty({max_pairs, s.input_dim}, f32);
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
@@ -232,14 +239,19 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         const auto u = pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer).to(matmul_dtype);
         const auto h1 = rows_of(hidden1, s.width), h2 = rows_of(hidden2, s.width);
         const auto ones_p = ones_mm.narrow(1, 0, pairs);
-        acc_w3[t].add_(at::mm(glm.t(), h2));
+        const TileMatmulEpilogue accumulate{nullptr, false, true};
+        tile_matmul(acc_w3[t], glm.t(), h2, accumulate);
         const auto g2 = at::threshold_backward(at::mm(glm, w3), h2, 0);
-        acc_w2[t].add_(at::mm(g2.t(), h1));
-        acc_b2[t].add_(at::mm(ones_p, g2));
-        const auto g1 = at::threshold_backward(at::mm(g2, w2), h1, 0);
-        acc_w1[t].add_(at::mm(g1.t(), u));
-        acc_b1[t].add_(at::mm(ones_p, g1));
-        const auto gu = at::mm(g1, w1).to(torch::kFloat32).view({tile.rows, s.keys, -1});
+        tile_matmul(acc_w2[t], g2.t(), h1, accumulate);
+        tile_matmul(acc_b2[t], ones_p, g2, accumulate);
+        auto g1 = g1_buffer.narrow(0, 0, pairs);
+        tile_matmul(g1, g2, w2);
+        at::threshold_backward_out(g1, g1, h1, 0);
+        tile_matmul(acc_w1[t], g1.t(), u, accumulate);
+        tile_matmul(acc_b1[t], ones_p, g1, accumulate);
+        auto gu_rows = gu_buffer.narrow(0, 0, pairs);
+        tile_matmul(gu_rows, g1, w1);
+        const auto gu = gu_rows.view({tile.rows, s.keys, -1});
 
         // Back through the dot products and the differences.
         const auto grad_dots =

@@ -1,0 +1,210 @@
+#include "tile_matmul.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <torch/torch.h>
+
+#ifdef NPE_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace npe {
+namespace {
+
+void check_arguments(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                     const TileMatmulEpilogue& epilogue) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && out.dim() == 2, "tile_matmul: 2-D tensors only");
+  TORCH_CHECK(a.size(1) == b.size(0) && out.size(0) == a.size(0) && out.size(1) == b.size(1),
+              "tile_matmul: shapes ", a.sizes(), " @ ", b.sizes(), " -> ", out.sizes());
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "tile_matmul: a and b differ in dtype");
+  TORCH_CHECK(out.scalar_type() == torch::kFloat32 || out.scalar_type() == a.scalar_type(),
+              "tile_matmul: out must be float32 or of the operands' dtype");
+  TORCH_CHECK(!epilogue.bias || (epilogue.bias->dim() == 1 && epilogue.bias->size(0) == b.size(1) &&
+                                 epilogue.bias->is_contiguous()),
+              "tile_matmul: bias must be a contiguous [N]");
+}
+
+// The same product from libtorch operations, used where oneDNN is not available.
+void composed_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                     const TileMatmulEpilogue& epilogue) {
+  const bool same_dtype = out.scalar_type() == a.scalar_type();
+  if (epilogue.accumulate) {
+    if (same_dtype && !epilogue.bias) {
+      out.addmm_(a, b);
+    } else {
+      auto product = at::mm(a, b);
+      if (epilogue.bias) product.add_(*epilogue.bias);
+      out.add_(product);
+    }
+  } else if (same_dtype) {
+    if (epilogue.bias) {
+      at::addmm_out(const_cast<torch::Tensor&>(out), epilogue.bias->to(a.scalar_type()), a, b);
+    } else {
+      at::mm_out(const_cast<torch::Tensor&>(out), a, b);
+    }
+  } else {
+    out.copy_(epilogue.bias ? at::addmm(epilogue.bias->to(a.scalar_type()), a, b) : at::mm(a, b));
+  }
+  if (epilogue.relu) out.relu_();
+}
+
+#ifdef NPE_HAVE_ONEDNN
+
+using dnnl::memory;
+
+memory::data_type onednn_type(torch::ScalarType type) {
+  switch (type) {
+    case torch::kFloat32:
+      return memory::data_type::f32;
+    case torch::kBFloat16:
+      return memory::data_type::bf16;
+    default:
+      throw std::invalid_argument("tile_matmul: float32 or bfloat16 only");
+  }
+}
+
+memory::desc describe(const torch::Tensor& t) {
+  return memory::desc({t.size(0), t.size(1)}, onednn_type(t.scalar_type()),
+                      {t.stride(0), t.stride(1)});
+}
+
+// Everything a primitive depends on: sizes, strides, dtypes and the epilogue.
+struct ProductKey {
+  int64_t m, k, n, a_stride0, a_stride1, b_stride0, b_stride1, out_stride0;
+  int8_t operand_type, out_type, bias_type;  // bias_type -1: no bias
+  bool relu, accumulate;
+  bool operator==(const ProductKey& o) const {
+    return m == o.m && k == o.k && n == o.n && a_stride0 == o.a_stride0 &&
+           a_stride1 == o.a_stride1 && b_stride0 == o.b_stride0 && b_stride1 == o.b_stride1 &&
+           out_stride0 == o.out_stride0 && operand_type == o.operand_type &&
+           out_type == o.out_type && bias_type == o.bias_type && relu == o.relu &&
+           accumulate == o.accumulate;
+  }
+};
+
+struct ProductKeyHash {
+  size_t operator()(const ProductKey& key) const {
+    size_t h = 0;
+    for (int64_t v :
+         {key.m, key.k, key.n, key.a_stride0, key.a_stride1, key.b_stride0, key.b_stride1,
+          key.out_stride0, int64_t{key.operand_type}, int64_t{key.out_type}, int64_t{key.bias_type},
+          int64_t{key.relu}, int64_t{key.accumulate}}) {
+      h = h * 1000003u ^ std::hash<int64_t>()(v);
+    }
+    return h;
+  }
+};
+
+struct Product {
+  dnnl::matmul primitive;
+  memory::desc a, b, bias, out;
+  size_t scratchpad_bytes = 0;
+};
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+Product make_product(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                     const TileMatmulEpilogue& epilogue) {
+  Product product;
+  product.a = describe(a);
+  product.b = describe(b);
+  product.out = describe(out);
+  dnnl::post_ops post_ops;
+  if (epilogue.accumulate) post_ops.append_sum(1.f);
+  if (epilogue.relu) post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  dnnl::primitive_attr attributes;
+  attributes.set_post_ops(post_ops);
+  // Each thread brings its own scratch memory: the primitives of different threads may share
+  // an implementation in oneDNN's cache, and a library-managed scratchpad is shared with them.
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (epilogue.bias) {
+    product.bias = memory::desc({1, b.size(1)}, onednn_type(epilogue.bias->scalar_type()),
+                                memory::format_tag::ab);
+  }
+  const auto descriptor = epilogue.bias
+                              ? dnnl::matmul::desc(product.a, product.b, product.bias, product.out)
+                              : dnnl::matmul::desc(product.a, product.b, product.out);
+  const dnnl::matmul::primitive_desc primitive_desc(descriptor, attributes, cpu_engine());
+  product.scratchpad_bytes = primitive_desc.scratchpad_desc().get_size();
+  product.primitive = dnnl::matmul(primitive_desc);
+  return product;
+}
+
+struct ThreadState {
+  dnnl::stream stream{cpu_engine()};
+  std::unordered_map<ProductKey, Product, ProductKeyHash> products;
+  torch::Tensor scratchpad = torch::empty({0}, torch::kUInt8);
+};
+
+void onednn_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                   const TileMatmulEpilogue& epilogue) {
+  thread_local ThreadState state;
+  const ProductKey key{
+      a.size(0),
+      a.size(1),
+      b.size(1),
+      a.stride(0),
+      a.stride(1),
+      b.stride(0),
+      b.stride(1),
+      out.stride(0),
+      static_cast<int8_t>(a.scalar_type()),
+      static_cast<int8_t>(out.scalar_type()),
+      epilogue.bias ? static_cast<int8_t>(epilogue.bias->scalar_type()) : int8_t{-1},
+      epilogue.relu,
+      epilogue.accumulate};
+  auto found = state.products.find(key);
+  if (found == state.products.end()) {
+    // Tiles come in a handful of shapes; a bound keeps odd callers from growing the cache.
+    if (state.products.size() > 256) state.products.clear();
+    found = state.products.emplace(key, make_product(out, a, b, epilogue)).first;
+  }
+  const auto& product = found->second;
+  if (state.scratchpad.numel() < int64_t(product.scratchpad_bytes)) {
+    state.scratchpad = torch::empty({int64_t(product.scratchpad_bytes)}, torch::kUInt8);
+  }
+  const auto& engine = cpu_engine();
+  std::unordered_map<int, memory> arguments{
+      {DNNL_ARG_SRC, memory(product.a, engine, a.data_ptr())},
+      {DNNL_ARG_WEIGHTS, memory(product.b, engine, b.data_ptr())},
+      {DNNL_ARG_DST, memory(product.out, engine, out.data_ptr())},
+      {DNNL_ARG_SCRATCHPAD, memory(memory::desc({int64_t(product.scratchpad_bytes)},
+                                                memory::data_type::u8, memory::format_tag::a),
+                                   engine, state.scratchpad.data_ptr())}};
+  if (epilogue.bias) {
+    arguments.emplace(DNNL_ARG_BIAS, memory(product.bias, engine, epilogue.bias->data_ptr()));
+  }
+  product.primitive.execute(state.stream, arguments);
+  state.stream.wait();
+}
+
+#endif
+
+}  // namespace
+
+void tile_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                 const TileMatmulEpilogue& epilogue) {
+  check_arguments(out, a, b, epilogue);
+#ifdef NPE_HAVE_ONEDNN
+  if (a.device().is_cpu() && out.device().is_cpu() && a.numel() > 0 && b.numel() > 0) {
+    onednn_matmul(out, a, b, epilogue);
+    return;
+  }
+#endif
+  composed_matmul(out, a, b, epilogue);
+}
+
+bool tile_matmul_uses_onednn() {
+#ifdef NPE_HAVE_ONEDNN
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace npe

@@ -1,0 +1,31 @@
+#pragma once
+// One matrix product of the fused attention kernels' tiles, with its epilogue (bias, ReLU, or
+// accumulation into the output) done in the same call.
+//
+// Where the build found oneDNN (Debian's libdnnl-dev: the library Debian's libtorch itself calls
+// for bfloat16 products), the product runs as a oneDNN matmul primitive, cached per shape and
+// thread, with the epilogue fused into its output loop; that saves the separate bias, ReLU,
+// conversion and accumulation passes over each tile and, in float32, replaces OpenBLAS's
+// AVX2 kernels by oneDNN's AVX-512 ones. Elsewhere (no oneDNN headers, or another libtorch) the
+// same call is composed of libtorch operations, with the same result up to rounding.
+
+#include <torch/types.h>
+
+namespace npe {
+
+struct TileMatmulEpilogue {
+  const torch::Tensor* bias = nullptr;  // [N], added to every row
+  bool relu = false;                    // max(0, .) after the bias
+  bool accumulate = false;              // out += product instead of out = product
+};
+
+/// out [M,N] (=|+=) a [M,K] @ b [K,N] with the epilogue. a and b may be any strided 2-D views
+/// (transposes included) of float32 or bfloat16 data, of one dtype; out is contiguous float32
+/// or of a's dtype. Products accumulate in float32.
+void tile_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                 const TileMatmulEpilogue& epilogue = {});
+
+/// Whether tile_matmul runs on oneDNN in this build.
+bool tile_matmul_uses_onednn();
+
+}  // namespace npe

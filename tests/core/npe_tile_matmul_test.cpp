@@ -1,0 +1,105 @@
+// The attention kernels' tile product (oneDNN where the build has it) against libtorch's plain
+// products, for every epilogue, operand layout and dtype the kernels use.
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "models/tile_matmul.h"
+
+namespace npe {
+namespace {
+
+struct Case {
+  int64_t m, k, n;
+  bool transpose_a, transpose_b;
+  torch::ScalarType operands, out;
+};
+
+std::string name_of(const testing::TestParamInfo<Case>& info) {
+  const auto& c = info.param;
+  auto dtype = [](torch::ScalarType t) { return t == torch::kBFloat16 ? "bf16" : "f32"; };
+  return std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) +
+         (c.transpose_a ? "_aT" : "") + (c.transpose_b ? "_bT" : "") + "_" + dtype(c.operands) +
+         "_to_" + dtype(c.out);
+}
+
+// An operand [rows, cols] stored either row-major or as the transpose of a [cols, rows] tensor.
+torch::Tensor operand(int64_t rows, int64_t cols, bool transposed, torch::ScalarType dtype) {
+  return transposed ? torch::randn({cols, rows}).to(dtype).t()
+                    : torch::randn({rows, cols}).to(dtype);
+}
+
+class TileMatmul : public testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override { torch::manual_seed(7); }
+  // Relative to the size of the result; float32 products agree to rounding, bfloat16 ones
+  // (float32 accumulation on both sides, different order) to a little more.
+  double tolerance() const { return GetParam().operands == torch::kBFloat16 ? 1e-2 : 1e-5; }
+  void expect_close(const torch::Tensor& actual, const torch::Tensor& expected) const {
+    const auto scale = expected.abs().max().item<double>() + 1.0;
+    const auto error = (actual.to(torch::kFloat64) - expected).abs().max().item<double>();
+    EXPECT_LE(error, tolerance() * scale) << "max error " << error << " at scale " << scale;
+  }
+};
+
+TEST_P(TileMatmul, PlainProductBiasAndReluMatchLibtorch) {
+  const auto& c = GetParam();
+  const auto a = operand(c.m, c.k, c.transpose_a, c.operands);
+  const auto b = operand(c.k, c.n, c.transpose_b, c.operands);
+  const auto bias = torch::randn({c.n}).to(c.operands);
+  const auto exact = at::mm(a.to(torch::kFloat64), b.to(torch::kFloat64));
+
+  auto out = torch::full({c.m, c.n}, 99.0, torch::dtype(c.out));  // overwritten, not added to
+  tile_matmul(out, a, b);
+  expect_close(out, exact);
+
+  tile_matmul(out, a, b, {&bias, false});
+  expect_close(out, exact + bias.to(torch::kFloat64));
+
+  tile_matmul(out, a, b, {&bias, true});
+  expect_close(out, (exact + bias.to(torch::kFloat64)).relu());
+  EXPECT_GE(out.min().item<double>(), 0.0);
+}
+
+TEST_P(TileMatmul, AccumulatesIntoTheOutput) {
+  const auto& c = GetParam();
+  const auto a = operand(c.m, c.k, c.transpose_a, c.operands);
+  const auto b = operand(c.k, c.n, c.transpose_b, c.operands);
+  const auto start = torch::randn({c.m, c.n}).to(c.out);
+  auto out = start.clone();
+  const TileMatmulEpilogue accumulate{nullptr, false, true};
+  tile_matmul(out, a, b, accumulate);
+  tile_matmul(out, a, b, accumulate);
+  expect_close(
+      out, start.to(torch::kFloat64) + 2 * at::mm(a.to(torch::kFloat64), b.to(torch::kFloat64)));
+}
+
+// The kernels' shapes: rho's layers on a tile ([pairs, 9] -> 128 -> 128 -> 8, pairs not a
+// multiple of any block size), weight gradients (transposed activations, pairs as the inner
+// dimension), bias gradients (a row of ones), and mixed bfloat16 operands with float32 results.
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TileMatmul,
+    testing::Values(Case{2048, 9, 128, false, false, torch::kFloat32, torch::kFloat32},
+                    Case{1000, 128, 128, false, true, torch::kFloat32, torch::kFloat32},
+                    Case{77, 128, 8, false, false, torch::kFloat32, torch::kFloat32},
+                    Case{128, 1000, 128, true, false, torch::kFloat32, torch::kFloat32},
+                    Case{1, 333, 128, false, false, torch::kFloat32, torch::kFloat32},
+                    Case{4096, 128, 128, false, true, torch::kBFloat16, torch::kBFloat16},
+                    Case{513, 128, 8, false, false, torch::kBFloat16, torch::kFloat32},
+                    Case{8, 700, 128, true, false, torch::kBFloat16, torch::kFloat32},
+                    Case{1, 700, 128, false, false, torch::kBFloat16, torch::kFloat32},
+                    Case{300, 128, 9, false, false, torch::kBFloat16, torch::kFloat32}),
+    name_of);
+
+TEST(TileMatmulArguments, RefusesMismatchedShapesAndDtypes) {
+  auto out = torch::empty({4, 5});
+  EXPECT_THROW(tile_matmul(out, torch::randn({4, 3}), torch::randn({2, 5})), c10::Error);
+  EXPECT_THROW(tile_matmul(out, torch::randn({4, 3}), torch::randn({3, 5}).to(torch::kBFloat16)),
+               c10::Error);
+  const auto wrong_bias = torch::randn({4});
+  EXPECT_THROW(tile_matmul(out, torch::randn({4, 3}), torch::randn({3, 5}), {&wrong_bias, false}),
+               c10::Error);
+}
+
+}  // namespace
+}  // namespace npe
