@@ -11,10 +11,9 @@
 #include <random>
 #include <sstream>
 
-#include <caffe2/serialize/inline_container.h>
 #include <torch/torch.h>
 
-#include "models/pickle_lengths.h"
+#include "models/archive_guard.h"
 #include "npe/errors.h"
 #include "npe/json_numbers.h"
 #include "npe/models/model_registry.h"
@@ -94,22 +93,6 @@ std::string commit_temporary(const std::filesystem::path& tmp, const std::filesy
 
 }  // namespace
 
-// Checks the archive's pickles before libtorch's unpickler sees them (pickle_lengths.h).
-void refuse_impossible_pickle_lengths(const std::filesystem::path& path) {
-  caffe2::serialize::PyTorchStreamReader reader(path.string());
-  for (const auto& name : reader.getAllRecords()) {
-    // data.pkl, constants.pkl and the debug information's *.debug_pkl, which libtorch unpickles
-    // when it formats an error.
-    if (name.size() < 3 || name.compare(name.size() - 3, 3, "pkl") != 0) continue;
-    const auto [data, size] = reader.getRecord(name);
-    if (const auto problem =
-            find_impossible_pickle_length(static_cast<const uint8_t*>(data.get()), size)) {
-      throw CheckpointError("checkpoint '" + path.string() + "' is corrupt (" + name + " holds " +
-                            *problem + ")");
-    }
-  }
-}
-
 torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::path& path,
                                                        std::optional<torch::Device> map_to) {
   std::error_code ec;
@@ -118,7 +101,11 @@ torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::pa
   }
   torch::serialize::InputArchive archive;
   try {
-    refuse_impossible_pickle_lengths(path);
+    // Before libtorch reads a record, which it allocates at the sizes the file states.
+    if (const auto problem = find_archive_problem(path)) {
+      throw CheckpointError("checkpoint '" + path.string() + "' is corrupt or truncated (it has " +
+                            *problem + ")");
+    }
     // libtorch 1.13 takes c10::optional, 2.x std::optional: build it from the value.
     archive.load_from(path.string(), map_to ? c10::optional<torch::Device>(*map_to) : c10::nullopt);
   } catch (const CheckpointError&) {

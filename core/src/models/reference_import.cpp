@@ -7,6 +7,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "models/archive_guard.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/model_registry.h"
@@ -321,7 +322,18 @@ ReferenceStateDict read_reference_state_dict(const std::filesystem::path& path) 
   }
   torch::jit::Module archive;
   try {
+    // Before libtorch reads a record, which it allocates at the sizes the file states.
+    if (const auto problem = find_archive_problem(path)) {
+      if (looks_like_torch_save_pickle(path)) {
+        throw CheckpointError(
+            where + " is a PyTorch pickle (torch.save) that libtorch cannot read: " + kConvertHint);
+      }
+      throw CheckpointError("reference checkpoint " + where + " is corrupt or truncated (it has " +
+                            *problem + ")");
+    }
     archive = torch::jit::load(path.string(), torch::kCPU);
+  } catch (const CheckpointError&) {
+    throw;
   } catch (const c10::Error& e) {
     if (looks_like_torch_save_pickle(path)) {
       throw CheckpointError(

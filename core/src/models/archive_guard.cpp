@@ -1,0 +1,90 @@
+#include "models/archive_guard.h"
+
+#include <unzip.h>
+
+#include <caffe2/serialize/inline_container.h>
+
+#include <cstdint>
+#include <memory>
+#include <system_error>
+
+#include "models/pickle_lengths.h"
+
+namespace npe {
+namespace {
+
+constexpr unsigned long kStored = 0;
+constexpr unsigned long kDeflated = 8;  // Z_DEFLATED, the only other method libtorch reads
+// Deflate cannot expand more than about 1032:1 (a 258-byte match costs at least 2 bits), so a
+// deflated record that claims more is lying about one of its sizes.
+constexpr uint64_t kMaxDeflateRatio = 1033;
+
+struct ZipCloser {
+  void operator()(void* zip) const { unzClose(zip); }
+};
+
+std::string record_label(const char* name) {
+  return "record '" + std::string(name) + "'";
+}
+
+}  // namespace
+
+std::optional<std::string> find_implausible_record_size(const std::filesystem::path& archive) {
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(archive, ec);
+  if (ec) return "a file whose size cannot be read (" + ec.message() + ")";
+  std::unique_ptr<void, ZipCloser> zip(unzOpen64(archive.c_str()));
+  if (!zip) return std::string("no zip directory that can be read");
+  unz_global_info64 global{};
+  if (unzGetGlobalInfo64(zip.get(), &global) != UNZ_OK)
+    return std::string("no zip directory that can be read");
+  if (global.number_entry == 0) return std::nullopt;  // libtorch reports the missing records
+  if (unzGoToFirstFile(zip.get()) != UNZ_OK)
+    return std::string("a zip directory whose first record cannot be read");
+  for (uint64_t index = 0; index < global.number_entry; ++index) {
+    unz_file_info64 info{};
+    char name[512] = {};
+    if (unzGetCurrentFileInfo64(zip.get(), &info, name, sizeof name - 1, nullptr, 0, nullptr, 0) !=
+        UNZ_OK) {
+      return "a zip directory whose record " + std::to_string(index) + " cannot be read";
+    }
+    const std::string stated = " (" + std::to_string(info.uncompressed_size) + " bytes from " +
+                               std::to_string(info.compressed_size) + " compressed)";
+    if (info.compressed_size > file_size) {
+      return record_label(name) + " that claims more bytes than the file holds" + stated;
+    }
+    if (info.compression_method == kStored) {
+      if (info.uncompressed_size != info.compressed_size)
+        return "a stored " + record_label(name) + " whose two sizes differ" + stated;
+    } else if (info.compression_method == kDeflated) {
+      // Compared by division: a multiplication could wrap for a corrupt 64-bit size.
+      if (info.uncompressed_size / kMaxDeflateRatio > info.compressed_size)
+        return record_label(name) + " that claims more than deflate can expand to" + stated;
+    } else {
+      return record_label(name) + " compressed by a method libtorch cannot read (" +
+             std::to_string(info.compression_method) + ")";
+    }
+    const int next = unzGoToNextFile(zip.get());
+    if (next == UNZ_END_OF_LIST_OF_FILE) break;
+    if (next != UNZ_OK)
+      return "a zip directory that ends after " + std::to_string(index + 1) + " of its " +
+             std::to_string(global.number_entry) + " records";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> find_archive_problem(const std::filesystem::path& archive) {
+  if (auto problem = find_implausible_record_size(archive)) return problem;
+  caffe2::serialize::PyTorchStreamReader reader(archive.string());
+  for (const auto& name : reader.getAllRecords()) {
+    if (name.size() < 3 || name.compare(name.size() - 3, 3, "pkl") != 0) continue;
+    const auto [data, size] = reader.getRecord(name);
+    if (auto problem =
+            find_impossible_pickle_length(static_cast<const uint8_t*>(data.get()), size)) {
+      return "a record " + name + " holding " + *problem;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace npe

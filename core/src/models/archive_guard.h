@@ -1,0 +1,28 @@
+#pragma once
+// Guards in front of libtorch's archive reader, which trusts two kinds of size written in a
+// checkpoint before checking them against the file:
+// - the zip directory's size of a record once inflated: libtorch allocates that much before
+//   inflating (a 120 KB corrupt checkpoint claiming 3.8 GB for a compressed record, found by
+//   fuzz_checkpoint_archive in CI);
+// - the lengths inside its pickles (pickle_lengths.h).
+// Both are checked here, directory first, so that no record is read at a size the file cannot
+// hold.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace npe {
+
+/// Reads the zip directory with minizip. Returns a description of the first record whose stated
+/// sizes the file and its compression method cannot hold (or of a directory that cannot be
+/// read at all), or nothing when every record is plausible.
+std::optional<std::string> find_implausible_record_size(const std::filesystem::path& archive);
+
+/// Every check above, then the lengths in each pickle record (data.pkl, constants.pkl and the
+/// *.debug_pkl records libtorch unpickles when it formats an error). Returns the first problem
+/// found, phrased to follow "it has". libtorch's reader may throw c10::Error on a file it
+/// cannot open as an archive.
+std::optional<std::string> find_archive_problem(const std::filesystem::path& archive);
+
+}  // namespace npe
