@@ -94,11 +94,13 @@ void add_block_diagonal(const Tensor& acc, const Tensor& full) {
 // Differences are formed before any projection, as in the plain path, so that inputs far from
 // the origin do not cancel after rounding.
 Tensor pair_inputs(const Tile& tile, const Sizes& s, const Tensor& q_scaled,
-                   const BlockDiagonals& blocks, const Tensor& xq, const Tensor& xk,
-                   Tensor& buffer) {
+                   const BlockDiagonals& blocks, const Tensor& xq, const Tensor& xk, Tensor& buffer,
+                   Tensor& dots_buffer) {
   const auto qt = q_scaled.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({tile.rows, -1});
   auto u = buffer.narrow(0, 0, tile.rows * s.keys).view({tile.rows, s.keys, s.input_dim});
-  u.narrow(2, 0, s.heads).copy_(at::mm(qt, blocks.keys).view({tile.rows, s.keys, s.heads}));
+  const auto dots = dots_buffer.narrow(0, 0, tile.rows);
+  tile_matmul(dots, qt, blocks.keys);
+  u.narrow(2, 0, s.heads).copy_(dots.view({tile.rows, s.keys, s.heads}));
   auto diff = u.narrow(2, s.heads, s.dim_x);
   at::sub_out(diff, xq.select(0, tile.b).narrow(0, tile.q0, tile.rows).unsqueeze(1),
               xk.select(0, tile.b).unsqueeze(0));
@@ -139,6 +141,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
       BlockDiagonals blocks(s, f32);
       auto u_buffer = torch::empty({max_pairs, s.input_dim}, f32);
+      auto dots_buffer = torch::empty({tiling.rows_per_tile, s.keys * s.heads}, f32);
       auto logits_buffer = torch::empty({max_pairs, s.heads}, f32);
       Tensor scratch1, scratch2;  // this thread's activations when nothing is kept
       if (!keep_for_backward) {
@@ -149,7 +152,8 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
         blocks.load(tile.b, s, k, v);
-        const auto u = pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer).to(matmul_dtype);
+        const auto u =
+            pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer, dots_buffer).to(matmul_dtype);
         auto rows_of = [&](const Tensor& t, int64_t width) {
           return t.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
         };
@@ -164,7 +168,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         auto a3 = a.view({tile.rows, s.keys, s.heads});
         at::_softmax_out(a3, logits.view({tile.rows, s.keys, s.heads}), 1, false);
         auto out = rows_of(attended, s.heads * s.value_dim);
-        at::mm_out(out, a, blocks.values);
+        tile_matmul(out, a, blocks.values);
       }
     });
     ctx->saved_data["bf16"] = bf16;
@@ -212,6 +216,12 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       const auto ones_mm = ones.to(matmul_dtype);
       auto g1_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
       auto gu_buffer = torch::empty({max_pairs, s.input_dim}, f32);
+      auto dots_buffer = torch::empty({tiling.rows_per_tile, s.keys * s.heads}, f32);
+      auto grad_a_buffer = torch::empty({tiling.rows_per_tile, s.keys * s.heads}, f32);
+      auto g2_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
+      // Full products whose block diagonals are the per-head gradients of keys and values.
+      auto full_v = torch::empty({s.keys * s.heads, s.heads * s.value_dim}, f32);
+      auto full_k = torch::empty({s.keys * s.heads, s.heads * s.key_dim}, f32);
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
@@ -223,8 +233,10 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         Tensor grad_a;
         if (grad_attended.defined()) {
           const auto g = rows_of(grad_attended, s.heads * s.value_dim);
-          grad_a = at::mm(g, blocks.values.t());
-          add_block_diagonal(acc_v[t][tile.b], at::mm(a.t(), g));
+          grad_a = grad_a_buffer.narrow(0, 0, tile.rows);
+          tile_matmul(grad_a, g, blocks.values.t());
+          tile_matmul(full_v, a.t(), g);
+          add_block_diagonal(acc_v[t][tile.b], full_v);
         } else {
           grad_a = torch::zeros_like(a);
         }
@@ -233,15 +245,18 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         const auto gl =
             at::_softmax_backward_data(grad_a.view(view3), a.view(view3), 1, torch::kFloat32)
                 .view({pairs, s.heads});
-        acc_b3[t].add_(at::mm(ones.narrow(1, 0, pairs), gl));
+        tile_matmul(acc_b3[t], ones.narrow(1, 0, pairs), gl, {nullptr, false, true});
         const auto glm = gl.to(matmul_dtype);
 
-        const auto u = pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer).to(matmul_dtype);
+        const auto u =
+            pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer, dots_buffer).to(matmul_dtype);
         const auto h1 = rows_of(hidden1, s.width), h2 = rows_of(hidden2, s.width);
         const auto ones_p = ones_mm.narrow(1, 0, pairs);
         const TileMatmulEpilogue accumulate{nullptr, false, true};
         tile_matmul(acc_w3[t], glm.t(), h2, accumulate);
-        const auto g2 = at::threshold_backward(at::mm(glm, w3), h2, 0);
+        auto g2 = g2_buffer.narrow(0, 0, pairs);
+        tile_matmul(g2, glm, w3);
+        at::threshold_backward_out(g2, g2, h2, 0);
         tile_matmul(acc_w2[t], g2.t(), h1, accumulate);
         tile_matmul(acc_b2[t], ones_p, g2, accumulate);
         auto g1 = g1_buffer.narrow(0, 0, pairs);
@@ -257,9 +272,9 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         const auto grad_dots =
             gu.narrow(2, 0, s.heads).contiguous().view({tile.rows, s.keys * s.heads});
         auto gq = rows_of(grad_q, s.heads * s.key_dim);
-        at::mm_out(gq, grad_dots, blocks.keys.t());
-        add_block_diagonal(acc_k[t][tile.b],
-                           at::mm(grad_dots.t(), rows_of(q_scaled, s.heads * s.key_dim)));
+        tile_matmul(gq, grad_dots, blocks.keys.t());
+        tile_matmul(full_k, grad_dots.t(), rows_of(q_scaled, s.heads * s.key_dim));
+        add_block_diagonal(acc_k[t][tile.b], full_k);
         const auto grad_diff = gu.narrow(2, s.heads, s.dim_x);
         rows_of(grad_xq, s.dim_x).copy_(grad_diff.sum(1));
         acc_xk[t][tile.b].sub_(grad_diff.sum(0));

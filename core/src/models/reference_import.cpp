@@ -328,8 +328,8 @@ ReferenceStateDict read_reference_state_dict(const std::filesystem::path& path) 
         throw CheckpointError(
             where + " is a PyTorch pickle (torch.save) that libtorch cannot read: " + kConvertHint);
       }
-      throw CheckpointError("reference checkpoint " + where + " is corrupt or truncated (it has " +
-                            *problem + ")");
+      throw CheckpointError("cannot read reference checkpoint " + where +
+                            ": it is corrupt or truncated (it has " + *problem + ")");
     }
     archive = torch::jit::load(path.string(), torch::kCPU);
   } catch (const CheckpointError&) {
