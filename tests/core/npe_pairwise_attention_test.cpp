@@ -1,6 +1,9 @@
 // The fused, tiled TE attention kernel against the plain libtorch composition it replaces:
 // same values and gradients in float32, close ones in bf16, in every layout the models use.
 
+#include <cmath>
+#include <iostream>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -161,6 +164,19 @@ TEST(PairwiseAttentionModel, PredictionWithoutGradientsMatchesThePlainPath) {
   const auto fused = run(AttentionImplementation::fused);
   EXPECT_LT(relative_difference(fused.mean, plain.mean), 1e-5);
   EXPECT_LT(relative_difference(fused.stddev, plain.stddev), 1e-5);
+}
+
+// "auto" follows the measured speedup of this kernel (which varies by CPU: see
+// compute_settings.cpp), and the measurement is a real, repeatable number.
+TEST(PairwisePrecision, AutoFollowsTheMeasuredKernelSpeedup) {
+  SettingsGuard guard;
+  const double speedup = measure_bf16_speedup();
+  std::cout << "bf16 speedup of the TE attention kernel on this CPU: " << speedup << "\n";
+  EXPECT_TRUE(std::isfinite(speedup));
+  EXPECT_GT(speedup, 0.0);
+  EXPECT_EQ(measure_bf16_speedup(), speedup);  // measured once
+  EXPECT_EQ(parse_precision("auto"),
+            speedup > kAutoBf16Speedup ? Precision::bf16 : Precision::fp32);
 }
 
 }  // namespace
