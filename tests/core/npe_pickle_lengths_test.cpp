@@ -1,5 +1,6 @@
 // The guard in front of libtorch's unpickler: a length larger than the rest of the pickle is
-// refused before libtorch reserves memory for it (fuzz_checkpoint_archive found a 4 GB one).
+// refused before libtorch reserves memory for it (fuzz_checkpoint_archive found a 4 GB one), and
+// so is a memo index beyond the pickle's size (libtorch grows its memo table to the index).
 
 #include <gtest/gtest.h>
 
@@ -35,6 +36,20 @@ TEST(PickleLengths, RefusesCutOffLengthsAndArguments) {
   EXPECT_TRUE(walk({0x80, 2, 'X', 2, 0}).has_value());           // length cut off
   EXPECT_TRUE(walk({0x80, 2, 'G', 0, 0, 0}).has_value());        // BINFLOAT needs 8 bytes
   EXPECT_TRUE(walk({0x80, 2, 'c', 'm', 'o', 'd'}).has_value());  // GLOBAL without newline
+}
+
+TEST(PickleLengths, RefusesAMemoIndexNoPickleOfThisSizeCanReach) {
+  // BINUNICODE "ab", then LONG_BINPUT: index 1 is what a writer would use, 0x6e696c2e (what
+  // fuzz_checkpoint_archive found: libtorch grew its memo to 29.6 GB for it) is not.
+  std::vector<uint8_t> pickle = {0x80, 2, 'X', 2, 0, 0, 0, 'a', 'b', 'r', 1, 0, 0, 0, '.'};
+  EXPECT_FALSE(walk(pickle).has_value());
+  pickle[10] = 0x2e, pickle[11] = 0x6c, pickle[12] = 0x69, pickle[13] = 0x6e;
+  const auto problem = walk(pickle);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("memo index of 1852402734"), std::string::npos) << *problem;
+  // BINPUT's one-byte index: 200 in a 12-byte pickle.
+  EXPECT_TRUE(walk({0x80, 2, 'X', 2, 0, 0, 0, 'a', 'b', 'q', 200, '.'}).has_value());
+  EXPECT_FALSE(walk({0x80, 2, 'X', 2, 0, 0, 0, 'a', 'b', 'q', 0, '.'}).has_value());
 }
 
 TEST(PickleLengths, LeavesUnknownOpcodesToLibtorch) {

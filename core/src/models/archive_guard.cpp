@@ -51,7 +51,7 @@ std::optional<std::string> find_implausible_record_size(const std::filesystem::p
     const std::string stated = " (" + std::to_string(info.uncompressed_size) + " bytes from " +
                                std::to_string(info.compressed_size) + " compressed)";
     if (info.compressed_size > file_size) {
-      return record_label(name) + " that claims more bytes than the file holds" + stated;
+      return "a " + record_label(name) + " that claims more bytes than the file holds" + stated;
     }
     if (info.compression_method == kStored) {
       if (info.uncompressed_size != info.compressed_size)
@@ -59,9 +59,9 @@ std::optional<std::string> find_implausible_record_size(const std::filesystem::p
     } else if (info.compression_method == kDeflated) {
       // Compared by division: a multiplication could wrap for a corrupt 64-bit size.
       if (info.uncompressed_size / kMaxDeflateRatio > info.compressed_size)
-        return record_label(name) + " that claims more than deflate can expand to" + stated;
+        return "a " + record_label(name) + " that claims more than deflate can expand to" + stated;
     } else {
-      return record_label(name) + " compressed by a method libtorch cannot read (" +
+      return "a " + record_label(name) + " compressed by a method libtorch cannot read (" +
              std::to_string(info.compression_method) + ")";
     }
     const int next = unzGoToNextFile(zip.get());

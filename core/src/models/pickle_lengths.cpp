@@ -111,6 +111,15 @@ std::optional<std::string> find_impossible_pickle_length(const uint8_t* data, si
     const int fixed = fixed_argument_bytes(op);
     if (fixed < 0) return std::nullopt;  // not known here: libtorch decides
     if (remaining < size_t(fixed)) return "an argument cut off at byte " + std::to_string(at);
+    if (op == 'q' || op == 'r') {  // BINPUT, LONG_BINPUT: libtorch grows its memo to the index
+      // Writers number memo entries from 0, each PUT costing at least 2 bytes, so no real
+      // pickle holds an index above its own size (a corrupt one asked for 29.6 GB).
+      const uint64_t index = little_endian(data + at, fixed);
+      if (index > size) {
+        return "a memo index of " + std::to_string(index) + " at byte " + std::to_string(at) +
+               " in a pickle of " + std::to_string(size) + " bytes";
+      }
+    }
     at += fixed;
   }
   return std::nullopt;

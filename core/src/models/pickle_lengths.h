@@ -2,8 +2,10 @@
 // A guard in front of libtorch's unpickler, which reserves memory for a string or byte
 // sequence from the length written in the file before checking that so many bytes follow: a
 // corrupt checkpoint of a few kilobytes made it allocate and touch 4 GB (found by
-// fuzz_checkpoint_archive). The walk below reads the opcodes of a pickle (protocols 2-4, as
-// libtorch writes them) and checks every length against the bytes that remain.
+// fuzz_checkpoint_archive). It also grows its memo table to whatever index a PUT names (29.6 GB
+// for another corrupt file). The walk below reads the opcodes of a pickle (protocols 2-4, as
+// libtorch writes them) and checks every length against the bytes that remain and every memo
+// index against the pickle's size.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,8 +15,8 @@
 namespace npe {
 
 /// Walks the pickle in `data` up to its STOP opcode. Returns a description of the first length
-/// that exceeds the remaining bytes, or nothing when every length fits (an opcode this walk does
-/// not know ends it early: libtorch's own checks take over from there).
+/// that exceeds the remaining bytes (or memo index above the size), or nothing when every one fits
+/// (an opcode this walk does not know ends it early: libtorch's own checks take over from there).
 std::optional<std::string> find_impossible_pickle_length(const uint8_t* data, size_t size);
 
 }  // namespace npe
