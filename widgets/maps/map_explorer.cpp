@@ -43,6 +43,7 @@ constexpr double kKelvin = 273.15;
 // Shown by default: a translation-equivariant model, its plain counterpart and the ConvCNP.
 const QStringList kDefaultModels = {"shipped:tepttnp", "shipped:pttnp", "shipped:convcnp2d"};
 constexpr int kDefaultStations = 30;
+const QSize kViewMinimumSize(560, 420);
 
 }  // namespace
 
@@ -51,13 +52,6 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
   m_stations = new StationSet(this);
   m_undo = new QUndoStack(this);
   m_service = new PredictionService(this);
-  // Platforms without OpenGL (Qt's offscreen platform) cannot host the VTK view at all: a
-  // QOpenGLWidget anywhere in a window switches the whole window to OpenGL composition. The tab
-  // then works without it, with the small maps, and says why the big one is missing.
-  if (MapView::openGLAvailable()) {
-    m_view = new MapView(this);
-    m_view->setMinimumSize(560, 420);
-  }
   m_hover = new QLabel(tr("Click the map inside the black square to add a station; click a "
                           "station to remove it, drag it to move it."),
                        this);
@@ -69,8 +63,13 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
 
   m_view_area = new QWidget(this);
   auto* view_layout = new QVBoxLayout(m_view_area);
-  if (m_view) {
-    view_layout->addWidget(m_view, 1);
+  // Platforms without OpenGL (Qt's offscreen platform) cannot host the VTK view at all. The tab
+  // then works without it, with the small maps, and says why the big one is missing. Where
+  // there is OpenGL, the view is made when the tab is first shown (ensureView).
+  if (MapView::openGLAvailable()) {
+    m_view_placeholder = new QWidget(m_view_area);
+    m_view_placeholder->setMinimumSize(kViewMinimumSize);
+    view_layout->addWidget(m_view_placeholder, 1);
   } else {
     auto* missing = new QLabel(tr("The 2-D/3-D map view needs OpenGL, which this display "
                                   "platform does not offer; the small maps below still work."),
@@ -90,7 +89,6 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
   connect(m_service, &PredictionService::predictionsReady, this, &MapExplorer::onPredictions);
   connect(m_service, &PredictionService::modelStarted, this,
           [this](const QString& id, uint64_t) { m_metrics->markComputing(id); });
-  if (m_view) connectView();
   m_refine_timer.setSingleShot(true);
   m_refine_timer.setInterval(300);
   connect(&m_refine_timer, &QTimer::timeout, this, [this] { schedulePredictions(true); });
@@ -119,6 +117,32 @@ MapExplorer::~MapExplorer() = default;
 
 QString MapExplorer::unavailableReason() const {
   return m_source ? QString() : m_data_label->text();
+}
+
+MapView* MapExplorer::view() {
+  ensureView();
+  return m_view;
+}
+
+void MapExplorer::showEvent(QShowEvent* event) {
+  ensureView();
+  ExplorerPanel::showEvent(event);
+}
+
+// A QOpenGLWidget anywhere in a window switches the whole window to OpenGL composition from the
+// moment it is made, shown or not: with Mesa's software renderer (no GPU) every repaint of every
+// tab then went through it, ~40 % of all CPU time during the functions tab's edit-latency run
+// (perf, 2026-11-23, Intel Xeon, 2 cores). So the view exists only once the maps tab is used.
+void MapExplorer::ensureView() {
+  if (m_view || !m_view_placeholder) return;
+  m_view = new MapView(m_view_area);
+  m_view->setMinimumSize(kViewMinimumSize);
+  m_view_area->layout()->replaceWidget(m_view_placeholder, m_view);
+  delete m_view_placeholder;
+  m_view_placeholder = nullptr;
+  connectView();
+  m_view->setThreeD(m_three_d);
+  redraw();
 }
 
 void MapExplorer::connectView() {
@@ -767,6 +791,7 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
 }
 
 void MapExplorer::exportView(const QString& path) {
+  ensureView();
   export_widget(m_view_area, path);
 }
 

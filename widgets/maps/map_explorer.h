@@ -85,8 +85,8 @@ class MapExplorer final : public ExplorerPanel {
   void setModelEnabled(const QString& id, bool enabled);
 
   StationSet* stations() const { return m_stations; }
-  /// The VTK view; null where the platform has no OpenGL.
-  MapView* view() const { return m_view; }
+  /// The VTK view, created on first use; null where the platform has no OpenGL.
+  MapView* view();
   ModelList* modelList() const { return m_models; }
   MetricsTable* metrics() const { return m_metrics; }
   /// Target window (x = left column, y = top row, window x window cells) at the current shift.
@@ -95,7 +95,9 @@ class MapExplorer final : public ExplorerPanel {
   const PredictionResult& lastResult() const { return m_last; }
 
  private:
+  void showEvent(QShowEvent* event) override;
   QWidget* buildControls();
+  void ensureView();
   void connectView();
   void setSource(std::shared_ptr<Era5TaskSource> source);
   void addShippedModels();
@@ -130,6 +132,8 @@ class MapExplorer final : public ExplorerPanel {
   QWidget* m_small_maps = nullptr;
   QGridLayout* m_small_layout = nullptr;
   QWidget* m_view_area = nullptr;
+  /// Holds the view's place (and size) until the tab is first shown.
+  QWidget* m_view_placeholder = nullptr;
   QTimer m_refine_timer, m_play_timer;
   std::shared_ptr<const std::vector<std::vector<QPointF>>> m_coastlines;
   QString m_layer = "truth";
