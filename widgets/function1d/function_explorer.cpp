@@ -429,7 +429,7 @@ void FunctionExplorer::fitView() {
   }
   m_plot->xAxis->setRange(low, high);
   m_plot->yAxis->setRange(y_low, y_high);
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  m_plot->scheduleReplot();
   m_user_view = false;
   schedulePredictions(false);
 }
@@ -468,8 +468,11 @@ void FunctionExplorer::schedulePredictions(bool refine) {
   std::vector<double> xc, yc, xt;
   appendDisplayContext(xc, yc);
   const auto range = m_plot->xAxis->range();
-  // At least 256 query points, more when the plot is wide (one per two pixels).
-  const int n = std::clamp(m_plot->axisRect()->width() / 2, 256, 2000);
+  // One query point per two pixels (at least 256) once the user pauses; while they drag, one per
+  // four (at least 128): TNP and TE-TNP cost grows with the query points, the curves still look
+  // smooth at that spacing, and the settled round 300 ms later redraws at full resolution.
+  const int n = refine ? std::clamp(m_plot->axisRect()->width() / 2, 256, 2000)
+                       : std::clamp(m_plot->axisRect()->width() / 4, 128, 1000);
   for (int i = 0; i < n; ++i) xt.push_back(range.lower + range.size() * i / (n - 1));
   request.batch.task = {column(xc), column(yc), column(xt), {}};
   if (m_has_truth) {
@@ -796,7 +799,7 @@ bool FunctionExplorer::makeProbeEdit(int index) {
 }
 
 void FunctionExplorer::repaintNow() {
-  m_plot->replot(QCustomPlot::rpImmediateRefresh);
+  m_plot->replotNow();
 }
 
 void FunctionExplorer::exportPlot(const QString& path) {

@@ -9,6 +9,9 @@ constexpr double kHitRadiusPixels = 10.0;
 }
 
 FunctionPlot::FunctionPlot(QWidget* parent) : QCustomPlot(parent) {
+  m_replot_timer.setSingleShot(true);
+  m_replot_timer.setInterval(0);
+  connect(&m_replot_timer, &QTimer::timeout, this, [this] { replot(); });
   setInteractions(QCP::iRangeZoom);
   axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
   setFocusPolicy(Qt::StrongFocus);
@@ -67,6 +70,15 @@ FunctionPlot::FunctionPlot(QWidget* parent) : QCustomPlot(parent) {
       QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 1.5), QColor(255, 255, 255), 9));
 }
 
+void FunctionPlot::scheduleReplot() {
+  m_replot_timer.start();  // restarting a pending zero-interval timer keeps one replot
+}
+
+void FunctionPlot::replotNow() {
+  m_replot_timer.stop();
+  replot(QCustomPlot::rpImmediateRefresh);
+}
+
 void FunctionPlot::setContextPoints(const std::vector<QPointF>& points) {
   m_context = points;
   QVector<double> x, y;
@@ -76,12 +88,12 @@ void FunctionPlot::setContextPoints(const std::vector<QPointF>& points) {
   }
   // Keep insertion order (the data are not a function of x), hence no sorting.
   m_points->setData(x, y, true);
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::setTruth(const QVector<double>& x, const QVector<double>& y) {
   m_truth->setData(x, y, true);
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::setTruthVisible(bool visible) {
@@ -91,7 +103,7 @@ void FunctionPlot::setTruthVisible(bool visible) {
   } else {
     m_truth->removeFromLegend();
   }
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::setQuickDrawing(bool quick) {
@@ -129,7 +141,7 @@ void FunctionPlot::setModelCurve(const QString& id, const QString& name, const Q
   it->second.mean->setData(x, mean, true);
   // Points on top of every curve.
   m_points->setLayer("main");
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::removeModelCurve(const QString& id) {
@@ -139,7 +151,7 @@ void FunctionPlot::removeModelCurve(const QString& id) {
   removeGraph(it->second.upper);
   removeGraph(it->second.mean);
   m_curves.erase(it);
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::setModelSamples(const QString& id, const QColor& colour,
@@ -160,7 +172,7 @@ void FunctionPlot::setModelSamples(const QString& id, const QColor& colour,
   }
   for (size_t k = 0; k < samples.size(); ++k) lines[k]->setData(x, samples[k], true);
   m_points->setLayer("main");
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::removeModelSamples(const QString& id) {
@@ -168,7 +180,7 @@ void FunctionPlot::removeModelSamples(const QString& id) {
   if (it == m_samples.end()) return;
   for (auto* graph : it->second) removeGraph(graph);
   m_samples.erase(it);
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 int FunctionPlot::sampleLineCount(const QString& id) const {
@@ -200,7 +212,7 @@ void FunctionPlot::setCorrelation(double x0, const QColor& colour, const QString
   m_correlation_marker->point2->setCoords(x0, 1);
   m_correlation_marker->setVisible(true);
   yAxis2->setVisible(true);
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::clearCorrelation() {
@@ -209,7 +221,7 @@ void FunctionPlot::clearCorrelation() {
   m_correlation->removeFromLegend();
   m_correlation_marker->setVisible(false);
   yAxis2->setVisible(false);
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 bool FunctionPlot::hasCorrelation() const {
@@ -227,7 +239,7 @@ void FunctionPlot::setTargetWindow(double low, double high) {
   m_target_low->point2->setCoords(low, 1);
   m_target_high->point1->setCoords(high, 0);
   m_target_high->point2->setCoords(high, 1);
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::setAttention(double x, double y, const std::vector<double>& weights) {
@@ -243,13 +255,13 @@ void FunctionPlot::setAttention(double x, double y, const std::vector<double>& w
         QPen(QColor(200, 30, 120, static_cast<int>(40 + 200 * relative)), 1.0 + 7.0 * relative));
     m_attention_lines.push_back(line);
   }
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 void FunctionPlot::clearAttention() {
   for (auto* line : m_attention_lines) removeItem(line);
   m_attention_lines.clear();
-  replot(QCustomPlot::rpQueuedReplot);
+  scheduleReplot();
 }
 
 QPointF FunctionPlot::toPixel(const QPointF& point) const {
@@ -306,7 +318,7 @@ void FunctionPlot::mouseMoveEvent(QMouseEvent* event) {
     const double dy = yAxis->pixelToCoord(m_pan_start.y()) - yAxis->pixelToCoord(pixel.y());
     xAxis->setRange(m_pan_x.lower + dx, m_pan_x.upper + dx);
     yAxis->setRange(m_pan_y.lower + dy, m_pan_y.upper + dy);
-    replot(QCustomPlot::rpQueuedReplot);
+    scheduleReplot();
     Q_EMIT viewChangedByUser();
   } else {
     m_hover_index = pointAt(pixel);
