@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
@@ -23,14 +24,16 @@ std::atomic<AttentionImplementation> g_attention{AttentionImplementation::fused}
 // product ran 2.7x faster than its float32 one (OpenBLAS), yet the reference training step was
 // 12 % slower in bfloat16 than in float32 once both ran on oneDNN (2026-11-23).
 double time_attention_kernel(Precision precision) {
-  torch::manual_seed(0);
+  // A generator of its own: reseeding the global one would change what a caller draws next.
+  auto generator = at::detail::createCPUGenerator(0);
+  auto randn = [&generator](std::vector<int64_t> shape) { return torch::randn(shape, generator); };
   constexpr int64_t heads = 8, head_dim = 16, queries = 16, keys = 64, width = 128;
-  const auto q = torch::randn({1, queries, heads, head_dim});
-  const auto k = torch::randn({1, keys, heads, head_dim});
-  const auto v = torch::randn({1, keys, heads, head_dim});
-  const auto xq = torch::randn({1, queries, 1}), xk = torch::randn({1, keys, 1});
-  auto parameter = [](std::vector<int64_t> shape) {
-    return (0.1 * torch::randn(shape)).requires_grad_();
+  const auto q = randn({1, queries, heads, head_dim});
+  const auto k = randn({1, keys, heads, head_dim});
+  const auto v = randn({1, keys, heads, head_dim});
+  const auto xq = randn({1, queries, 1}), xk = randn({1, keys, 1});
+  auto parameter = [&randn](std::vector<int64_t> shape) {
+    return (0.1 * randn(std::move(shape))).requires_grad_();
   };
   const auto w1 = parameter({width, heads + 1}), b1 = parameter({width});
   const auto w2 = parameter({width, width}), b2 = parameter({width});
