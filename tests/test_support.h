@@ -1,6 +1,9 @@
 #pragma once
 // Helpers shared by the test suites: deterministic seeding and tiny model configurations.
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -16,6 +19,26 @@ namespace npe::testing {
 class SeededTest : public ::testing::Test {
  protected:
   void SetUp() override { torch::manual_seed(1234); }
+};
+
+/// A seeded test with a fresh folder of its own, `dir`, removed afterwards. The folder is named
+/// after the process and the test, so tests that ctest runs in parallel never share one.
+class TemporaryFolderTest : public SeededTest {
+ protected:
+  void SetUp() override {
+    SeededTest::SetUp();
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir = std::filesystem::temp_directory_path() /
+          ("npe-" + std::string(test->test_suite_name()) + "-" + std::to_string(::getpid()) + "-" +
+           test->name());
+    std::filesystem::create_directories(dir);
+  }
+  void TearDown() override {
+    std::error_code ignored;  // a folder left behind in /tmp is no reason to fail a test
+    std::filesystem::remove_all(dir, ignored);
+  }
+
+  std::filesystem::path dir;
 };
 
 /// A configuration small enough that every test runs in well under a second on two cores.

@@ -35,14 +35,10 @@ uint32_t get_le(const std::string& bytes, size_t at, int width) {
   return value;
 }
 
-class ArchiveGuard : public testing::SeededTest {
+class ArchiveGuard : public testing::TemporaryFolderTest {
  protected:
   void SetUp() override {
-    SeededTest::SetUp();
-    dir = fs::temp_directory_path() /
-          ("npe-archive-guard-test-" + std::to_string(::getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir);
+    TemporaryFolderTest::SetUp();
     path = dir / "cnp.pt";
     auto model = make_model(tiny_config("cnp"));
     CheckpointMetadata metadata;
@@ -51,7 +47,6 @@ class ArchiveGuard : public testing::SeededTest {
     std::ifstream in(path, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  void TearDown() override { fs::remove_all(dir); }
 
   // Rewrites a field of the record whose name ends with `suffix`, in the central directory and
   // (when local_at is given) in its local header too, then writes the file back.
@@ -73,7 +68,7 @@ class ArchiveGuard : public testing::SeededTest {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   }
 
-  fs::path dir, path;
+  fs::path path;
   std::string bytes;
 };
 

@@ -16,17 +16,8 @@ namespace fs = std::filesystem;
 using testing::random_task;
 using testing::tiny_config;
 
-class Checkpoints : public testing::SeededTest {
+class Checkpoints : public testing::TemporaryFolderTest {
  protected:
-  void SetUp() override {
-    SeededTest::SetUp();
-    dir = fs::temp_directory_path() /
-          ("npe-checkpoint-test-" + std::to_string(::getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-
   fs::path save(const std::string& kind, int64_t dim_x = 1) {
     auto model = make_model(tiny_config(kind, dim_x));
     CheckpointMetadata metadata;
@@ -45,8 +36,6 @@ class Checkpoints : public testing::SeededTest {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), {}};
   }
-
-  fs::path dir;
 };
 
 TEST_F(Checkpoints, RoundTripReproducesPredictionsExactly) {

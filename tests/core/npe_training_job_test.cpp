@@ -1,8 +1,6 @@
 // Training as a resumable job: exact continuation from a checkpoint, what the checkpoint holds,
 // the metrics measured during training, and clear errors for checkpoints that cannot resume.
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
@@ -22,17 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 using npe::testing::tiny_config;
 
-class TrainingJobTest : public npe::testing::SeededTest {
+class TrainingJobTest : public npe::testing::TemporaryFolderTest {
  protected:
-  void SetUp() override {
-    SeededTest::SetUp();
-    dir = fs::temp_directory_path() /
-          ("npe-job-test-" + std::to_string(::getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-
   static TrainingSpec spec(const std::string& kind, int64_t steps) {
     TrainingSpec s;
     s.model = tiny_config(kind);
@@ -59,8 +48,6 @@ class TrainingJobTest : public npe::testing::SeededTest {
           << item.key() << " differs by " << (item.value() - other).abs().max().item<double>();
     }
   }
-
-  fs::path dir;
 };
 
 TEST_F(TrainingJobTest, ResumedJobReachesTheSameWeightsBitwise) {
