@@ -63,6 +63,10 @@ class ExplorerPanel : public QWidget {
   const std::vector<std::pair<QString, double>>& lastRoundTimes() const { return m_round_times; }
   /// When the worker started the round drawn last.
   std::chrono::steady_clock::time_point lastRoundStarted() const { return m_round_started; }
+  /// How long the worker took for that round, all models (they may run side by side).
+  double lastRoundMilliseconds() const {
+    return std::chrono::duration<double, std::milli>(m_round_finished - m_round_started).count();
+  }
 
  protected:
   /// Runs a user action; an npe::Error it throws becomes a status message "<failure>: <why>"
@@ -72,8 +76,10 @@ class ExplorerPanel : public QWidget {
   /// at least `controls_width` pixels on the right, split by a movable handle.
   void layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width);
   void setLastRound(std::chrono::steady_clock::time_point started,
+                    std::chrono::steady_clock::time_point finished,
                     std::vector<std::pair<QString, double>> times) {
     m_round_started = started;
+    m_round_finished = finished;
     m_round_times = std::move(times);
   }
 
@@ -83,7 +89,7 @@ class ExplorerPanel : public QWidget {
   void predictionsUpdated(bool refined);
 
  private:
-  std::chrono::steady_clock::time_point m_round_started;
+  std::chrono::steady_clock::time_point m_round_started, m_round_finished;
   std::vector<std::pair<QString, double>> m_round_times;
 };
 

@@ -71,7 +71,8 @@ struct PredictionResult {
   bool refine = false;
   /// When the worker started computing this round (timings tell rounds from before an edit).
   std::chrono::steady_clock::time_point started;
-  torch::Tensor xt;        ///< [Nt, Dx] query points
+  std::chrono::steady_clock::time_point finished;  ///< when its last model was done
+  torch::Tensor xt;                                ///< [Nt, Dx] query points
   torch::Tensor sample_x;  ///< [Ns, Dx] where samples and correlations are given
   std::vector<ModelPrediction> models;
 };
@@ -88,8 +89,9 @@ struct AttentionResult {
   std::vector<double> weights;  ///< one per context point, normalised to sum to 1
 };
 
-/// Computes one request (runs on the worker thread; exposed for tests). `on_model` is called
-/// before each model starts.
+/// Computes one request (runs on the worker thread; exposed for tests). Models may run side by
+/// side on helper threads (see model_lanes): `on_model` is called before each model starts, from
+/// the thread that runs it.
 PredictionResult compute_predictions(const PredictionRequest& request,
                                      const std::function<void(const QString&)>& on_model = {});
 AttentionResult compute_attention(const AttentionRequest& request);

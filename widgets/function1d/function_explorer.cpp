@@ -544,7 +544,7 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
   if (!m_correlation->isChecked()) m_correlations.clear();
   showCorrelation();
   m_metrics->showResult(result, *m_model_list);
-  setLastRound(result.started, std::move(times));
+  setLastRound(result.started, result.finished, std::move(times));
   Q_EMIT statusMessage(describeModels());
   Q_EMIT predictionsUpdated(result.refine);
 }

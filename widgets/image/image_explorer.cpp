@@ -453,7 +453,7 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
       times.emplace_back(entry->name, p.milliseconds);
     }
   }
-  setLastRound(result.started, std::move(times));
+  setLastRound(result.started, result.finished, std::move(times));
   Q_EMIT statusMessage(tr("%1 context pixels · Δ = (%2, %3) · %4")
                            .arg(m_mask->count())
                            .arg(m_h)

@@ -531,7 +531,7 @@ void MapExplorer::onPredictions(const PredictionResult& result) {
       times.emplace_back(entry->name, p.milliseconds);
     }
   }
-  setLastRound(result.started, std::move(times));
+  setLastRound(result.started, result.finished, std::move(times));
   Q_EMIT statusMessage(tr("%1 stations · Δ = (%2 N, %3 E) cells · %4")
                            .arg(m_stations->count())
                            .arg(m_north)
