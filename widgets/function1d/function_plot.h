@@ -2,6 +2,7 @@
 // QCustomPlot view of the 1-D explorer: context points that can be added, dragged and removed
 // with the mouse, model means with ±2σ bands, the true function, and the training range.
 
+#include <chrono>
 #include <map>
 #include <vector>
 
@@ -18,10 +19,10 @@ class FunctionPlot final : public QCustomPlot {
  public:
   explicit FunctionPlot(QWidget* parent = nullptr);
 
-  /// Replots at the next pass of the event loop, once however often it is asked before then.
-  /// (QCustomPlot's own queued replot cannot be withdrawn: after an immediate replot it still
-  /// fired and drew the same picture again, 10 ms of a two-core machine's time per edit.)
-  void scheduleReplot();
+  /// Replots within `within` (0: at the next pass of the event loop), once however often it is
+  /// asked before then. (QCustomPlot's own queued replot cannot be withdrawn: after an immediate
+  /// replot it still fired and drew the same picture again, 10 ms of two cores' time per edit.)
+  void scheduleReplot(std::chrono::milliseconds within = std::chrono::milliseconds{0});
   /// Replots and repaints now; a scheduled replot is absorbed.
   void replotNow();
 
