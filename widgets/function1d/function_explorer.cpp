@@ -101,14 +101,12 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   });
   connect(m_service, &PredictionService::predictionsReady, this, &FunctionExplorer::onPredictions);
   connect(m_service, &PredictionService::attentionReady, this, &FunctionExplorer::onAttention);
-  connect(m_service, &PredictionService::modelStarted, this,
-          [this](const QString& id, uint64_t serial) {
-            if (serial == m_warm_up_serial) return;  // nobody waits for it
-            m_metrics->markComputing(id);
-            if (const auto* entry = m_model_list->find(id)) {
-              Q_EMIT statusMessage(tr("Computing %1…").arg(entry->name));
-            }
-          });
+  connect(m_service, &PredictionService::modelStarted, this, [this](const QString& id, uint64_t) {
+    m_metrics->markComputing(id);
+    if (const auto* entry = m_model_list->find(id)) {
+      Q_EMIT statusMessage(tr("Computing %1…").arg(entry->name));
+    }
+  });
 
   // Settle-time refinement: full fitted-GP iterations and the equivariance metric run once the
   // user pauses, so dragging stays fluid.
@@ -463,30 +461,6 @@ void FunctionExplorer::onRemoveRequested(int index) {
 }
 
 void FunctionExplorer::schedulePredictions(bool refine) {
-  m_service->request(makeRequest(refine));
-  if (!refine) m_refine_timer.start();
-}
-
-// A model's first round at new sizes builds state it keeps per thread and size (on an Intel Xeon
-// with 2 cores the first edit's round took 47-83 ms where the next ones took ~25). So after a
-// settled round, when the next drag would compute at sizes not computed quickly before (other
-// models, another number of context points or of query points), one quick round is computed
-// while the user is idle, and its result is not drawn.
-void FunctionExplorer::warmUpIfNeeded() {
-  auto request = makeRequest(false);
-  QStringList ids;
-  for (const auto& model : request.models) ids << model.id;
-  const auto key = QString("%1|%2|%3")
-                       .arg(ids.join(','))
-                       .arg(request.batch.task.num_context())
-                       .arg(request.batch.task.num_targets());
-  if (key == m_warm_key) return;
-  m_warm_key = key;
-  m_warm_up_serial = request.serial;
-  m_service->request(std::move(request));
-}
-
-PredictionRequest FunctionExplorer::makeRequest(bool refine) {
   PredictionRequest request;
   request.serial = ++m_serial;
   request.refine = refine;
@@ -522,11 +496,11 @@ PredictionRequest FunctionExplorer::makeRequest(bool refine) {
   if (m_correlation->isChecked()) {
     request.correlation_model = m_correlation_model->currentData().toString();
   }
-  return request;
+  m_service->request(std::move(request));
+  if (!refine) m_refine_timer.start();
 }
 
 void FunctionExplorer::onPredictions(const PredictionResult& result) {
-  if (result.serial == m_warm_up_serial) return;
   const auto xt = to_vector(result.xt);
   const QVector<double> x(xt.begin(), xt.end());
   m_plot->setQuickDrawing(!result.refine);
@@ -573,8 +547,6 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
   setLastRound(result.started, result.finished, std::move(times));
   Q_EMIT statusMessage(describeModels());
   Q_EMIT predictionsUpdated(result.refine);
-  // Only while nothing newer is asked for: a request replaces one still waiting.
-  if (result.refine && result.serial == m_serial) warmUpIfNeeded();
 }
 
 QString FunctionExplorer::describeModels() const {

@@ -114,8 +114,6 @@ class FunctionExplorer final : public ExplorerPanel {
   void applyTruthSettings();
   void redrawData();
   void schedulePredictions(bool refine);
-  PredictionRequest makeRequest(bool refine);
-  void warmUpIfNeeded();
   std::vector<QPointF> displayPoints() const;
   void appendDisplayContext(std::vector<double>& xc, std::vector<double>& yc) const;
   QString describeModels() const;
@@ -156,8 +154,6 @@ class FunctionExplorer final : public ExplorerPanel {
   double m_shift = 0.0;
   bool m_user_view = false;
   uint64_t m_serial = 0;
-  uint64_t m_warm_up_serial = 0;  ///< the round computed only to warm the models up
-  QString m_warm_key;             ///< models and sizes of the last warm-up
   uint64_t m_sample_seed = 100;
   std::map<QString, double> m_last_ms;
   double m_attention_x = 0.0;
