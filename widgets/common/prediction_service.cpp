@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -132,7 +133,7 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry) {
 
 // How many models of a round run side by side. Where each model runs on one thread (two cores:
 // the explorer leaves one to drawing), the models are independent work for separate cores:
-// side by side, the functions tab's edit-to-view median fell from 41.0-44.9 ms to 33.0-39.7 ms
+// side by side, the functions tab's edit-to-view median fell from 31.8-40.1 ms to 29.4-30.7 ms
 // (runs interleaved, Intel Xeon, 2 cores, 2026-11-23). With more intra-op threads a model
 // already uses the cores, and lanes would only oversubscribe them.
 size_t model_lanes(size_t models) {
@@ -173,7 +174,9 @@ PredictionResult compute_predictions(const PredictionRequest& request,
   const size_t count = request.models.size();
   result.models.resize(count);
   // Model i always runs in lane i % lanes, so on the same thread as in earlier rounds.
-  static LaneThreads helpers(std::max(1u, std::thread::hardware_concurrency()) - 1);
+  // Helpers only where lanes can be used (made with the first round; the thread count is set
+  // once, at start-up).
+  static LaneThreads helpers(model_lanes(std::numeric_limits<size_t>::max()) - 1);
   const size_t lanes = std::min(model_lanes(count), helpers.helpers() + 1);
   helpers.run(lanes, [&](size_t lane) {
     torch::NoGradGuard lane_no_grad;                                     // grad mode is per thread
