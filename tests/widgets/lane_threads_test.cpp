@@ -30,7 +30,7 @@ class LaneThreadsTest : public QObject {
       QVERIFY(!twice);
       QCOMPARE(seen.size(), size_t{3});
       QCOMPARE(seen.at(0), std::this_thread::get_id());  // lane 0 is the caller
-      QVERIFY(seen.at(1) != seen.at(0) && seen.at(2) != seen.at(1));
+      QVERIFY(seen.at(1) != seen.at(0) && seen.at(2) != seen.at(1) && seen.at(2) != seen.at(0));
       if (round == 0) first = seen;
       QVERIFY(seen == first);  // the same thread for a lane, round after round
     }

@@ -1,7 +1,6 @@
 #include "common/prediction_service.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
