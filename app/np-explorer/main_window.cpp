@@ -54,12 +54,8 @@ MainWindow::MainWindow(torch::Device device, QWidget* parent) : QMainWindow(pare
   connect(m_training, &widgets::TrainingTab::statusMessage, this, [this](const QString& text) {
     if (m_tabs->currentWidget() == m_training) m_status->setText(text);
   });
-  connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
-    if (index >= 0 && index < static_cast<int>(m_panels.size())) {
-      m_undo_group->setActiveStack(m_panels[index]->undoStack());
-    }
-  });
-  m_undo_group->setActiveStack(m_panels.front()->undoStack());
+  connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::bringToFront);
+  bringToFront(m_tabs->currentIndex());
   buildMenus();
   loadSettings();
 }
@@ -71,6 +67,16 @@ void MainWindow::addPanel(widgets::ExplorerPanel* panel) {
   connect(panel, &widgets::ExplorerPanel::statusMessage, this, [this, panel](const QString& text) {
     if (panel == currentPanel()) m_status->setText(text);
   });
+}
+
+void MainWindow::bringToFront(int index) {
+  // Only the tab in front computes predictions; the others catch up when they are shown.
+  for (size_t i = 0; i < m_panels.size(); ++i) {
+    m_panels[i]->setActive(static_cast<int>(i) == index);
+  }
+  if (index >= 0 && index < static_cast<int>(m_panels.size())) {
+    m_undo_group->setActiveStack(m_panels[index]->undoStack());
+  }
 }
 
 widgets::ExplorerPanel* MainWindow::currentPanel() const {

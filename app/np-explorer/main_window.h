@@ -63,6 +63,8 @@ class MainWindow final : public QMainWindow {
 
  private:
   void addPanel(widgets::ExplorerPanel* panel);
+  /// Makes the tab at `index` the active one (predictions, undo); the others wait behind it.
+  void bringToFront(int index);
   void buildMenus();
   void openSession(const QString& path);
   void openCheckpoint(const QString& path);

@@ -1,7 +1,9 @@
 // GUI tests of the 1-D explorer: simulated mouse edits, undo/redo, the Δ shift, predictions
 // for every enabled model, sessions, export and request coalescing.
 
+#include <chrono>
 #include <cmath>
+#include <vector>
 
 #include <QDoubleSpinBox>
 #include <QProgressBar>
@@ -407,6 +409,42 @@ class FunctionExplorerTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!served.empty() && served.back() == 40, 30000);
     QVERIFY(served.size() < 40);
     QVERIFY(std::is_sorted(served.begin(), served.end()));
+  }
+
+  void aPausedServiceHoldsItsRequestsAndServesTheNewestOnResuming() {
+    npe::widgets::PredictionService service;
+    service.setPaused(true);
+    std::vector<uint64_t> served;
+    connect(&service, &npe::widgets::PredictionService::predictionsReady,
+            [&](const npe::widgets::PredictionResult& r) { served.push_back(r.serial); });
+    for (uint64_t serial = 1; serial <= 3; ++serial) {
+      npe::widgets::PredictionRequest request;
+      request.serial = serial;
+      request.batch.task = {column({0.0f}), column({0.0f}), column({0.5f, 1.0f}), {}};
+      request.models = {npe::widgets::baseline_entry("gp-fitted")};
+      service.request(std::move(request));
+    }
+    QTest::qWait(500);
+    QVERIFY(served.empty());
+    service.setPaused(false);
+    QTRY_VERIFY_WITH_TIMEOUT(!served.empty(), 30000);
+    QTest::qWait(200);
+    QCOMPARE(served, std::vector<uint64_t>{3});
+  }
+
+  // A tab behind others computes nothing until it is in front again, then catches up.
+  void anInactiveTabDefersItsRoundsUntilActive() {
+    QVERIFY(m_explorer->isActive());
+    m_explorer->sampleContext(4);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    m_explorer->setActive(false);
+    QSignalSpy spy(m_explorer.get(), &FunctionExplorer::predictionsUpdated);
+    m_explorer->sampleContext(9);
+    const auto edited = std::chrono::steady_clock::now();
+    QVERIFY(!spy.wait(1500));  // longer than the 300 ms settle delay and a round
+    m_explorer->setActive(true);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QVERIFY(m_explorer->lastRoundStarted() > edited);
   }
 
  private:

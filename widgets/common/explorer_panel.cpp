@@ -4,9 +4,20 @@
 #include <QScrollArea>
 #include <QSplitter>
 
+#include "common/prediction_service.h"
 #include "npe/errors.h"
 
 namespace npe::widgets {
+
+void ExplorerPanel::setActive(bool active) {
+  m_active = active;
+  if (m_service) m_service->setPaused(!active);
+}
+
+void ExplorerPanel::setPredictionService(PredictionService* service) {
+  m_service = service;
+  if (m_service) m_service->setPaused(!m_active);
+}
 
 void ExplorerPanel::reportErrors(const QString& failure, const std::function<void()>& action) {
   try {

@@ -19,6 +19,8 @@ struct CheckpointMetadata;
 
 namespace npe::widgets {
 
+class PredictionService;
+
 class ExplorerPanel : public QWidget {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(ExplorerPanel)
@@ -51,6 +53,13 @@ class ExplorerPanel : public QWidget {
   virtual void fitView() {}
   /// Why the tab cannot predict anything now (e.g. no data file), or empty when it can.
   virtual QString unavailableReason() const { return {}; }
+  /// Whether this is the tab in front. A tab behind others runs no prediction rounds: they wait
+  /// (the newest only) until it comes to the front. At start-up the images and maps tabs'
+  /// rounds ran during the functions tab's first edits and took their cores (edit-to-view 60-74
+  /// ms instead of ~34, Intel Xeon, 2 cores, 2026-11-24). A panel starts active, as one on its
+  /// own (in a test) is.
+  void setActive(bool active);
+  bool isActive() const { return m_active; }
   /// Names of the models currently shown.
   virtual QStringList shownModelNames() const = 0;
   /// For --measure-edit-latency: makes the i-th small context edit through the undo stack, as
@@ -69,6 +78,8 @@ class ExplorerPanel : public QWidget {
   }
 
  protected:
+  /// The service whose rounds setActive(false) holds back.
+  void setPredictionService(PredictionService* service);
   /// Runs a user action; an npe::Error it throws becomes a status message "<failure>: <why>"
   /// (an empty `failure` shows the reason alone). The state the action guards is unchanged.
   void reportErrors(const QString& failure, const std::function<void()>& action);
@@ -89,6 +100,8 @@ class ExplorerPanel : public QWidget {
   void predictionsUpdated(bool refined);
 
  private:
+  PredictionService* m_service = nullptr;
+  bool m_active = true;
   std::chrono::steady_clock::time_point m_round_started, m_round_finished;
   std::vector<std::pair<QString, double>> m_round_times;
 };

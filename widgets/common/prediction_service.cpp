@@ -216,18 +216,26 @@ PredictionService::~PredictionService() {
   m_thread.wait();
 }
 
+// Requests start from the event loop, not at once: the requests of one pass coalesce, and a
+// tab made behind others (its first request comes from its constructor) is paused before any
+// of its rounds starts.
 void PredictionService::request(PredictionRequest request) {
   m_pending = std::move(request);
-  dispatch();
+  QMetaObject::invokeMethod(this, &PredictionService::dispatch, Qt::QueuedConnection);
 }
 
 void PredictionService::request_attention(AttentionRequest request) {
   m_pending_attention = std::move(request);
+  QMetaObject::invokeMethod(this, &PredictionService::dispatch, Qt::QueuedConnection);
+}
+
+void PredictionService::setPaused(bool paused) {
+  m_paused = paused;
   dispatch();
 }
 
 void PredictionService::dispatch() {
-  if (m_busy) return;
+  if (m_busy || m_paused) return;
   if (m_pending) {
     auto request = std::move(*m_pending);
     m_pending.reset();

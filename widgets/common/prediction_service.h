@@ -105,9 +105,14 @@ class PredictionService final : public QObject {
   explicit PredictionService(QObject* parent = nullptr);
   ~PredictionService() override;
 
-  /// Queues a request; if one is already waiting it is replaced (only the newest matters).
+  /// Queues a request; if one is already waiting it is replaced (only the newest matters). It
+  /// starts when control returns to the event loop.
   void request(PredictionRequest request);
   void request_attention(AttentionRequest request);
+  /// While paused, requests wait (the newest of each kind) and start once resumed; a round
+  /// already running finishes and is delivered.
+  void setPaused(bool paused);
+  bool paused() const { return m_paused; }
 
  Q_SIGNALS:
   void predictionsReady(const npe::widgets::PredictionResult& result);
@@ -123,6 +128,7 @@ class PredictionService final : public QObject {
   std::optional<PredictionRequest> m_pending;
   std::optional<AttentionRequest> m_pending_attention;
   bool m_busy = false;
+  bool m_paused = false;
 };
 
 }  // namespace npe::widgets

@@ -62,6 +62,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   m_points = new PointSet(this);
   m_undo = new QUndoStack(this);
   m_service = new PredictionService(this);
+  setPredictionService(m_service);
   m_plot = new FunctionPlot(this);
 
   auto* left = new QWidget(this);

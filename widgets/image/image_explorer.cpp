@@ -71,6 +71,7 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device)
   m_mask = new ContextMask(kN, this);
   m_undo = new QUndoStack(this);
   m_service = new PredictionService(this);
+  setPredictionService(m_service);
   m_canvas = new ImageCanvas(this);
   m_canvas->setMinimumSize(300, 300);
   m_grid = new PredictionGrid(this);

@@ -52,6 +52,7 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
   m_stations = new StationSet(this);
   m_undo = new QUndoStack(this);
   m_service = new PredictionService(this);
+  setPredictionService(m_service);
   m_hover = new QLabel(tr("Click the map inside the black square to add a station; click a "
                           "station to remove it, drag it to move it."),
                        this);
