@@ -43,7 +43,10 @@ constexpr double kKelvin = 273.15;
 // Shown by default: a translation-equivariant model, its plain counterpart and the ConvCNP.
 const QStringList kDefaultModels = {"shipped:tepttnp", "shipped:pttnp", "shipped:convcnp2d"};
 constexpr int kDefaultStations = 30;
-const QSize kViewMinimumSize(560, 420);
+// The big map's least size and the small maps' largest: with the hint line between them they
+// fit the tab of a 1400 x 860 window (--screenshot) without overlapping.
+const QSize kViewMinimumSize(560, 300);
+constexpr int kSmallMapMaximum = 150;
 
 }  // namespace
 
@@ -672,9 +675,12 @@ void MapExplorer::rebuildSmallMaps() {
     label->setAlignment(Qt::AlignCenter);
     auto* view = new PixelView(cell);
     view->setImage(image);
+    // Thumbnails: a square picture takes its height from its width, so without a cap the row
+    // claimed more height than the tab has and the big map was pushed under the hint text.
     view->setMinimumSize(90, 90);
+    view->setMaximumSize(kSmallMapMaximum, kSmallMapMaximum);
     layout->addWidget(label);
-    layout->addWidget(view, 1);
+    layout->addWidget(view, 1, Qt::AlignHCenter);
     m_small_layout->addWidget(cell, row, col);
   };
   add(0, 0, tr("truth"), tensor_image(truth, ColourScale::Coolwarm, low, high));
