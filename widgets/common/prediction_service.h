@@ -105,8 +105,8 @@ class PredictionService final : public QObject {
   explicit PredictionService(QObject* parent = nullptr);
   ~PredictionService() override;
 
-  /// Queues a request; if one is already waiting it is replaced (only the newest matters). It
-  /// starts when control returns to the event loop.
+  /// Queues a request; if one is already waiting it is replaced (only the newest matters).
+  /// Requests made before the event loop first runs start from it.
   void request(PredictionRequest request);
   void request_attention(AttentionRequest request);
   /// While paused, requests wait (the newest of each kind) and start once resumed; a round
@@ -129,6 +129,7 @@ class PredictionService final : public QObject {
   std::optional<AttentionRequest> m_pending_attention;
   bool m_busy = false;
   bool m_paused = false;
+  bool m_constructing = true;  // until the event loop first runs
 };
 
 }  // namespace npe::widgets
