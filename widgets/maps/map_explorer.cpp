@@ -141,7 +141,8 @@ void MapExplorer::ensureView() {
   if (m_view || !m_view_placeholder) return;
   m_view = new MapView(m_view_area);
   m_view->setMinimumSize(kViewMinimumSize);
-  m_view_area->layout()->replaceWidget(m_view_placeholder, m_view);
+  // The layout hands back the placeholder's item, which the caller owns (LeakSanitizer).
+  delete m_view_area->layout()->replaceWidget(m_view_placeholder, m_view);
   delete m_view_placeholder;
   m_view_placeholder = nullptr;
   connectView();
