@@ -55,9 +55,9 @@ class ExplorerPanel : public QWidget {
   virtual QString unavailableReason() const { return {}; }
   /// Whether this is the tab in front. A tab behind others runs no prediction rounds: they wait
   /// (the newest only) until it comes to the front. At start-up the images and maps tabs'
-  /// rounds ran during the functions tab's first edits and took their cores (edit-to-view 60-74
-  /// ms instead of ~34, Intel Xeon, 2 cores, 2026-11-24). A panel starts active, as one on its
-  /// own (in a test) is.
+  /// rounds ran during the functions tab's first edit and took its cores (up to 74 ms against
+  /// ~34 for the other edits, Intel Xeon, 2 cores, 2026-11-24). A panel starts active, as one on
+  /// its own (in a test) is.
   void setActive(bool active);
   bool isActive() const { return m_active; }
   /// Names of the models currently shown.

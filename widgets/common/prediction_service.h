@@ -112,7 +112,6 @@ class PredictionService final : public QObject {
   /// While paused, requests wait (the newest of each kind) and start once resumed; a round
   /// already running finishes and is delivered.
   void setPaused(bool paused);
-  bool paused() const { return m_paused; }
 
  Q_SIGNALS:
   void predictionsReady(const npe::widgets::PredictionResult& result);
