@@ -1,4 +1,5 @@
 #include "maps/map_view.h"
+#include "maps/opengl_driver_pin.h"
 
 #include <algorithm>
 #include <cmath>
@@ -143,6 +144,7 @@ void MapView::initializeGL() {
   v.window->SetSize(std::max(1, int(width() * devicePixelRatioF())),
                     std::max(1, int(height() * devicePixelRatioF())));
   v.window->OpenGLInitContext();
+  keepOpenGlDriverLoadedForLeakChecks();
   v.interactor = make<vtkGenericRenderWindowInteractor>();
   v.interactor->SetRenderWindow(v.window);
   v.interactor->SetInteractorStyle(make<vtkInteractorStyleTrackballCamera>());
