@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QLabel>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -75,10 +76,14 @@ class TrainingTabTest : public QObject {
 
   void tinyJobUpdatesCurvesPausesResumesAndStops() {
     TrainingTab tab;
+    auto* progress = tab.findChild<QProgressBar*>();
+    QVERIFY(progress);
+    QCOMPARE(progress->text(), QString());  // no job: no "0 / 1"
     tab.setFormRequest(endless("tiny.pt"));
     QVERIFY(tab.submit().isEmpty());
     QCOMPARE(tab.jobCount(), 1);
     QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Running, kTimeoutMs);
+    QVERIFY2(progress->text().endsWith(" / 1000000"), qPrintable(progress->text()));
     QTRY_VERIFY_WITH_TIMEOUT(tab.jobHistory(0).validation_ll.size() >= 2, kTimeoutMs);
     QVERIFY(tab.curves()->pointCount(0) > 0);   // loss
     QVERIFY(tab.curves()->pointCount(1) >= 2);  // validation

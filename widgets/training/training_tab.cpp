@@ -268,7 +268,6 @@ QWidget* TrainingTab::buildJobView() {
       tr("Show this model in the explorer tab of its task, refreshed at every "
          "checkpoint"));
   m_progress = new QProgressBar(panel);
-  m_progress->setFormat("%v / %m");
   m_rate = new QLabel(panel);
   m_axis = new QComboBox(panel);
   m_axis->addItem(tr("against step"));
@@ -611,6 +610,8 @@ void TrainingTab::updateJobView() {
   m_use->setText(job && job->use_in_explorer ? tr("In explorer ✓") : tr("Use in explorer"));
   m_progress->setMaximum(job ? std::max(1, job->total_steps) : 1);
   m_progress->setValue(job ? std::min(job->step, job->total_steps) : 0);
+  // "0 / 1" with no job selected read as a job of one step.
+  m_progress->setFormat(job ? QStringLiteral("%v / %m") : QString());
   m_rate->setText(job && running ? tr("%1 steps/s · ETA %2")
                                        .arg(job->steps_per_s, 0, 'f', 1)
                                        .arg(duration_text(job->eta_s))
