@@ -1,7 +1,10 @@
 #include "common/explorer_panel.h"
 
+#include <algorithm>
+
 #include <QHBoxLayout>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 
 #include "common/prediction_service.h"
@@ -32,7 +35,11 @@ void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int 
   auto* scroll = new QScrollArea(this);
   scroll->setWidget(controls);
   scroll->setWidgetResizable(true);
-  scroll->setMinimumWidth(controls_width);
+  // At least as wide as the controls beside a vertical scroll bar: otherwise a horizontal scroll
+  // bar covers the panel's last row and its right edge is cut (the functions tab at 1400 px).
+  const int needed = controls->minimumSizeHint().width() +
+                     scroll->verticalScrollBar()->sizeHint().width() + 2 * scroll->frameWidth();
+  scroll->setMinimumWidth(std::max(controls_width, needed));
   auto* splitter = new QSplitter(this);
   splitter->addWidget(view);
   splitter->addWidget(scroll);

@@ -17,10 +17,8 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
-#include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>
-#include <QSplitter>
 #include <QSvgGenerator>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -71,18 +69,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   left_layout->addWidget(m_plot, 1);
   left_layout->addWidget(buildShiftBar());
 
-  auto* scroll = new QScrollArea(this);
-  scroll->setWidget(buildSidePanel());
-  scroll->setWidgetResizable(true);
-  scroll->setMinimumWidth(340);
-
-  auto* splitter = new QSplitter(this);
-  splitter->addWidget(left);
-  splitter->addWidget(scroll);
-  splitter->setStretchFactor(0, 1);
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(splitter);
+  layOutViewAndControls(left, buildSidePanel(), 340);
 
   connect(m_plot, &FunctionPlot::addRequested, this, &FunctionExplorer::onAddRequested);
   connect(m_plot, &FunctionPlot::moveRequested, this, &FunctionExplorer::onMoveRequested);

@@ -394,6 +394,10 @@ void MapView::rebuild() {
   bar->GetLabelTextProperty()->SetFontSize(12);
   bar->GetLabelTextProperty()->ShadowOff();
   bar->GetTitleTextProperty()->ShadowOff();
+  // VTK's defaults set the labels in italics and the title touching the top label.
+  bar->GetLabelTextProperty()->ItalicOff();
+  bar->GetTitleTextProperty()->ItalicOff();
+  bar->SetVerticalTitleSeparation(10);
   r.AddActor2D(bar);
 
   auto title = make<vtkTextActor>();
@@ -411,16 +415,14 @@ void MapView::rebuild() {
   const double cx = 0.5 * (bounds[0] + bounds[1]), cy = 0.5 * (bounds[2] + bounds[3]);
   if (!m_three_d) {
     camera->ParallelProjectionOn();
-    camera->SetFocalPoint(cx + 0.08 * (bounds[1] - bounds[0]), cy, 0.0);
-    camera->SetPosition(cx + 0.08 * (bounds[1] - bounds[0]), cy, 50.0);
+    // Centred vertically: the margin above holds the title, the one below the longitudes.
+    const double fx = cx + 0.08 * (bounds[1] - bounds[0]);
+    camera->SetFocalPoint(fx, cy, 0.0);
+    camera->SetPosition(fx, cy, 50.0);
     camera->SetViewUp(0.0, 1.0, 0.0);
     const double aspect = std::max(0.2, double(width()) / std::max(1, height()));
     const double half_height = 0.5 * (bounds[3] - bounds[2]);
     const double half_width = 0.5 * (bounds[1] - bounds[0]) * 1.2;
-    camera->SetFocalPoint(cx + 0.08 * (bounds[1] - bounds[0]), cy - 0.04 * (bounds[3] - bounds[2]),
-                          0.0);
-    camera->SetPosition(cx + 0.08 * (bounds[1] - bounds[0]), cy - 0.04 * (bounds[3] - bounds[2]),
-                        50.0);
     camera->SetParallelScale(std::max(half_height, half_width / aspect) * 1.22);
     r.ResetCameraClippingRange();
   } else if (!v.camera_set_for_3d) {
