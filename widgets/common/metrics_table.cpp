@@ -33,7 +33,10 @@ void MetricsTable::showResult(const PredictionResult& result, const ModelList& m
   for (const auto& prediction : result.models) {
     const auto* entry = models.find(prediction.id);
     if (!entry) continue;
-    auto* name = new QTableWidgetItem(colour_icon(entry->colour), entry->name);
+    // A name's parts ("ConvCNP 2-D · trained |Δ|≤4") on lines of their own: the narrow column
+    // otherwise broke them inside "|Δ|≤4".
+    auto* name = new QTableWidgetItem(colour_icon(entry->colour),
+                                      QString(entry->name).replace(QStringLiteral(" · "), "\n"));
     name->setData(Qt::UserRole, entry->id);
     setItem(row, 0, name);
     if (!prediction.error.isEmpty()) {

@@ -1,5 +1,7 @@
 #include "image/prediction_grid.h"
 
+#include <algorithm>
+
 #include <QGridLayout>
 
 #include <torch/torch.h>
@@ -9,6 +11,12 @@
 #include "image/pixel_view.h"
 
 namespace npe::widgets {
+namespace {
+
+// The column of model names beside the pictures (pixels).
+constexpr int kLabelMinimumWidth = 90, kLabelMaximumWidth = 150;
+
+}  // namespace
 
 PredictionGrid::PredictionGrid(QWidget* parent) : QWidget(parent) {
   m_layout = new QGridLayout(this);
@@ -47,10 +55,19 @@ void PredictionGrid::setRows(std::vector<Row> rows) {
       // Homoscedastic models (the paper's image setting) predict one noise level everywhere.
       note = tr("constant σ = %1").arg(row.stddev.max().item<double>(), 0, 'f', 3);
     }
+    // One line per part of the name ("ConvCNP 2-D", "trained |Δ|≤4"), the column wide enough
+    // for each: at its old fixed minimum it wrapped them at "2-" and "|Δ|".
+    const auto parts = row.name.split(QStringLiteral(" · "));
+    int widest = label->fontMetrics().horizontalAdvance(QStringLiteral("■ ") + parts.front());
+    QStringList lines;
+    for (const auto& part : parts) {
+      widest = std::max(widest, label->fontMetrics().horizontalAdvance(part));
+      lines << part.toHtmlEscaped();
+    }
+    if (!note.isEmpty()) lines << "<i>" + note.toHtmlEscaped() + "</i>";
+    label->setMinimumWidth(std::clamp(widest + 4, kLabelMinimumWidth, kLabelMaximumWidth));
     label->setText(
-        QString("<span style='color:%1'>■</span> %2%3")
-            .arg(row.colour.name(), row.name.toHtmlEscaped(),
-                 note.isEmpty() ? QString() : "<br><i>" + note.toHtmlEscaped() + "</i>"));
+        QString("<span style='color:%1'>■</span> %2").arg(row.colour.name(), lines.join("<br>")));
     if (row.mean.defined()) {
       m_views[2 * i]->setImage(tensor_image(row.mean, ColourScale::Grey, 0.0, 1.0));
       m_views[2 * i + 1]->setImage(tensor_image(row.stddev, ColourScale::Magma, 0.0, std_top));
@@ -67,8 +84,8 @@ void PredictionGrid::rebuild() {
     const int grid_row = static_cast<int>(i) + 2;
     auto* label = new QLabel(this);
     label->setWordWrap(true);
-    label->setMinimumWidth(90);
-    label->setMaximumWidth(130);
+    label->setMinimumWidth(kLabelMinimumWidth);
+    label->setMaximumWidth(kLabelMaximumWidth);
     m_layout->addWidget(label, grid_row, 0);
     m_cells.push_back(label);
     for (int k = 0; k < 2; ++k) {
