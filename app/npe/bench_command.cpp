@@ -28,6 +28,7 @@
 #include "npe/training/evaluation.h"
 #include "npe/training/training.h"
 #include "option_values.h"
+#include "peak_bench.h"
 #include "reference_workload.h"
 #include "terminal_progress.h"
 
@@ -681,6 +682,7 @@ Command add_bench_command(CLI::App& app) {
   add_runtime_options(*train, tr->runtime);
 
   const auto memory = add_memory_bench(*bench);
+  const auto peak = add_peak_bench(*bench);
 
   return {bench, [=] {
             if (accuracy->parsed()) return bench_accuracy(*acc);
@@ -705,11 +707,12 @@ Command add_bench_command(CLI::App& app) {
               return bench_train(*tr);
             }
             if (memory.app->parsed()) return memory.run();
+            if (peak.app->parsed()) return peak.run();
             const auto extras = bench->remaining();
             throw UsageError(extras.empty()
-                                 ? "bench needs a suite: accuracy, latency, train or memory"
+                                 ? "bench needs a suite: accuracy, latency, train, memory or peak"
                                  : "unknown bench suite '" + extras.front() +
-                                       "' (accuracy, latency, train, memory)");
+                                       "' (accuracy, latency, train, memory, peak)");
           }};
 }
 

@@ -237,6 +237,24 @@ TEST_F(NpeCli, BenchMemoryReportsEachPhasePerModel) {
   EXPECT_NE(bad.output.find("--targets"), std::string::npos) << bad.output;
 }
 
+TEST_F(NpeCli, BenchPeakTimesBothPrecisions) {
+  auto result = run_npe("bench peak --seconds 0.06 --json");
+  ASSERT_EQ(result.status, 0) << result.output;
+  const auto row = nlohmann::json::parse(result.stdout_only);
+  EXPECT_GT(row.at("fp32_tile_gflops").get<double>(), 0.0);
+  EXPECT_GT(row.at("bf16_tile_gflops").get<double>(), 0.0);
+  // The instruction probes run where the CPU has them (null elsewhere); a rate, when there, is
+  // a plausible one: above 0 and below 10 TFLOP/s for one core.
+  for (const char* key : {"fp32_instruction_gflops", "bf16_instruction_gflops"}) {
+    if (row.at(key).is_null()) continue;
+    EXPECT_GT(row.at(key).get<double>(), 0.0) << key;
+    EXPECT_LT(row.at(key).get<double>(), 10000.0) << key;
+  }
+  auto bad = run_npe("bench peak --seconds 0");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--seconds"), std::string::npos) << bad.output;
+}
+
 TEST_F(NpeCli, BenchNeedsAKnownSuite) {
   auto r = run_npe("bench speed");
   EXPECT_EQ(r.status, 2);
