@@ -582,8 +582,8 @@ int bench_latency_reference(const LatencyArguments& a) {
 }  // namespace
 
 Command add_bench_command(CLI::App& app) {
-  auto* bench =
-      app.add_subcommand("bench", "Measure accuracy, prediction latency, training speed or memory");
+  auto* bench = app.add_subcommand(
+      "bench", "Measure accuracy, prediction latency, training speed, memory or arithmetic peak");
   // An unknown suite is reported by name (below) rather than as a missing subcommand.
   bench->allow_extras();
 
