@@ -419,7 +419,7 @@ QStringList TrainingTab::submit() {
       return {m_message->text()};
     }
   }
-  const auto problems = validate_request(request);
+  auto problems = validate_request(request);
   if (!problems.isEmpty()) {
     m_message->setText(problems.join('\n'));
     return problems;
