@@ -7,6 +7,8 @@
 
 #include <QDoubleSpinBox>
 #include <QProgressBar>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -82,6 +84,15 @@ class FunctionExplorerTest : public QObject {
     m_explorer->plot()->replot();
   }
   void cleanup() { m_explorer.reset(); }
+
+  void theSidePanelNeedsNoHorizontalScrollBar() {
+    // A horizontal scroll bar covered the panel's last row and cut its right edge.
+    auto* scroll = m_explorer->findChild<QScrollArea*>();
+    QVERIFY(scroll);
+    QVERIFY(scroll->isVisible());
+    QVERIFY(!scroll->horizontalScrollBar()->isVisible());
+    QVERIFY(scroll->viewport()->width() >= scroll->widget()->minimumSizeHint().width());
+  }
 
   void clickAddsMovesAndRemovesPointsWithUndo() {
     auto* plot = m_explorer->plot();
