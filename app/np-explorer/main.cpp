@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 #include <thread>
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QIcon>
 #include <QSurfaceFormat>
 #include <QTimer>
@@ -19,6 +21,20 @@
 #include "npe/runtime.h"
 #include "training/training_tab.h"
 
+namespace {
+
+bool asks_for_help_or_version(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view argument = argv[i];
+    if (argument == "--") break;
+    for (const char* name : {"-h", "--help", "-?", "--help-all", "-v", "--version"})
+      if (argument == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // The map view renders with VTK, which needs an OpenGL 3.2 core context; this must be the
   // default before the application object exists.
@@ -29,11 +45,9 @@ int main(int argc, char** argv) {
   format.setDepthBufferSize(24);
   format.setStencilBufferSize(8);
   QSurfaceFormat::setDefaultFormat(format);
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("np-explorer");
-  QApplication::setApplicationName("np-explorer");
-  QApplication::setApplicationVersion(NPE_VERSION);
-  QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/np-explorer.svg")));
+  QCoreApplication::setOrganizationName("np-explorer");
+  QCoreApplication::setApplicationName("np-explorer");
+  QCoreApplication::setApplicationVersion(NPE_VERSION);
 
   QCommandLineParser parser;
   parser.setApplicationDescription("Interactive explorer of neural processes");
@@ -65,6 +79,15 @@ int main(int argc, char** argv) {
       {session, screenshot, threads, latency, device, shift, tab, training_job, map_3d, samples});
   parser.addPositionalArgument(
       "files", "Sessions (.json), checkpoints (.pt) or pictures (.png, .jpg, ...) to open.");
+  if (asks_for_help_or_version(argc, argv)) {
+    // Answered without a display (over ssh, in a package build): a QApplication would first
+    // need a platform plugin to connect to one, and fail.
+    QCoreApplication help(argc, argv);
+    parser.process(help);  // prints and exits
+    return 0;
+  }
+  QApplication app(argc, argv);
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/np-explorer.svg")));
   parser.process(app);
 
   bool threads_ok = false;
