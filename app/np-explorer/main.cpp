@@ -13,6 +13,7 @@
 #include <QSurfaceFormat>
 #include <QTimer>
 
+#include "common/dialogs.h"
 #include "common/explorer_panel.h"
 #include "edit_latency_probe.h"
 #include "function1d/function_explorer.h"
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "np-explorer: %s\n", e.what());
     return 2;
   }
+  npe::widgets::setDialogsAllowed(!parser.isSet(screenshot) && !parser.isSet(latency));
   npe::app::MainWindow window(model_device);
   bool opened = true;
   if (parser.isSet(session)) opened = window.openFile(parser.value(session));

@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include <cstdio>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -18,6 +20,7 @@
 #include <QUndoGroup>
 #include <QUndoStack>
 
+#include "common/dialogs.h"
 #include "common/explorer_panel.h"
 #include "common/session_file.h"
 #include "function1d/function_explorer.h"
@@ -310,9 +313,10 @@ void MainWindow::rebuildRecentMenu() {
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
-  // Offscreen runs (tests, --screenshot) have nobody to click a dialog away.
-  if (QGuiApplication::platformName() == "offscreen") {
-    qWarning("%s: %s", qPrintable(title), qPrintable(message));
+  // A modal dialog in a run nobody watches waited forever (a corrupt checkpoint opened with
+  // --screenshot under Xvfb).
+  if (!widgets::dialogsAllowed()) {
+    std::fprintf(stderr, "np-explorer: %s: %s\n", qPrintable(title), qPrintable(message));
     return;
   }
   QMessageBox::critical(this, title, message);
@@ -353,8 +357,8 @@ void MainWindow::saveSettings() const {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   if (m_training->hasActiveJobs()) {
-    // Offscreen runs have nobody to answer: they stop the jobs (checkpoints are kept).
-    if (QGuiApplication::platformName() != "offscreen") {
+    // Runs nobody watches have nobody to answer: they stop the jobs (checkpoints are kept).
+    if (widgets::dialogsAllowed()) {
       const auto answer = QMessageBox::question(
           this, tr("Training is running"),
           tr("Stop the training jobs and quit?\n\nEach job writes a final checkpoint, which "

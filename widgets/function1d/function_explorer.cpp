@@ -23,6 +23,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include "common/dialogs.h"
 #include "common/export.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
@@ -711,7 +712,7 @@ namespace {
 std::pair<int, int> choose_columns(QWidget* parent, const PointTable& table) {
   auto choice = default_xy_columns(table);
   const bool named = table.column_index("x") >= 0 && table.column_index("y") >= 0;
-  if (table.columns.size() <= 2 || named || QGuiApplication::platformName() == "offscreen") {
+  if (table.columns.size() <= 2 || named || !dialogsAllowed()) {
     return choice;
   }
   QDialog dialog(parent);
