@@ -93,8 +93,9 @@ int main(int argc, char** argv) {
 
   bool threads_ok = false;
   const int thread_count = parser.value(threads).toInt(&threads_ok);
-  if (!threads_ok || thread_count < 0) {
-    std::fprintf(stderr, "np-explorer: --threads expects a non-negative integer\n");
+  if (!threads_ok || thread_count < 0 || thread_count > npe::kMaxThreads) {
+    std::fprintf(stderr, "np-explorer: --threads expects a whole number from 0 to %d\n",
+                 npe::kMaxThreads);
     return 2;
   }
   npe::configure_allocator();

@@ -23,7 +23,7 @@ namespace npe::cli {
 
 void add_thread_option(CLI::App& command, RuntimeArguments& runtime) {
   command.add_option("--threads", runtime.threads, "Intra-op threads (0 = all cores)")
-      ->check(at_least(0))
+      ->check(CLI::Range(0, kMaxThreads))
       ->capture_default_str();
 }
 

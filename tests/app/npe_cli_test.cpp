@@ -25,8 +25,11 @@ struct RunResult {
 RunResult run_npe(const std::string& arguments) {
   RunResult result;
   const auto out_file = fs::temp_directory_path() / ("npe-cli-out-" + std::to_string(::getpid()));
-  const std::string command = std::string(NPE_EXECUTABLE) + " " + arguments + " 2>&1 >" +
-                              out_file.string() + " --threads 1";
+  // One thread unless the test is about the option.
+  const std::string threads =
+      arguments.find("--threads") == std::string::npos ? " --threads 1" : "";
+  const std::string command =
+      std::string(NPE_EXECUTABLE) + " " + arguments + " 2>&1 >" + out_file.string() + threads;
   FILE* pipe = ::popen(command.c_str(), "r");
   std::array<char, 512> buffer{};
   while (pipe && std::fgets(buffer.data(), buffer.size(), pipe)) result.output += buffer.data();
@@ -286,6 +289,10 @@ TEST_F(NpeCli, OptionsAreRangeCheckedAndNamed) {
   r = run_npe("eval --model gp-oracle --checkpoint x.pt");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("excludes"), std::string::npos) << r.output;
+  // An absurd thread count is refused at once (100,000 threads took minutes to start).
+  r = run_npe("eval --model gp-oracle --threads 100000");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--threads: Value 100000 not in range"), std::string::npos) << r.output;
 }
 
 TEST_F(NpeCli, CudaWithoutAGpuIsAClearError) {

@@ -7,6 +7,11 @@
 
 namespace npe {
 
+/// The most intra-op threads a program accepts: more than any machine's cores (thread start-up
+/// alone grows with the count: 16 s for a tiny evaluation at 1,024 threads on 2 cores, and
+/// 100,000 ran for minutes); the options check it.
+constexpr int kMaxThreads = 1024;
+
 /// Sets libtorch's intra-op thread count; threads <= 0 means all cores. Debian's libtorch
 /// starts with one thread, so every program calls this. Returns the count in effect.
 int configure_threads(int threads);
