@@ -670,7 +670,7 @@ Command add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
   train->add_option("--batch-size", tr->batch_size, "Tasks per step")
-      ->check(at_least(1))
+      ->check(CLI::Range(int64_t{1}, kMaxBatchSize))
       ->capture_default_str();
   train->add_flag("--json", tr->json, "Print JSON rows");
   train

@@ -135,7 +135,7 @@ Command add_eval_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--seed", a->options.seed, "Test seed")->capture_default_str();
   command->add_option("--batch-size", a->options.batch_size, "Tasks per batch")
-      ->check(at_least(1))
+      ->check(CLI::Range(int64_t{1}, kMaxBatchSize))
       ->capture_default_str();
   command->add_option("--split", a->split, "Data split")
       ->check(CLI::IsMember({"test", "validation"}))

@@ -2,6 +2,7 @@
 // Checking and parsing option values CLI11 receives as text: bounds, number lists and
 // translations, name lists, KEY=VALUE pairs.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ namespace npe::cli {
 /// A validator for numbers >= minimum, with a message that says so ("--tasks: must be a number
 /// >= 1, got 'many'").
 CLI::Validator at_least(double minimum);
+
+/// The most tasks in one batch: far above any training recipe (16 to 64), far below what
+/// exhausts memory before the first step (1e8 gp1d tasks grew past 5 GB in sampling and never
+/// reached the step, where a stop signal is answered).
+constexpr int64_t kMaxBatchSize = 65536;
 
 /// Comma-separated numbers ("0,0.5,1"; also translations: "D" for every input dimension or
 /// "D1,D2,..." one per dimension). Throws UsageError naming the option.

@@ -291,7 +291,7 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
       command->add_option("--seed", a->options.seed, "Seed of the weights and the training tasks")
           ->capture_default_str();
   auto* batch = command->add_option("--batch-size", a->options.batch_size, "Tasks per micro-batch")
-                    ->check(at_least(1))
+                    ->check(CLI::Range(int64_t{1}, kMaxBatchSize))
                     ->capture_default_str();
   auto* accumulate =
       command

@@ -293,6 +293,11 @@ TEST_F(NpeCli, OptionsAreRangeCheckedAndNamed) {
   r = run_npe("eval --model gp-oracle --threads 100000");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("--threads: Value 100000 not in range"), std::string::npos) << r.output;
+  // So is an absurd batch (1e8 tasks used to fill memory for minutes before the first step).
+  r = run_npe("train --model cnp --batch-size 100000000 --out x.pt");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--batch-size: Value 100000000 not in range"), std::string::npos)
+      << r.output;
 }
 
 TEST_F(NpeCli, CudaWithoutAGpuIsAClearError) {
