@@ -44,14 +44,14 @@ double best_rate(double seconds, Probe probe) {
 }
 
 #ifdef NPE_X86_PROBES
-// Sixteen independent accumulators: enough to cover the latency of either instruction on the
-// CPUs seen (4 to 6 cycles at 2 per cycle), few enough to stay in registers.
 // Each probe starts from a volatile (always 0) and ends in another: a probe that read nothing
 // volatile would be a pure function of n, which the compiler may call once for the whole timing
 // loop (GCC 12 did), and a result nobody reads may be dropped.
 volatile float g_start = 0.0f;
 volatile float g_sink = 0.0f;
 
+// Sixteen independent accumulators: enough to cover the latency of either instruction on the
+// CPUs seen (4 to 6 cycles at 2 per cycle), few enough to stay in registers.
 #define NPE_REPEAT16(X) \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 
