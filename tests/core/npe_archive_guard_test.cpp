@@ -1,13 +1,19 @@
 // The guard in front of libtorch's archive reader: a record whose zip directory states sizes the
 // file cannot hold is refused before libtorch allocates them (CI's fuzz_checkpoint_archive found
-// a 120 KB checkpoint that made it allocate 3.8 GB).
+// a 120 KB checkpoint that made it allocate 3.8 GB), and a code record that is more than plain
+// declarations is refused before libtorch compiles it (a one-bit change crashed libtorch).
 
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
+#include <unzip.h>
+#include <zip.h>
+
+#include "models/archive_code.h"
 #include "models/archive_guard.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
@@ -113,6 +119,120 @@ TEST_F(ArchiveGuard, AFileWithoutAZipDirectoryIsRefused) {
   ASSERT_TRUE(problem.has_value());
   EXPECT_NE(problem->find("zip directory"), std::string::npos) << *problem;
   NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "corrupt or truncated");
+}
+
+// Copies the zip archive `from` to `to` record by record (all stored, as libtorch reads them),
+// with `edit` applied to the text of each record whose name ends with `suffix`.
+void copy_archive_editing(const fs::path& from, const fs::path& to, const std::string& suffix,
+                          const std::function<void(std::string&)>& edit) {
+  unzFile in = unzOpen64(from.c_str());
+  zipFile out = zipOpen64(to.c_str(), APPEND_STATUS_CREATE);
+  ASSERT_TRUE(in && out);
+  for (int more = unzGoToFirstFile(in); more == UNZ_OK; more = unzGoToNextFile(in)) {
+    char name[512] = {};
+    unz_file_info64 info{};
+    ASSERT_EQ(unzGetCurrentFileInfo64(in, &info, name, sizeof name - 1, nullptr, 0, nullptr, 0),
+              UNZ_OK);
+    std::string data(info.uncompressed_size, '\0');
+    ASSERT_EQ(unzOpenCurrentFile(in), UNZ_OK);
+    ASSERT_EQ(unzReadCurrentFile(in, data.data(), static_cast<unsigned>(data.size())),
+              static_cast<int>(data.size()));
+    unzCloseCurrentFile(in);
+    const std::string record = name;
+    if (record.size() >= suffix.size() &&
+        record.compare(record.size() - suffix.size(), suffix.size(), suffix) == 0)
+      edit(data);
+    ASSERT_EQ(zipOpenNewFileInZip64(out, name, nullptr, nullptr, 0, nullptr, 0, nullptr, 0, 0, 0),
+              ZIP_OK);
+    zipWriteInFileInZip(out, data.data(), static_cast<unsigned>(data.size()));
+    zipCloseFileInZip(out);
+  }
+  unzClose(in);
+  zipClose(out, nullptr);
+}
+
+TEST_F(ArchiveGuard, ACodeRecordThatIsNotADeclarationIsRefusedBeforeLibtorchCompilesIt) {
+  // fuzz_checkpoint_archive's finding: "__parameters__" read as "__paraieters__" (one bit in a
+  // stored record) made libtorch 1.13 compile a class constant without a type and crash.
+  const auto edited = dir / "edited.pt";
+  bool changed = false;
+  copy_archive_editing(path, edited, "code/__torch__.py", [&](std::string& source) {
+    const auto at = source.find("__parameters__ = [");
+    if (at == std::string::npos) return;
+    source[at + 6] = 'i';
+    changed = true;
+  });
+  ASSERT_TRUE(changed);
+  const auto problem = find_archive_problem(edited);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("code/__torch__.py"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("line 2 ('  __paraieters__"), std::string::npos) << *problem;
+  NPE_EXPECT_THROW_WITH(load_checkpoint(edited), CheckpointError, "not a plain declaration");
+  // The same archive unedited, rewritten the same way, still loads: the copy is faithful.
+  copy_archive_editing(path, edited, "code/__torch__.py", [](std::string&) {});
+  EXPECT_NO_THROW(load_checkpoint(edited));
+}
+
+TEST(ArchiveCode, EveryShippedCheckpointIsPlainDeclarations) {
+  // All of them, the ERA5 ones with their optimiser state (Tuple[float, float], bool) included.
+  int checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(NPE_SHIPPED_MODELS_DIR)) {
+    if (entry.path().extension() != ".pt") continue;
+    EXPECT_EQ(find_archive_problem(entry.path()), std::nullopt) << entry.path();
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
+}
+
+TEST(ArchiveCode, DeclarationsPassAndAnythingElseNamesItsLine) {
+  const std::string declarations =
+      "class Module(Module):\n"
+      "  __parameters__ = [\"encoder.0.weight\", \"encoder.0.bias\", ]\n"
+      "  __buffers__ = []\n"
+      "  __annotations__ = []\n"
+      "  npe_metadata : str\n"
+      "  betas : Tuple[float, float]\n"
+      "  maybe : Optional[List[Tensor]]\n"
+      "  __annotations__[\"0\"] = __torch__.___torch_mangle_3.Module\n"
+      "\n";
+  EXPECT_EQ(find_disallowed_code(declarations, ArchiveCode::Declarations), std::nullopt);
+  const auto refused = [&](const std::string& line) {
+    return find_disallowed_code(declarations + line + "\n", ArchiveCode::Declarations);
+  };
+  for (const std::string line : {"  __paraieters__ = [\"w\", ]", "  w : Final[int] = 3",
+                                 "  def __setstate__(self):", "  x : Tensor = 1",
+                                 "  x : Dict[str, Tuple[List[Optional[Tuple[int]]]]]",
+                                 "  x : Tuple[int", "  __annotations__[\"a b\"] = Tensor",
+                                 "  x : Tensor ", "class Module(NamedTuple):", "import os"}) {
+    const auto problem = refused(line);
+    ASSERT_TRUE(problem.has_value()) << line;
+    EXPECT_NE(problem->find("line 10"), std::string::npos) << *problem;
+  }
+  EXPECT_TRUE(find_disallowed_code("  x : Tensor\n", ArchiveCode::Declarations).has_value())
+      << "a declaration outside a class";
+}
+
+TEST(ArchiveCode, OnlyTheConvertersForwardIsAllowedInAReferenceArchive) {
+  const std::string converted =
+      "class ReferenceStateDict(Module):\n"
+      "  __parameters__ = []\n"
+      "  tensors : Dict[str, Tensor]\n"
+      "  def forward(self: __torch__.npe_convert.ReferenceStateDict) -> Dict[str, Tensor]:\n"
+      "    return self.tensors\n";
+  EXPECT_EQ(find_disallowed_code(converted, ArchiveCode::DeclarationsAndTensorsForward),
+            std::nullopt);
+  EXPECT_TRUE(find_disallowed_code(converted, ArchiveCode::Declarations).has_value());
+  auto other_body = converted;
+  other_body.replace(other_body.find("self.tensors\n"), 12, "self.origin");
+  EXPECT_TRUE(
+      find_disallowed_code(other_body, ArchiveCode::DeclarationsAndTensorsForward).has_value());
+}
+
+TEST(ArchiveCode, TheFuzzersCrashInputIsACheckpointErrorNow) {
+  const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
+      "/checkpoint_archive/fuzz_checkpoint_archive-crash-9ad878f3645bbe8d1bf72c7172b2af087da1da4d";
+  ASSERT_TRUE(fs::exists(input));
+  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, "not a plain declaration");
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <system_error>
 
+#include "models/archive_code.h"
 #include "models/pickle_lengths.h"
 
 namespace npe {
@@ -22,6 +24,11 @@ constexpr uint64_t kMaxDeflateRatio = 1033;
 struct ZipCloser {
   void operator()(void* zip) const { unzClose(zip); }
 };
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 std::string record_label(const char* name) {
   return "record '" + std::string(name) + "'";
@@ -73,11 +80,19 @@ std::optional<std::string> find_implausible_record_size(const std::filesystem::p
   return std::nullopt;
 }
 
-std::optional<std::string> find_archive_problem(const std::filesystem::path& archive) {
+std::optional<std::string> find_archive_problem(const std::filesystem::path& archive,
+                                                ArchiveCode allowed_code) {
   if (auto problem = find_implausible_record_size(archive)) return problem;
   caffe2::serialize::PyTorchStreamReader reader(archive.string());
   for (const auto& name : reader.getAllRecords()) {
-    if (name.size() < 3 || name.compare(name.size() - 3, 3, "pkl") != 0) continue;
+    if (ends_with(name, ".py") && name.compare(0, 5, "code/") == 0) {
+      const auto [data, size] = reader.getRecord(name);
+      const std::string_view source(static_cast<const char*>(data.get()), size);
+      if (auto problem = find_disallowed_code(source, allowed_code))
+        return "a record " + name + " holding " + *problem;
+      continue;
+    }
+    if (!ends_with(name, "pkl")) continue;
     const auto [data, size] = reader.getRecord(name);
     if (auto problem =
             find_impossible_pickle_length(static_cast<const uint8_t*>(data.get()), size)) {

@@ -6,11 +6,14 @@
 //   fuzz_checkpoint_archive in CI);
 // - the lengths inside its pickles (pickle_lengths.h).
 // Both are checked here, directory first, so that no record is read at a size the file cannot
-// hold.
+// hold. The code records, which libtorch compiles, are checked against a grammar of plain
+// declarations (archive_code.h).
 
 #include <filesystem>
 #include <optional>
 #include <string>
+
+#include "models/archive_code.h"
 
 namespace npe {
 
@@ -20,9 +23,10 @@ namespace npe {
 std::optional<std::string> find_implausible_record_size(const std::filesystem::path& archive);
 
 /// Every check above, then the lengths in each pickle record (data.pkl, constants.pkl and the
-/// *.debug_pkl records libtorch unpickles when it formats an error). Returns the first problem
-/// found, phrased to follow "it has". libtorch's reader may throw c10::Error on a file it
-/// cannot open as an archive.
-std::optional<std::string> find_archive_problem(const std::filesystem::path& archive);
+/// *.debug_pkl records libtorch unpickles when it formats an error) and the lines of each code
+/// record. Returns the first problem found, phrased to follow "it has". libtorch's reader may
+/// throw c10::Error on a file it cannot open as an archive.
+std::optional<std::string> find_archive_problem(
+    const std::filesystem::path& archive, ArchiveCode allowed_code = ArchiveCode::Declarations);
 
 }  // namespace npe

@@ -323,7 +323,8 @@ ReferenceStateDict read_reference_state_dict(const std::filesystem::path& path) 
   torch::jit::Module archive;
   try {
     // Before libtorch reads a record, which it allocates at the sizes the file states.
-    if (const auto problem = find_archive_problem(path)) {
+    if (const auto problem =
+            find_archive_problem(path, ArchiveCode::DeclarationsAndTensorsForward)) {
       if (looks_like_torch_save_pickle(path)) {
         throw CheckpointError(
             where + " is a PyTorch pickle (torch.save) that libtorch cannot read: " + kConvertHint);
