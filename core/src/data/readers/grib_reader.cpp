@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "data/readers/raw_field.h"
 #include "data/readers/readers.h"
@@ -157,6 +158,33 @@ void check_message_lengths(const std::filesystem::path& path, FILE* file) {
   std::rewind(file);
 }
 
+// ecCodes parses its definition files (hundreds of small text files: templates, and the
+// concept tables behind shortName, name and units) the first time a context needs each one,
+// and keeps them in the context. A child forked from a process that never parsed them parses
+// them again for every file it reads. Reading the same keys once from ecCodes' own samples
+// here, in the parent, hands every child the parsed definitions: reading ecCodes' GRIB 2 sample
+// in the fuzz build went from 295 to 16 ms (GRIB 1: 205 to 27 ms). Nothing here comes from the
+// user's file.
+void parse_definitions_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char* sample : {"regular_ll_sfc_grib1", "regular_ll_sfc_grib2"}) {
+      Handle h(codes_grib_handle_new_from_samples(nullptr, sample));
+      if (!h) continue;  // samples not installed: the children parse the definitions
+      char text[256];
+      for (const char* key : {"shortName", "cfVarName", "name", "units"}) {
+        size_t length = sizeof text;
+        codes_get_string(h.get(), key, text, &length);
+      }
+      long number = 0;
+      for (const char* key : {"Ni", "Nj", "bitmapPresent", "validityDate", "validityTime"})
+        codes_get_long(h.get(), key, &number);
+      size_t values = 0;
+      codes_get_size(h.get(), "values", &values);
+    }
+  });
+}
+
 class GribReader final : public GriddedReader {
  public:
   std::string format_name() const override { return "GRIB"; }
@@ -166,6 +194,7 @@ class GribReader final : public GriddedReader {
                     const GriddedReadOptions& options) const override {
     // ecCodes crashes on some corrupt messages (a division by zero in its GRIB 1 step units,
     // found by fuzz_gridded_field): it runs in a child process.
+    parse_definitions_once();
     return to_field(
         read_in_child(path, options, "ecCodes",
                       [&](ChildChannel& channel) { return read_raw(path, options, channel); }),
