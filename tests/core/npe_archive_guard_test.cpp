@@ -228,6 +228,16 @@ TEST(ArchiveCode, OnlyTheConvertersForwardIsAllowedInAReferenceArchive) {
       find_disallowed_code(other_body, ArchiveCode::DeclarationsAndTensorsForward).has_value());
 }
 
+TEST(ArchiveCode, TheFuzzersMemoAfterAListIsRefused) {
+  // fuzz_checkpoint_archive: a LONG_BINPUT of 2,306,081,099 after a LIST opcode, which the
+  // pickle walk used to stop at; libtorch then asked for 36.9 GB.
+  const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
+      "/checkpoint_archive/"
+      "fuzz_checkpoint_archive-oom-memo-after-list-07eb2cb48f64b8cb862ea49dfe33ff021a79ca4c";
+  ASSERT_TRUE(fs::exists(input));
+  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, "memo index of 2306081099");
+}
+
 TEST(ArchiveCode, TheFuzzersCrashInputIsACheckpointErrorNow) {
   const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
       "/checkpoint_archive/fuzz_checkpoint_archive-crash-9ad878f3645bbe8d1bf72c7172b2af087da1da4d";

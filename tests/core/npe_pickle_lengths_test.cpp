@@ -52,6 +52,33 @@ TEST(PickleLengths, RefusesAMemoIndexNoPickleOfThisSizeCanReach) {
   EXPECT_FALSE(walk({0x80, 2, 'X', 2, 0, 0, 0, 'a', 'b', 'q', 0, '.'}).has_value());
 }
 
+TEST(PickleLengths, WalksThroughEveryOpcodeLibtorchReads) {
+  // fuzz_checkpoint_archive: a LIST opcode ('l') used to end the walk, and a LONG_BINPUT after
+  // it made libtorch grow its memo table to 2,306,081,099 entries (36.9 GB).
+  std::vector<uint8_t> pickle = {0x80, 2, '(', 'l', 'r', 0x4b, 0x01, 0x74, 0x89, '.'};
+  auto problem = walk(pickle);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("memo index of 2306081099"), std::string::npos) << *problem;
+  // The same after DICT, OBJ, NEWOBJ_EX, STACK_GLOBAL and EXT1, and after protocol 0's text
+  // opcodes (INT, GLOBAL's two lines).
+  for (const std::vector<uint8_t> prefix : {std::vector<uint8_t>{'(', 'd'},
+                                            {'o'},
+                                            {0x92},
+                                            {0x93},
+                                            {0x82, 7},
+                                            {'I', '1', '2', '\n'},
+                                            {'c', 'm', '\n', 'n', '\n'}}) {
+    std::vector<uint8_t> p = {0x80, 2};
+    p.insert(p.end(), prefix.begin(), prefix.end());
+    p.insert(p.end(), {'r', 0x4b, 0x01, 0x74, 0x89, '.'});
+    EXPECT_TRUE(walk(p).has_value()) << "after opcode " << int(prefix[0]);
+  }
+  // PUT's decimal index is held to the same bound; an unterminated one is refused.
+  EXPECT_TRUE(walk({0x80, 2, 'N', 'p', '9', '9', '9', '\n', '.'}).has_value());
+  EXPECT_FALSE(walk({0x80, 2, 'N', 'p', '0', '\n', '.'}).has_value());
+  EXPECT_TRUE(walk({0x80, 2, 'N', 'p', '0'}).has_value());
+}
+
 TEST(PickleLengths, LeavesUnknownOpcodesToLibtorch) {
   // An opcode the walk does not know ends it without a verdict, even if garbage follows.
   EXPECT_FALSE(walk({0x80, 2, 'Z', 'X', 0xff, 0xff, 0xff, 0xff}).has_value());

@@ -17,13 +17,16 @@ int fixed_argument_bytes(uint8_t op) {
     case 'K':
     case 'q':
     case 'h':
-    case 0x80:  // BININT1, BINPUT, BINGET, PROTO
+    case 0x80:
+    case 0x82:  // BININT1, BINPUT, BINGET, PROTO, EXT1
       return 1;
-    case 'M':  // BININT2
+    case 'M':
+    case 0x83:  // BININT2, EXT2
       return 2;
     case 'J':
     case 'r':
-    case 'j':  // BININT, LONG_BINPUT, LONG_BINGET
+    case 'j':
+    case 0x84:  // BININT, LONG_BINPUT, LONG_BINGET, EXT4
       return 4;
     case 'G':
     case 0x95:  // BINFLOAT, FRAME
@@ -54,9 +57,34 @@ int fixed_argument_bytes(uint8_t op) {
     case '0':
     case '1':
     case '2':
-      return 0;  // MARK ... POP, DUP: no argument
+    case 'l':
+    case 'd':
+    case 'o':
+    case 0x92:
+    case 0x93:
+      return 0;  // MARK ... POP, DUP, LIST, DICT, OBJ, NEWOBJ_EX, STACK_GLOBAL: no argument
     default:
       return -1;
+  }
+}
+
+// Protocol 0's opcodes: followed by this many lines of text, each ending in a newline.
+int text_lines(uint8_t op) {
+  switch (op) {
+    case 'F':
+    case 'I':
+    case 'L':
+    case 'P':
+    case 'S':
+    case 'V':
+    case 'g':
+    case 'p':  // FLOAT, INT, LONG, PERSID, STRING, UNICODE, GET, PUT
+      return 1;
+    case 'c':
+    case 'i':  // GLOBAL, INST: module and name
+      return 2;
+    default:
+      return 0;
   }
 }
 
@@ -100,16 +128,30 @@ std::optional<std::string> find_impossible_pickle_length(const uint8_t* data, si
       at += length;
       continue;
     }
-    if (op == 'c') {  // GLOBAL: module and name, each ending in a newline
-      for (int line = 0; line < 2; ++line) {
+    if (const int lines = text_lines(op); lines > 0) {
+      const size_t text_start = at;
+      for (int line = 0; line < lines; ++line) {
         const void* end = std::memchr(data + at, '\n', size - at);
-        if (!end) return "an unterminated name at byte " + std::to_string(at);
+        if (!end) return "an unterminated text argument at byte " + std::to_string(at);
         at = static_cast<size_t>(static_cast<const uint8_t*>(end) - data) + 1;
+      }
+      // PUT: a memo index in decimal, held to the same bound as BINPUT's below.
+      if (op == 'p') {
+        uint64_t index = 0;
+        for (size_t i = text_start; i + 1 < at && index <= size; ++i)
+          index = index * 10 +
+                  static_cast<uint64_t>(data[i] >= '0' && data[i] <= '9' ? data[i] - '0' : 0);
+        if (index > size) {
+          return "a memo index above " + std::to_string(size) + " at byte " +
+                 std::to_string(text_start) + " in a pickle of " + std::to_string(size) + " bytes";
+        }
       }
       continue;
     }
     const int fixed = fixed_argument_bytes(op);
-    if (fixed < 0) return std::nullopt;  // not known here: libtorch decides
+    // Every opcode of libtorch's PickleOpCode is known above, so libtorch's unpickler cannot
+    // read past this walk: it refuses this byte too ("unknown opcode").
+    if (fixed < 0) return std::nullopt;
     if (remaining < size_t(fixed)) return "an argument cut off at byte " + std::to_string(at);
     if (op == 'q' || op == 'r') {  // BINPUT, LONG_BINPUT: libtorch grows its memo to the index
       // Writers number memo entries from 0, each PUT costing at least 2 bytes, so no real

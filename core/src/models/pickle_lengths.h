@@ -16,7 +16,8 @@ namespace npe {
 
 /// Walks the pickle in `data` up to its STOP opcode. Returns a description of the first length
 /// that exceeds the remaining bytes (or memo index above the size), or nothing when every one fits
-/// (an opcode this walk does not know ends it early: libtorch's own checks take over from there).
+/// (it knows every opcode of libtorch's PickleOpCode; any other byte ends it, and libtorch
+/// refuses that byte as well).
 std::optional<std::string> find_impossible_pickle_length(const uint8_t* data, size_t size);
 
 }  // namespace npe
