@@ -11,6 +11,15 @@
 #include <cstdint>
 #include <cstring>
 
+// Hooks a fuzz harness defines (tests/fuzz/child_coverage.cpp), null in every other program:
+// libFuzzer sees the coverage of its own process only, and these readers run in a child. The
+// child hands its coverage counters back before it exits.
+extern "C" {
+__attribute__((weak)) void npe_fuzz_before_child();       // in the parent, before fork
+__attribute__((weak)) void npe_fuzz_child_exiting();      // in the child, before _exit
+__attribute__((weak)) void npe_fuzz_after_child_ended();  // in the parent, after waitpid
+}
+
 namespace npe {
 namespace {
 
@@ -66,6 +75,7 @@ std::string run_in_child(const std::function<void(ChildChannel&)>& work,
     throw ChildFailure{ChildFailure::Kind::Error,
                        std::string("cannot create a pipe: ") + std::strerror(errno)};
   const auto [from_child, to_parent] = pipe_ends;
+  if (npe_fuzz_before_child) npe_fuzz_before_child();
   const pid_t child = ::fork();
   if (child < 0) {
     const int error = errno;
@@ -84,6 +94,7 @@ std::string run_in_child(const std::function<void(ChildChannel&)>& work,
     } catch (...) {
       channel.error("unknown error");
     }
+    if (npe_fuzz_child_exiting) npe_fuzz_child_exiting();
     // No exit handlers or destructors of the parent's objects: they belong to the parent.
     ::_exit(0);
   }
@@ -110,6 +121,7 @@ std::string run_in_child(const std::function<void(ChildChannel&)>& work,
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  if (npe_fuzz_after_child_ended) npe_fuzz_after_child_ended();
 
   if (stalled)
     throw ChildFailure{ChildFailure::Kind::Stalled, "no progress for " + seconds(stall_limit)};
