@@ -277,6 +277,17 @@ TEST_F(Era5Files, ACrashInEcCodesIsReportedAndTheProgramGoesOn) {
   EXPECT_GT(read_gridded_field(grib_file()).num_times(), 0);
 }
 
+TEST_F(Era5Files, AGridWhoseSizeOverflowsIsRefusedByName) {
+  // A corrupt GRIB 2 message with Ni = 4278190320 and Nj = 4294967264: their product overflowed a
+  // long in the reader (undefined behaviour that UBSan reported in the child; found by
+  // fuzz_gridded_field). The sides are now bounded before they are multiplied.
+  const fs::path overflows = NPE_FUZZ_REGRESSIONS_DIR
+      "/gridded_field/"
+      "fuzz_gridded_field-crash-grid-size-overflow-523b575ef0189ba9dcace344a8eb79511f965c32";
+  NPE_EXPECT_THROW_WITH(read_gridded_field(overflows), DataError,
+                        "implausible grid size (4278190320 x 4294967264 points)");
+}
+
 TEST_F(Era5Files, FieldsAboveTheValueLimitAreRefusedInEveryFormat) {
   SKIP_WITHOUT_ERA5();
   GriddedReadOptions options;

@@ -16,6 +16,7 @@
 // child hands its coverage counters back before it exits.
 extern "C" {
 __attribute__((weak)) void npe_fuzz_before_child();       // in the parent, before fork
+__attribute__((weak)) void npe_fuzz_child_started();      // in the child, after fork
 __attribute__((weak)) void npe_fuzz_child_exiting();      // in the child, before _exit
 __attribute__((weak)) void npe_fuzz_after_child_ended();  // in the parent, after waitpid
 }
@@ -86,6 +87,7 @@ std::string run_in_child(const std::function<void(ChildChannel&)>& work,
   }
   if (child == 0) {
     ::close(from_child);
+    if (npe_fuzz_child_started) npe_fuzz_child_started();
     ChildChannel channel(to_parent);
     try {
       work(channel);

@@ -97,7 +97,12 @@ Grid grid_of(const Message& m) {
   Grid g;
   g.ni = m.integer("Ni");
   g.nj = m.integer("Nj");
-  if (g.ni < 1 || g.nj < 1 || g.ni * g.nj > (1L << 28)) m.problem("implausible grid size");
+  // Each side is bounded before the product: Ni × Nj of a corrupt message overflowed a long
+  // (found by fuzz_gridded_field once it saw the child's coverage).
+  constexpr long kMaxPoints = 1L << 28;
+  if (g.ni < 1 || g.nj < 1 || g.ni > kMaxPoints || g.nj > kMaxPoints / g.ni)
+    m.problem("implausible grid size (" + std::to_string(g.ni) + " x " + std::to_string(g.nj) +
+              " points)");
   if (m.integer("jPointsAreConsecutive") != 0) m.problem("column-major point order is unsupported");
   const double lat0 = m.number("latitudeOfFirstGridPointInDegrees");
   const double lon0 = m.number("longitudeOfFirstGridPointInDegrees");
