@@ -238,6 +238,15 @@ TEST(ArchiveCode, TheFuzzersMemoAfterAListIsRefused) {
   NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, "memo index of 2306081099");
 }
 
+TEST(ArchiveCode, TheFuzzersBuildOnAnEmptyStackIsRefused) {
+  const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
+      "/checkpoint_archive/"
+      "fuzz_checkpoint_archive-crash-build-on-empty-stack-3adec577f8f2d76de2106a94b29e1a44577e9c30";
+  ASSERT_TRUE(fs::exists(input));
+  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError,
+                        "takes more items than the stack holds");
+}
+
 TEST(ArchiveCode, TheFuzzersCrashInputIsACheckpointErrorNow) {
   const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
       "/checkpoint_archive/fuzz_checkpoint_archive-crash-9ad878f3645bbe8d1bf72c7172b2af087da1da4d";

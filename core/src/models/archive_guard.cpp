@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "models/archive_code.h"
-#include "models/pickle_lengths.h"
+#include "models/pickle_guard.h"
 
 namespace npe {
 namespace {
@@ -95,7 +95,7 @@ std::optional<std::string> find_archive_problem(const std::filesystem::path& arc
     if (!ends_with(name, "pkl")) continue;
     const auto [data, size] = reader.getRecord(name);
     if (auto problem =
-            find_impossible_pickle_length(static_cast<const uint8_t*>(data.get()), size)) {
+            find_malformed_pickle(static_cast<const uint8_t*>(data.get()), size)) {
       return "a record " + name + " holding " + *problem;
     }
   }

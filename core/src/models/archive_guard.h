@@ -4,7 +4,7 @@
 // - the zip directory's size of a record once inflated: libtorch allocates that much before
 //   inflating (a 120 KB corrupt checkpoint claiming 3.8 GB for a compressed record, found by
 //   fuzz_checkpoint_archive in CI);
-// - the lengths inside its pickles (pickle_lengths.h).
+// - the lengths inside its pickles (pickle_guard.h).
 // Both are checked here, directory first, so that no record is read at a size the file cannot
 // hold. The code records, which libtorch compiles, are checked against a grammar of plain
 // declarations (archive_code.h).

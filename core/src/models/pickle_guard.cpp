@@ -1,6 +1,7 @@
-#include "models/pickle_lengths.h"
+#include "models/pickle_guard.h"
 
 #include <cstring>
+#include <vector>
 
 namespace npe {
 namespace {
@@ -109,13 +110,126 @@ int length_prefix_bytes(uint8_t op) {
   }
 }
 
+// What an opcode does to the unpickler's stack, in items: libtorch 1.13 pops without checking
+// that the items are there (BUILD as a pickle's first opcode read before the stack's start and
+// crashed; found by fuzz_checkpoint_archive), so every pop is checked here first.
+struct StackEffect {
+  int pops = 0;          ///< items taken from above the last mark (which must hold them)
+  int pushes = 0;        ///< items put back
+  bool to_mark = false;  ///< takes everything down to the last mark, and the mark
+  int below_mark = 0;    ///< with to_mark: items that must lie below the mark (a list to extend)
+  bool mark = false;     ///< MARK
+};
+
+StackEffect stack_effect(uint8_t op) {
+  switch (op) {
+    case '(':
+      return {0, 0, false, 0, true};
+    case '0':  // POP
+      return {1, 0};
+    case '1':  // POP_MARK
+      return {0, 0, true};
+    case '2':  // DUP
+      return {1, 2};
+    case 'Q':
+    case 0x85:  // BINPERSID, TUPLE1
+      return {1, 1};
+    case 'R':
+    case 'b':
+    case 0x93:
+    case 0x81:
+    case 0x86:  // REDUCE, BUILD, STACK_GLOBAL, NEWOBJ, TUPLE2
+      return {2, 1};
+    case 0x87:
+    case 0x92:  // TUPLE3, NEWOBJ_EX
+      return {3, 1};
+    case 'a':  // APPEND: the list stays
+      return {2, 1};
+    case 's':  // SETITEM: the dict stays
+      return {3, 1};
+    case 'q':
+    case 'r':
+    case 'p':
+    case 0x94:  // the PUTs and MEMOIZE read the top item
+      return {1, 1};
+    case 'd':
+    case 'l':
+    case 't':
+    case 'i':
+    case 'o':
+    case 0x91:  // DICT, LIST, TUPLE, INST, OBJ, FROZENSET
+      return {0, 1, true};
+    case 'e':
+    case 'u':
+    case 0x90:  // APPENDS, SETITEMS, ADDITEMS: into the container below the mark
+      return {0, 0, true, 1};
+    case 0x80:
+    case 0x95:
+    case '.':  // PROTO, FRAME, STOP
+      return {};
+    default:  // every other opcode pushes one item (a value, a GET, a GLOBAL)
+      return {0, 1};
+  }
+}
+
+/// The depth of the unpickler's stack and of its marks, opcode by opcode.
+class StackDepth {
+ public:
+  bool empty() const { return m_depth == 0; }
+
+  std::optional<std::string> apply(uint8_t op, size_t at) {
+    const auto effect = stack_effect(op);
+    if (effect.mark) {
+      m_marks.push_back(m_depth);
+      return std::nullopt;
+    }
+    const size_t floor = m_marks.empty() ? 0 : m_marks.back();
+    if (effect.to_mark) {
+      if (m_marks.empty()) return problem(op, at, "needs a MARK that is not there");
+      m_depth = floor;
+      m_marks.pop_back();
+      if (m_depth < size_t(effect.below_mark))
+        return problem(op, at, "adds to a container that is not there");
+    } else if (m_depth < floor + effect.pops) {
+      return problem(op, at, "takes more items than the stack holds");
+    } else {
+      m_depth -= effect.pops;
+    }
+    m_depth += effect.pushes;
+    return std::nullopt;
+  }
+
+ private:
+  static std::string problem(uint8_t op, size_t at, const std::string& what) {
+    return "an opcode 0x" + hex(op) + " at byte " + std::to_string(at) + " that " + what;
+  }
+  static std::string hex(uint8_t value) {
+    const char* digits = "0123456789abcdef";
+    return {digits[value >> 4], digits[value & 15]};
+  }
+
+  size_t m_depth = 0;
+  std::vector<size_t> m_marks;
+};
+
 }  // namespace
 
-std::optional<std::string> find_impossible_pickle_length(const uint8_t* data, size_t size) {
+std::optional<std::string> find_malformed_pickle(const uint8_t* data, size_t size) {
   size_t at = 0;
+  StackDepth stack;
   while (at < size) {
+    const size_t op_at = at;
     const uint8_t op = data[at++];
-    if (op == '.') return std::nullopt;  // STOP
+    if (op == '.') {  // STOP: the unpickled value is the item on the stack
+      if (stack.empty())
+        return "a STOP at byte " + std::to_string(op_at) + " with nothing to return";
+      return std::nullopt;
+    }
+    // Every opcode of libtorch's PickleOpCode is known here, so libtorch's unpickler cannot
+    // read past this walk: it refuses any other byte too ("unknown opcode").
+    if (fixed_argument_bytes(op) < 0 && length_prefix_bytes(op) == 0 && text_lines(op) == 0)
+      return std::nullopt;
+    if (auto problem = stack.apply(op, op_at)) return problem;
     const size_t remaining = size - at;
     if (const int prefix = length_prefix_bytes(op); prefix > 0) {
       if (remaining < size_t(prefix)) return "a length cut off at byte " + std::to_string(at);
@@ -149,9 +263,6 @@ std::optional<std::string> find_impossible_pickle_length(const uint8_t* data, si
       continue;
     }
     const int fixed = fixed_argument_bytes(op);
-    // Every opcode of libtorch's PickleOpCode is known above, so libtorch's unpickler cannot
-    // read past this walk: it refuses this byte too ("unknown opcode").
-    if (fixed < 0) return std::nullopt;
     if (remaining < size_t(fixed)) return "an argument cut off at byte " + std::to_string(at);
     if (op == 'q' || op == 'r') {  // BINPUT, LONG_BINPUT: libtorch grows its memo to the index
       // Writers number memo entries from 0, each PUT costing at least 2 bytes, so no real
