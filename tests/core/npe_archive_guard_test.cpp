@@ -247,6 +247,35 @@ TEST(ArchiveCode, TheFuzzersBuildOnAnEmptyStackIsRefused) {
                         "takes more items than the stack holds");
 }
 
+TEST(ArchiveGuardTensors, AViewReachingPastItsStorageIsNamed) {
+  // libtorch rebuilds a stored tensor from an offset, sizes and strides read from the pickle
+  // and does not check them against the storage; the same state, made directly.
+  auto tensor = torch::zeros({4});
+  EXPECT_EQ(find_view_beyond_storage(tensor), std::nullopt);
+  EXPECT_EQ(find_view_beyond_storage(torch::zeros({0})), std::nullopt);
+  tensor.unsafeGetTensorImpl()->set_storage_offset(1);
+  const auto shifted = find_view_beyond_storage(tensor);
+  ASSERT_TRUE(shifted.has_value());
+  EXPECT_NE(shifted->find("reaches 20 bytes into a stored record of 16"), std::string::npos)
+      << *shifted;
+  auto strided = torch::zeros({2, 2});
+  const std::vector<int64_t> sizes{2, 2}, strides{int64_t{1} << 62, 1};
+  strided.unsafeGetTensorImpl()->set_sizes_and_strides(c10::IntArrayRef(sizes),
+                                                       c10::IntArrayRef(strides));
+  EXPECT_TRUE(find_view_beyond_storage(strided).has_value()) << "a stride that overflows";
+  EXPECT_TRUE(find_view_beyond_storage(torch::Tensor()).has_value());
+}
+
+TEST(ArchiveCode, TheFuzzersViewBeyondItsStorageIsRefused) {
+  // fuzz_checkpoint_archive: a corrupt pickle rebuilt a weight as a view past its stored
+  // record, and copying it into the model read out of bounds (SEGV).
+  const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
+      "/checkpoint_archive/"
+      "fuzz_checkpoint_archive-crash-view-beyond-storage-8824082a584eb4f324a2e7dad626e3d5d0ee757c";
+  ASSERT_TRUE(fs::exists(input));
+  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, "bytes into a stored record of");
+}
+
 TEST(ArchiveCode, TheFuzzersCrashInputIsACheckpointErrorNow) {
   const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
       "/checkpoint_archive/fuzz_checkpoint_archive-crash-9ad878f3645bbe8d1bf72c7172b2af087da1da4d";

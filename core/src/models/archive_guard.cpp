@@ -94,10 +94,36 @@ std::optional<std::string> find_archive_problem(const std::filesystem::path& arc
     }
     if (!ends_with(name, "pkl")) continue;
     const auto [data, size] = reader.getRecord(name);
-    if (auto problem =
-            find_malformed_pickle(static_cast<const uint8_t*>(data.get()), size)) {
+    if (auto problem = find_malformed_pickle(static_cast<const uint8_t*>(data.get()), size)) {
       return "a record " + name + " holding " + *problem;
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> find_view_beyond_storage(const at::Tensor& tensor) {
+  if (!tensor.defined()) return std::string("an undefined tensor");
+  if (tensor.numel() == 0) return std::nullopt;
+  if (!tensor.has_storage()) return std::string("a tensor without stored data");
+  // The last element's index in the storage: offset + sum of (size - 1) * stride. Strides and
+  // the offset come from the file, so every step is checked for overflow.
+  int64_t last = tensor.storage_offset();
+  if (last < 0) return "a tensor at a negative offset (" + std::to_string(last) + ")";
+  for (int64_t d = 0; d < tensor.dim(); ++d) {
+    int64_t step = 0;
+    if (tensor.stride(d) < 0 ||
+        __builtin_mul_overflow(tensor.size(d) - 1, tensor.stride(d), &step) ||
+        __builtin_add_overflow(last, step, &last)) {
+      return std::string("a tensor whose strides reach outside any storage");
+    }
+  }
+  int64_t bytes = 0;
+  if (__builtin_add_overflow(last, int64_t{1}, &last) ||
+      __builtin_mul_overflow(last, static_cast<int64_t>(tensor.element_size()), &bytes) ||
+      tensor.storage().data() == nullptr ||
+      static_cast<uint64_t>(bytes) > tensor.storage().nbytes()) {
+    return "a tensor that reaches " + std::to_string(bytes) + " bytes into a stored record of " +
+           std::to_string(tensor.storage().nbytes());
   }
   return std::nullopt;
 }

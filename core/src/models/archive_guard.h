@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include <ATen/core/Tensor.h>
+
 #include "models/archive_code.h"
 
 namespace npe {
@@ -28,5 +30,12 @@ std::optional<std::string> find_implausible_record_size(const std::filesystem::p
 /// throw c10::Error on a file it cannot open as an archive.
 std::optional<std::string> find_archive_problem(
     const std::filesystem::path& archive, ArchiveCode allowed_code = ArchiveCode::Declarations);
+
+/// A tensor as libtorch rebuilds it from a checkpoint's pickle: a view (offset, sizes, strides,
+/// all read from the file) of a storage read from a record. libtorch does not check the view
+/// against the storage, so a corrupt pickle makes a tensor whose elements lie past its data, and
+/// copying from it read out of bounds (found by fuzz_checkpoint_archive). Returns what it is,
+/// phrased to follow "the weights are", or nothing when every element lies inside the storage.
+std::optional<std::string> find_view_beyond_storage(const at::Tensor& tensor);
 
 }  // namespace npe

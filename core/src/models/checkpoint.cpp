@@ -312,6 +312,10 @@ LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, torch::Devic
         throw CheckpointError("checkpoint '" + path.string() + "' lacks weights '" + name +
                               "' required by its " + loaded.metadata.model.kind + " model");
       }
+      if (const auto problem = find_view_beyond_storage(stored)) {
+        throw CheckpointError("checkpoint '" + path.string() + "' is corrupt: weights '" + name +
+                              "' are " + *problem);
+      }
       if (stored.sizes() != target.sizes()) {
         std::ostringstream msg;
         msg << "checkpoint '" << path.string() << "': weights '" << name << "' have shape "
