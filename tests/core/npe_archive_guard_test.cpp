@@ -228,23 +228,26 @@ TEST(ArchiveCode, OnlyTheConvertersForwardIsAllowedInAReferenceArchive) {
       find_disallowed_code(other_body, ArchiveCode::DeclarationsAndTensorsForward).has_value());
 }
 
+// A checkpoint_archive regression input (tests/fuzz/regressions) that load_checkpoint must now
+// refuse with `message`.
+void expect_refused_regression(const std::string& input_name, const std::string& message) {
+  const fs::path input = fs::path(NPE_FUZZ_REGRESSIONS_DIR) / "checkpoint_archive" / input_name;
+  ASSERT_TRUE(fs::exists(input)) << input;
+  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, message);
+}
+
 TEST(ArchiveCode, TheFuzzersMemoAfterAListIsRefused) {
   // fuzz_checkpoint_archive: a LONG_BINPUT of 2,306,081,099 after a LIST opcode, which the
   // pickle walk used to stop at; libtorch then asked for 36.9 GB.
-  const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
-      "/checkpoint_archive/"
-      "fuzz_checkpoint_archive-oom-memo-after-list-07eb2cb48f64b8cb862ea49dfe33ff021a79ca4c";
-  ASSERT_TRUE(fs::exists(input));
-  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, "memo index of 2306081099");
+  expect_refused_regression(
+      "fuzz_checkpoint_archive-oom-memo-after-list-07eb2cb48f64b8cb862ea49dfe33ff021a79ca4c",
+      "memo index of 2306081099");
 }
 
 TEST(ArchiveCode, TheFuzzersBuildOnAnEmptyStackIsRefused) {
-  const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
-      "/checkpoint_archive/"
-      "fuzz_checkpoint_archive-crash-build-on-empty-stack-3adec577f8f2d76de2106a94b29e1a44577e9c30";
-  ASSERT_TRUE(fs::exists(input));
-  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError,
-                        "takes more items than the stack holds");
+  expect_refused_regression(
+      "fuzz_checkpoint_archive-crash-build-on-empty-stack-3adec577f8f2d76de2106a94b29e1a44577e9c30",
+      "takes more items than the stack holds");
 }
 
 TEST(ArchiveGuardTensors, AViewReachingPastItsStorageIsNamed) {
@@ -269,18 +272,15 @@ TEST(ArchiveGuardTensors, AViewReachingPastItsStorageIsNamed) {
 TEST(ArchiveCode, TheFuzzersViewBeyondItsStorageIsRefused) {
   // fuzz_checkpoint_archive: a corrupt pickle rebuilt a weight as a view past its stored
   // record, and copying it into the model read out of bounds (SEGV).
-  const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
-      "/checkpoint_archive/"
-      "fuzz_checkpoint_archive-crash-view-beyond-storage-8824082a584eb4f324a2e7dad626e3d5d0ee757c";
-  ASSERT_TRUE(fs::exists(input));
-  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, "bytes into a stored record of");
+  expect_refused_regression(
+      "fuzz_checkpoint_archive-crash-view-beyond-storage-8824082a584eb4f324a2e7dad626e3d5d0ee757c",
+      "bytes into a stored record of");
 }
 
 TEST(ArchiveCode, TheFuzzersCrashInputIsACheckpointErrorNow) {
-  const fs::path input = NPE_FUZZ_REGRESSIONS_DIR
-      "/checkpoint_archive/fuzz_checkpoint_archive-crash-9ad878f3645bbe8d1bf72c7172b2af087da1da4d";
-  ASSERT_TRUE(fs::exists(input));
-  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, "not a plain declaration");
+  expect_refused_regression(
+      "fuzz_checkpoint_archive-crash-9ad878f3645bbe8d1bf72c7172b2af087da1da4d",
+      "not a plain declaration");
 }
 
 }  // namespace
