@@ -3,7 +3,9 @@
 #include <unzip.h>
 
 #include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/versions.h>
 
+#include <cctype>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -32,6 +34,38 @@ bool ends_with(const std::string& text, std::string_view suffix) {
 
 std::string record_label(const char* name) {
   return "record '" + std::string(name) + "'";
+}
+
+// A version record holds a decimal number and a newline; anything longer is not one.
+constexpr uint64_t kMaxVersionRecord = 32;
+
+// Reads the current record of `zip` whole (at most kMaxVersionRecord bytes), checking its CRC.
+std::optional<std::string> read_small_record(unzFile zip) {
+  unz_file_info64 info{};
+  if (unzGetCurrentFileInfo64(zip, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK ||
+      info.uncompressed_size > kMaxVersionRecord || unzOpenCurrentFile(zip) != UNZ_OK)
+    return std::nullopt;
+  std::string text(info.uncompressed_size, '\0');
+  const int got = unzReadCurrentFile(zip, text.data(), static_cast<unsigned>(text.size()));
+  // unzCloseCurrentFile compares the CRC once the whole record has been read.
+  const int closed = unzCloseCurrentFile(zip);
+  if (got != static_cast<int>(text.size()) || closed != UNZ_OK) return std::nullopt;
+  return text;
+}
+
+// The format version as written: digits, then at most white space.
+std::optional<uint64_t> parse_version(const std::string& text) {
+  size_t end = 0;
+  uint64_t version = 0;
+  for (; end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])); ++end) {
+    if (__builtin_mul_overflow(version, uint64_t{10}, &version) ||
+        __builtin_add_overflow(version, static_cast<uint64_t>(text[end] - '0'), &version))
+      return std::nullopt;
+  }
+  if (end == 0) return std::nullopt;
+  for (; end < text.size(); ++end)
+    if (!std::isspace(static_cast<unsigned char>(text[end]))) return std::nullopt;
+  return version;
 }
 
 }  // namespace
@@ -80,9 +114,48 @@ std::optional<std::string> find_implausible_record_size(const std::filesystem::p
   return std::nullopt;
 }
 
+std::optional<std::string> find_unsupported_layout(const std::filesystem::path& archive) {
+  std::unique_ptr<void, ZipCloser> zip(unzOpen64(archive.c_str()));
+  if (!zip) return std::string("no zip directory that can be read");
+  char first[512] = {};
+  if (unzGoToFirstFile(zip.get()) != UNZ_OK ||
+      unzGetCurrentFileInfo64(zip.get(), nullptr, first, sizeof first - 1, nullptr, 0, nullptr,
+                              0) != UNZ_OK)
+    return std::string("no records");
+  const std::string first_name = first;
+  const auto slash = first_name.find('/');
+  if (slash == std::string::npos || slash == 0)
+    return "a first record '" + first_name + "' outside the archive's folder";
+  const std::string folder = first_name.substr(0, slash + 1);
+  // libtorch looks for ".data/version" first, then "version", as miniz does: ignoring case.
+  constexpr int kIgnoreCase = 2;
+  const std::string candidates[] = {folder + ".data/version", folder + "version"};
+  const std::string* found = nullptr;
+  for (const auto& name : candidates) {
+    if (unzLocateFile(zip.get(), name.c_str(), kIgnoreCase) == UNZ_OK) {
+      found = &name;
+      break;
+    }
+  }
+  if (!found) return "no record " + candidates[1];
+  const auto text = read_small_record(zip.get());
+  if (!text) return "a record " + *found + " that is not a version number that can be read";
+  const auto version = parse_version(*text);
+  if (!version) return "a record " + *found + " that is not a version number that can be read";
+  using caffe2::serialize::kMaxSupportedFileFormatVersion;
+  using caffe2::serialize::kMinSupportedFileFormatVersion;
+  if (*version < kMinSupportedFileFormatVersion || *version > kMaxSupportedFileFormatVersion) {
+    return "format version " + std::to_string(*version) + ", which this libtorch reads from " +
+           std::to_string(kMinSupportedFileFormatVersion) + " to " +
+           std::to_string(kMaxSupportedFileFormatVersion);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> find_archive_problem(const std::filesystem::path& archive,
                                                 ArchiveCode allowed_code) {
   if (auto problem = find_implausible_record_size(archive)) return problem;
+  if (auto problem = find_unsupported_layout(archive)) return problem;
   caffe2::serialize::PyTorchStreamReader reader(archive.string());
   for (const auto& name : reader.getAllRecords()) {
     if (ends_with(name, ".py") && name.compare(0, 5, "code/") == 0) {
