@@ -60,10 +60,11 @@ fuzz_one() {  # target -> 0 when it ran clean
   # machine without that much memory, which the libraries report as an error; a C++ new above it
   # still stops the run (ASan reports it), and resident memory is still capped.
   #
-  # The gridded readers run NetCDF-4 and GRIB files in a forked child: child_coverage.cpp makes
-  # a sanitizer report there stop the run, while a signal (a library crashing on a corrupt file,
-  # which the child exists to contain) does not. One library fault is caught by a sanitizer's
-  # interceptor, not a signal, and is suppressed: HDF5's overlapping memcpy (asan.supp).
+  # fuzz_gridded_field reads in a reader server forked from the fuzzer (reader_server.h): a
+  # sanitizer report there stops the run, while a signal in a library (a library crashing on a
+  # corrupt file, which the programs' child exists to contain) does not. One library fault is
+  # caught by a sanitizer's interceptor, not a signal, and is suppressed: HDF5's overlapping
+  # memcpy (asan.supp).
   local limits=(-rss_limit_mb=3072)
   case $name in
     checkpoint_archive)

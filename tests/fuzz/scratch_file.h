@@ -22,6 +22,7 @@ class ScratchFile {
     std::error_code ec;
     std::filesystem::remove(m_path, ec);
   }
+  const std::filesystem::path& path() const { return m_path; }
   const std::filesystem::path& write(const uint8_t* data, size_t size) {
     std::FILE* f = std::fopen(m_path.c_str(), "wb");
     if (f) {

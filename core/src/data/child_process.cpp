@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,16 +11,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
-// Hooks a fuzz harness defines (tests/fuzz/child_coverage.cpp), null in every other program:
-// libFuzzer sees the coverage of its own process only, and these readers run in a child. The
-// child hands its coverage counters back before it exits.
-extern "C" {
-__attribute__((weak)) void npe_fuzz_before_child();       // in the parent, before fork
-__attribute__((weak)) void npe_fuzz_child_started();      // in the child, after fork
-__attribute__((weak)) void npe_fuzz_child_exiting();      // in the child, before _exit
-__attribute__((weak)) void npe_fuzz_after_child_ended();  // in the parent, after waitpid
-}
+// Defined only by a fuzz harness that runs the readers in a long-lived process of its own
+// (tests/fuzz/reader_server.cpp), null in every other program: there the work runs in this
+// process, since a fork of an AddressSanitizer process costs more than most reads, and the
+// harness contains crashes and stalls by restarting that process.
+extern "C" __attribute__((weak)) bool npe_fuzz_work_in_this_process();
 
 namespace npe {
 namespace {
@@ -69,14 +67,66 @@ void ChildChannel::error(const std::string& message) {
   frame(kError, message);
 }
 
+namespace {
+
+// What the child sent (heartbeats, then one frame) and how it ended: its result, or a throw.
+std::string result_of(std::string received, int status) {
+  const size_t start = received.find_first_not_of(kProgress);
+  if (start != std::string::npos && received.size() - start >= kFrameHeader) {
+    std::uint64_t size = 0;
+    std::memcpy(&size, received.data() + start + 1, sizeof size);
+    const char kind = received[start];
+    if (received.size() - start - kFrameHeader == size && (kind == kResult || kind == kError)) {
+      received.erase(0, start + kFrameHeader);
+      if (kind == kResult) return received;
+      throw ChildFailure{ChildFailure::Kind::Error, received};
+    }
+  }
+  if (WIFSIGNALED(status))
+    throw ChildFailure{ChildFailure::Kind::Crashed,
+                       std::string("crashed (") + ::strsignal(WTERMSIG(status)) + ")"};
+  throw ChildFailure{ChildFailure::Kind::Crashed,
+                     "ended without a result (exit status " +
+                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")"};
+}
+
+void run_work(const std::function<void(ChildChannel&)>& work, ChildChannel& channel) {
+  try {
+    work(channel);
+  } catch (const std::exception& e) {
+    channel.error(e.what());
+  } catch (...) {
+    channel.error("unknown error");
+  }
+}
+
+// The fuzz harness's path: the same work and channel, through a file in memory.
+std::string run_here(const std::function<void(ChildChannel&)>& work) {
+  const int fd = ::memfd_create("npe-child-channel", MFD_CLOEXEC);
+  if (fd < 0)
+    throw ChildFailure{ChildFailure::Kind::Error,
+                       std::string("cannot create a channel: ") + std::strerror(errno)};
+  ChildChannel channel(fd);
+  run_work(work, channel);
+  std::string received;
+  std::array<char, 1 << 16> buffer{};
+  ssize_t got = 0;
+  for (off_t at = 0; (got = ::pread(fd, buffer.data(), buffer.size(), at)) > 0; at += got)
+    received.append(buffer.data(), static_cast<size_t>(got));
+  ::close(fd);
+  return result_of(std::move(received), 0);
+}
+
+}  // namespace
+
 std::string run_in_child(const std::function<void(ChildChannel&)>& work,
                          std::chrono::milliseconds stall_limit) {
+  if (npe_fuzz_work_in_this_process && npe_fuzz_work_in_this_process()) return run_here(work);
   std::array<int, 2> pipe_ends{};
   if (::pipe2(pipe_ends.data(), O_CLOEXEC) != 0)
     throw ChildFailure{ChildFailure::Kind::Error,
                        std::string("cannot create a pipe: ") + std::strerror(errno)};
   const auto [from_child, to_parent] = pipe_ends;
-  if (npe_fuzz_before_child) npe_fuzz_before_child();
   const pid_t child = ::fork();
   if (child < 0) {
     const int error = errno;
@@ -87,16 +137,8 @@ std::string run_in_child(const std::function<void(ChildChannel&)>& work,
   }
   if (child == 0) {
     ::close(from_child);
-    if (npe_fuzz_child_started) npe_fuzz_child_started();
     ChildChannel channel(to_parent);
-    try {
-      work(channel);
-    } catch (const std::exception& e) {
-      channel.error(e.what());
-    } catch (...) {
-      channel.error("unknown error");
-    }
-    if (npe_fuzz_child_exiting) npe_fuzz_child_exiting();
+    run_work(work, channel);
     // No exit handlers or destructors of the parent's objects: they belong to the parent.
     ::_exit(0);
   }
@@ -123,27 +165,10 @@ std::string run_in_child(const std::function<void(ChildChannel&)>& work,
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  if (npe_fuzz_after_child_ended) npe_fuzz_after_child_ended();
 
   if (stalled)
     throw ChildFailure{ChildFailure::Kind::Stalled, "no progress for " + seconds(stall_limit)};
-  const size_t start = received.find_first_not_of(kProgress);
-  if (start != std::string::npos && received.size() - start >= kFrameHeader) {
-    std::uint64_t size = 0;
-    std::memcpy(&size, received.data() + start + 1, sizeof size);
-    const char kind = received[start];
-    if (received.size() - start - kFrameHeader == size && (kind == kResult || kind == kError)) {
-      received.erase(0, start + kFrameHeader);
-      if (kind == kResult) return received;
-      throw ChildFailure{ChildFailure::Kind::Error, received};
-    }
-  }
-  if (WIFSIGNALED(status))
-    throw ChildFailure{ChildFailure::Kind::Crashed,
-                       std::string("crashed (") + ::strsignal(WTERMSIG(status)) + ")"};
-  throw ChildFailure{ChildFailure::Kind::Crashed,
-                     "ended without a result (exit status " +
-                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")"};
+  return result_of(std::move(received), status);
 }
 
 }  // namespace npe

@@ -1,0 +1,229 @@
+#include "reader_server.h"
+
+#include <link.h>
+#include <poll.h>
+#include <sanitizer/common_interface_defs.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+// The linker's bounds of the inline 8-bit counters (-fsanitize-coverage=inline-8bit-counters),
+// the same range libFuzzer registers at start-up.
+extern "C" uint8_t __start___sancov_cntrs[] __attribute__((weak));
+extern "C" uint8_t __stop___sancov_cntrs[] __attribute__((weak));
+
+// child_process.cpp: the readers' work runs in the calling process (the server, and the
+// fuzzer's own warm-up read).
+extern "C" bool npe_fuzz_work_in_this_process() {
+  return true;
+}
+
+namespace npe::fuzz {
+namespace {
+
+constexpr size_t kFlag = 0, kCounters = 1;  // layout of the shared range
+constexpr char kGo = 'g', kDone = 'd', kRetiring = 'r';
+// The server retires after this many inputs, or when its resident size passes this.
+constexpr long kInputsPerServer = 50'000;
+constexpr long kMaxResidentMb = 1536;
+
+uint8_t* g_shared = nullptr;  // for the signal handler and the death callback
+
+size_t counter_count() {
+  return __start___sancov_cntrs && __stop___sancov_cntrs
+             ? static_cast<size_t>(__stop___sancov_cntrs - __start___sancov_cntrs)
+             : 0;
+}
+
+void copy_counters_out() {
+  if (g_shared) std::memcpy(g_shared + kCounters, __start___sancov_cntrs, counter_count());
+}
+
+void mark_finding() {
+  if (g_shared) g_shared[kFlag] = 1;
+}
+
+// The fuzz executable's code (the project's code, libFuzzer, the sanitizers' runtime), as
+// opposed to the shared libraries': [begin, end) of its executable segments' span.
+uintptr_t g_own_code_begin = 0, g_own_code_end = 0;
+
+int find_own_code(dl_phdr_info* info, size_t, void*) {
+  if (info->dlpi_name && info->dlpi_name[0] != '\0') return 0;  // the executable comes first
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X)) continue;
+    const uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    if (!g_own_code_begin || begin < g_own_code_begin) g_own_code_begin = begin;
+    g_own_code_end = std::max<uintptr_t>(g_own_code_end, begin + segment.p_memsz);
+  }
+  return 1;
+}
+
+// A fault: in a library, that is a library crashing on a corrupt file, which the program
+// contains and reports ("failed on this file"); in the executable's own code it is a finding.
+// Either way the input's coverage is kept, then the process ends by the signal.
+void end_by_signal(int signal, siginfo_t*, void* context) {
+  const auto pc =
+      static_cast<uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+  if (signal != SIGABRT && pc >= g_own_code_begin && pc < g_own_code_end) {
+    static const char message[] = "fuzz: the reader server faulted in the project's code\n";
+    (void)!::write(STDERR_FILENO, message, sizeof message - 1);
+    __sanitizer_print_stack_trace();  // best effort, from inside the handler
+    mark_finding();
+  }
+  copy_counters_out();
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+long resident_mb() {
+  long pages = 0, resident = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(statm);
+  }
+  return resident * (::sysconf(_SC_PAGESIZE) / 1024) / 1024;
+}
+
+bool read_byte(int fd, char& byte) {
+  for (;;) {
+    const ssize_t got = ::read(fd, &byte, 1);
+    if (got == 1) return true;
+    if (got < 0 && errno == EINTR) continue;
+    return false;
+  }
+}
+
+}  // namespace
+
+ReaderServer::ReaderServer(std::function<void()> work, std::chrono::milliseconds limit)
+    : m_work(std::move(work)), m_limit(limit) {
+  void* shared = ::mmap(nullptr, kCounters + counter_count(), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) {
+    std::perror("fuzz: reader server: mmap");
+    std::abort();
+  }
+  m_shared = g_shared = static_cast<uint8_t*>(shared);
+}
+
+ReaderServer::~ReaderServer() {
+  if (m_pid > 0) {
+    ::close(m_socket);  // the server reads end of file and exits
+    int status = 0;
+    ::waitpid(m_pid, &status, 0);
+  }
+}
+
+void ReaderServer::start() {
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    std::perror("fuzz: reader server: socketpair");
+    std::abort();
+  }
+  std::memset(m_shared, 0, kCounters + counter_count());
+  m_pid = ::fork();
+  if (m_pid < 0) {
+    std::perror("fuzz: reader server: fork");
+    std::abort();
+  }
+  if (m_pid == 0) {
+    ::close(ends[0]);
+    m_socket = ends[1];
+    serve();
+  }
+  ::close(ends[1]);
+  m_socket = ends[0];
+}
+
+void ReaderServer::serve() {
+  dl_iterate_phdr(find_own_code, nullptr);
+  struct sigaction on_crash {};
+  on_crash.sa_sigaction = end_by_signal;
+  on_crash.sa_flags = SA_SIGINFO;
+  for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+    ::sigaction(signal, &on_crash, nullptr);
+  // Replaces libFuzzer's callback in the server only: the fuzzer decides what to keep.
+  __sanitizer_set_death_callback(mark_finding);
+  char request = 0;
+  for (long served = 1; read_byte(m_socket, request); ++served) {
+    // Only this input's coverage: libFuzzer clears its own counters the same way.
+    std::memset(__start___sancov_cntrs, 0, counter_count());
+    try {
+      m_work();
+    } catch (const std::exception& e) {
+      // In the fuzzer itself this would end the run as a crash; so it does here.
+      std::fprintf(stderr, "fuzz: the reader server's input threw %s\n", e.what());
+      mark_finding();
+      ::_exit(1);
+    }
+    copy_counters_out();
+    const bool retiring =
+        served >= kInputsPerServer || (served % 256 == 0 && resident_mb() > kMaxResidentMb);
+    const char answer = retiring ? kRetiring : kDone;
+    if (::send(m_socket, &answer, 1, MSG_NOSIGNAL) != 1 || retiring) break;
+  }
+  // No exit handlers or destructors of the fuzzer's objects: they belong to the fuzzer.
+  ::_exit(0);
+}
+
+void ReaderServer::take_coverage() {
+  // The server's counters were cleared before the input, so the larger of the two is what
+  // either process reached.
+  const size_t count = counter_count();
+  for (size_t i = 0; i < count; ++i)
+    __start___sancov_cntrs[i] = std::max(__start___sancov_cntrs[i], m_shared[kCounters + i]);
+  std::memset(m_shared + kCounters, 0, count);
+}
+
+void ReaderServer::ended(bool killed) {
+  if (killed) ::kill(m_pid, SIGKILL);
+  ::close(m_socket);
+  int status = 0;
+  while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  m_pid = -1;
+  m_socket = -1;
+  if (m_shared[kFlag]) {
+    std::fprintf(stderr,
+                 "fuzz: a sanitizer report or a fault in the project's code in the "
+                 "reader server (above)\n");
+    std::abort();
+  }
+}
+
+void ReaderServer::run() {
+  if (m_pid <= 0) start();
+  if (::send(m_socket, &kGo, 1, MSG_NOSIGNAL) != 1) {  // it retired or died since: a new one
+    ended(false);
+    start();
+    if (::send(m_socket, &kGo, 1, MSG_NOSIGNAL) != 1) {
+      std::perror("fuzz: reader server: send");
+      std::abort();
+    }
+  }
+  pollfd ready{m_socket, POLLIN, 0};
+  int events = 0;
+  while ((events = ::poll(&ready, 1, static_cast<int>(m_limit.count()))) < 0 && errno == EINTR) {
+  }
+  if (events == 0) {  // a stall, as the program's stall limit would stop it
+    ended(true);
+    return;
+  }
+  char answer = 0;
+  const bool answered = read_byte(m_socket, answer);
+  take_coverage();
+  if (!answered || answer == kRetiring) ended(false);
+}
+
+}  // namespace npe::fuzz
