@@ -48,7 +48,7 @@ class MapView final : public QOpenGLWidget {
   bool threeD() const { return m_three_d; }
   /// The grid cell (x = column, y = row) under a widget position in the 2-D view, or (-1, -1).
   QPoint cellAt(const QPointF& position) const;
-  /// Whether the platform can create OpenGL contexts at all (not so on Qt's offscreen one).
+  /// Whether the platform can host an OpenGL widget at all (not so on Qt's offscreen one).
   static bool openGLAvailable();
   /// Whether VTK could render into this widget's OpenGL context (false: a message is drawn).
   bool renderingAvailable() const;
