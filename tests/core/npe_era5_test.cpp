@@ -277,6 +277,20 @@ TEST_F(Era5Files, ACrashInEcCodesIsReportedAndTheProgramGoesOn) {
   EXPECT_GT(read_gridded_field(grib_file()).num_times(), 0);
 }
 
+TEST_F(Era5Files, AnHdf5BadFreeWhileClosingACorruptFileIsContained) {
+  // A corrupt NetCDF-4 file on which HDF5 1.10, closing it after a failed read
+  // (H5C__flush_single_entry), frees a pointer it never allocated; found by fuzz_gridded_field.
+  // NetCDF-4 files are read in a child process: the program reports the file and goes on.
+  const fs::path bad_free = NPE_FUZZ_REGRESSIONS_DIR
+      "/gridded_field/"
+      "fuzz_gridded_field-bad-free-on-close-hdf5-3a7be7d5c0e69e8741dc9dc88e1b1b97844fca08";
+  // A signal in a plain build (SIGSEGV seen), AddressSanitizer's report under the sanitize preset.
+  NPE_EXPECT_THROW_WITH(read_gridded_field(bad_free), DataError,
+                        "libnetcdf/HDF5 failed on this file");
+  SKIP_WITHOUT_ERA5();
+  EXPECT_GT(read_gridded_field(netcdf_file()).num_times(), 0);
+}
+
 TEST_F(Era5Files, AGridWhoseSizeOverflowsIsRefusedByName) {
   // A corrupt GRIB 2 message with Ni = 4278190320 and Nj = 4294967264: their product overflowed a
   // long in the reader (undefined behaviour that UBSan reported in the child; found by
