@@ -30,7 +30,7 @@ using testing::tiny_config;
 // Offsets of the fields this suite rewrites, in a zip's central directory entry and in a
 // record's local header (PKWARE APPNOTE 4.3.7 and 4.3.12).
 constexpr size_t kCentralMethod = 10, kCentralUncompressed = 24, kCentralNameLength = 28,
-                 kCentralLocalOffset = 42, kCentralName = 46;
+                 kCentralExternalAttributes = 38, kCentralLocalOffset = 42, kCentralName = 46;
 constexpr size_t kLocalMethod = 8, kLocalUncompressed = 22;
 
 void put_le(std::string& bytes, size_t at, uint32_t value, int width) {
@@ -178,6 +178,28 @@ TEST_F(ArchiveGuard, ACodeRecordThatIsNotADeclarationIsRefusedBeforeLibtorchComp
   EXPECT_NO_THROW(load_checkpoint(edited));
 }
 
+// A checkpoint_archive regression input (tests/fuzz/regressions) that load_checkpoint must now
+// refuse with `message`.
+void expect_refused_regression(const std::string& input_name, const std::string& message) {
+  const fs::path input = fs::path(NPE_FUZZ_REGRESSIONS_DIR) / "checkpoint_archive" / input_name;
+  ASSERT_TRUE(fs::exists(input)) << input;
+  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, message);
+}
+
+TEST_F(ArchiveGuard, ARecordMarkedAsAFolderIsRefused) {
+  // miniz reads a record whose external attributes have the MS-DOS folder bit as a folder and
+  // extracts nothing, and libtorch hands out uninitialised memory as its bytes.
+  rewrite("/version", kCentralExternalAttributes, 0, 0x10, 4);
+  NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError,
+                        "a record 'cnp.pt/version' marked as a folder");
+  // fuzz_checkpoint_archive's input: external attributes "uilt" (0x746c6975) on the version
+  // record; libtorch read garbage as the version and leaked its reader.
+  expect_refused_regression(
+      "fuzz_checkpoint_archive-leak-version-marked-as-folder-"
+      "851dfe1f87a78ed673ed691a3001fcae2bdfb43f",
+      "seed-cnp.pt/version' marked as a folder");
+}
+
 // libtorch's reader refuses these in its constructor, leaking miniz's state each time (~1.7 KB;
 // a long fuzz run grew by 177 MB over 197 k inputs): the guard refuses them first.
 TEST_F(ArchiveGuard, AVersionRecordLibtorchWouldRefuseIsRefusedFirst) {
@@ -274,14 +296,6 @@ TEST(ArchiveCode, OnlyTheConvertersForwardIsAllowedInAReferenceArchive) {
   other_body.replace(other_body.find("self.tensors\n"), 12, "self.origin");
   EXPECT_TRUE(
       find_disallowed_code(other_body, ArchiveCode::DeclarationsAndTensorsForward).has_value());
-}
-
-// A checkpoint_archive regression input (tests/fuzz/regressions) that load_checkpoint must now
-// refuse with `message`.
-void expect_refused_regression(const std::string& input_name, const std::string& message) {
-  const fs::path input = fs::path(NPE_FUZZ_REGRESSIONS_DIR) / "checkpoint_archive" / input_name;
-  ASSERT_TRUE(fs::exists(input)) << input;
-  NPE_EXPECT_THROW_WITH(load_checkpoint(input), CheckpointError, message);
 }
 
 TEST(ArchiveCode, TheFuzzersMemoAfterAListIsRefused) {

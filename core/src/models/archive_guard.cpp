@@ -36,6 +36,9 @@ std::string record_label(const char* name) {
   return "record '" + std::string(name) + "'";
 }
 
+// The MS-DOS folder bit of a zip record's external attributes, which miniz reads as "a folder".
+constexpr uLong kDosFolderAttribute = 0x10;
+
 // A version record holds a decimal number and a newline; anything longer is not one.
 constexpr uint64_t kMaxVersionRecord = 32;
 
@@ -122,6 +125,19 @@ std::optional<std::string> find_unsupported_layout(const std::filesystem::path& 
       unzGetCurrentFileInfo64(zip.get(), nullptr, first, sizeof first - 1, nullptr, 0, nullptr,
                               0) != UNZ_OK)
     return std::string("no records");
+  // miniz (libtorch's zip reader) "extracts" a record marked as a folder as nothing, and libtorch
+  // then hands out its stated size of uninitialised memory as the record's bytes (a fuzzed
+  // version record with external attributes "uilt" read as garbage, and leaked; see above).
+  for (int more = UNZ_OK; more == UNZ_OK; more = unzGoToNextFile(zip.get())) {
+    unz_file_info64 info{};
+    char name[512] = {};
+    if (unzGetCurrentFileInfo64(zip.get(), &info, name, sizeof name - 1, nullptr, 0, nullptr, 0) !=
+        UNZ_OK)
+      return std::string("a zip directory whose records cannot be read");
+    const std::string_view record(name);
+    if ((info.external_fa & kDosFolderAttribute) || (!record.empty() && record.back() == '/'))
+      return "a record '" + std::string(record) + "' marked as a folder";
+  }
   const std::string first_name = first;
   const auto slash = first_name.find('/');
   if (slash == std::string::npos || slash == 0)
