@@ -364,9 +364,12 @@ void MapView::rebuild() {
     property->SetVerticalJustification(justify_v);
     r.AddActor2D(label);
   };
-  for (double lon = std::ceil(lon_lo); lon <= lon_hi; lon += 1.0) {
+  // Whole degrees, counted as integers (clang-analyzer-security.FloatLoopCounter).
+  for (long degree = std::lround(std::ceil(lon_lo)); degree <= std::lround(std::floor(lon_hi));
+       ++degree) {
+    const auto lon = static_cast<double>(degree);
     grid.push_back({{lon, lat_lo}, {lon, lat_hi}});
-    if (std::fmod(std::abs(lon), 2.0) != 0.0) continue;  // labels every 2 degrees
+    if (degree % 2 != 0) continue;  // labels every 2 degrees
     add_label(QString("%1°%2")
                   .arg(std::abs(lon))
                   .arg(lon < 0   ? "W"
@@ -374,7 +377,9 @@ void MapView::rebuild() {
                                  : ""),
               lon, lat_lo - 0.12, VTK_TEXT_CENTERED, VTK_TEXT_TOP);
   }
-  for (double lat = std::ceil(lat_lo); lat <= lat_hi; lat += 1.0) {
+  for (long degree = std::lround(std::ceil(lat_lo)); degree <= std::lround(std::floor(lat_hi));
+       ++degree) {
+    const auto lat = static_cast<double>(degree);
     grid.push_back({{lon_lo, lat}, {lon_hi, lat}});
     add_label(QString("%1°%2").arg(std::abs(lat)).arg(lat < 0 ? "S" : "N"), lon_lo - 0.12, lat,
               VTK_TEXT_RIGHT, VTK_TEXT_CENTERED);
