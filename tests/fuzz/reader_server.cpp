@@ -216,7 +216,7 @@ void ReaderServer::take_coverage() {
   std::memset(m_shared + kCounters, 0, count);
 }
 
-void ReaderServer::ended(bool killed) {
+bool ReaderServer::ended(bool killed) {
   if (killed) ::kill(m_pid, SIGKILL);
   ::close(m_socket);
   int status = 0;
@@ -224,18 +224,15 @@ void ReaderServer::ended(bool killed) {
   }
   m_pid = -1;
   m_socket = -1;
-  if (m_shared[kFlag]) {
-    std::fprintf(stderr,
-                 "fuzz: a sanitizer report or a fault in the project's code in the "
-                 "reader server (above)\n");
-    std::abort();
-  }
+  const bool finding = m_shared[kFlag] != 0;
+  m_shared[kFlag] = 0;
+  return finding;
 }
 
-void ReaderServer::run() {
+bool ReaderServer::serve_once() {
   if (m_pid <= 0) start();
   if (::send(m_socket, &kGo, 1, MSG_NOSIGNAL) != 1) {  // it retired or died since: a new one
-    ended(false);
+    if (ended(false)) return true;
     start();
     if (::send(m_socket, &kGo, 1, MSG_NOSIGNAL) != 1) {
       std::perror("fuzz: reader server: send");
@@ -246,14 +243,31 @@ void ReaderServer::run() {
   int events = 0;
   while ((events = ::poll(&ready, 1, static_cast<int>(m_limit.count()))) < 0 && errno == EINTR) {
   }
-  if (events == 0) {  // a stall, as the program's stall limit would stop it
-    ended(true);
-    return;
-  }
+  if (events == 0) return ended(true);  // a stall, as the program's stall limit would stop it
   char answer = 0;
   const bool answered = read_byte(m_socket, answer);
   take_coverage();
-  if (!answered || answer == kRetiring) ended(false);
+  if (!answered || answer == kRetiring) return ended(false);
+  return false;
+}
+
+void ReaderServer::run() {
+  if (!serve_once()) return;
+  // A finding must be this input's own, as the programs would meet it in a fresh child: the
+  // libraries' state carries over between the inputs one server reads. So the input is read
+  // again in a new server that has read nothing before.
+  std::fprintf(stderr,
+               "fuzz: a finding in the reader server (above); reading the input again "
+               "in a fresh one\n");
+  if (serve_once()) {
+    std::fprintf(stderr,
+                 "fuzz: a sanitizer report or a fault in the project's code in a fresh reader "
+                 "server (above)\n");
+    std::abort();
+  }
+  std::fprintf(stderr,
+               "fuzz: not in a fresh reader server: the finding needed state left by "
+               "earlier inputs, which the programs' child per file never has; not kept\n");
 }
 
 }  // namespace npe::fuzz

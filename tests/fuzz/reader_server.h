@@ -9,7 +9,10 @@
 //   channel and result parsing as in a child;
 // - a signal there (a library crashing on a corrupt file, which the program contains and
 //   reports as "failed on this file") ends it and is not a finding; a stall of `limit` kills it;
-// - a sanitizer report there stops the fuzzer, so that libFuzzer keeps the input as a crash;
+// - a sanitizer report there, a fault in the project's code or another exception than the
+//   loader's error stops the fuzzer, so that libFuzzer keeps the input as a crash, when a fresh
+//   server reading that input alone makes it again: the libraries' state carries over between
+//   the inputs one server reads, never between the programs' children;
 // - its coverage counters are copied back after each input (before it dies, on a signal), so
 //   that libFuzzer sees the branches of the readers it reached.
 // It retires itself after a number of inputs or when it grows large, since the libraries keep
@@ -33,13 +36,17 @@ class ReaderServer {
   ~ReaderServer();
 
   /// Runs `work` once in the server, starting one first when there is none, and takes over the
-  /// coverage it reached. Aborts when the server made a sanitizer report.
+  /// coverage it reached. On a finding, reads the input again in a fresh server, and aborts
+  /// (libFuzzer keeps the input) when that one makes a finding too.
   void run();
 
  private:
   void start();
   [[noreturn]] void serve();
-  void ended(bool killed);
+  /// Runs the input once; true when the server made a finding.
+  bool serve_once();
+  /// Reaps the server (killing it first when `killed`); true when it made a finding.
+  bool ended(bool killed);
   void take_coverage();
 
   std::function<void()> m_work;
