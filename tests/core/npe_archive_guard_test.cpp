@@ -213,7 +213,10 @@ TEST_F(ArchiveGuard, AVersionRecordLibtorchWouldRefuseIsRefusedFirst) {
       {std::string(40, '3'), "not a version number that can be read"},
       {"", "not a version number that can be read"},
   };
-  for (const auto& [text, message] : cases) {
+  for (const auto& version_case : cases) {
+    // Named, not a structured binding: clang 14 (C++17) cannot capture one in a lambda.
+    const std::string& text = version_case.first;
+    const std::string& message = version_case.second;
     copy_archive_editing(path, edited, "/version", [&](std::string& record) { record = text; });
     const auto problem = find_unsupported_layout(edited);
     ASSERT_TRUE(problem.has_value()) << text;
