@@ -291,6 +291,21 @@ TEST_F(Era5Files, AnHdf5BadFreeWhileClosingACorruptFileIsContained) {
   EXPECT_GT(read_gridded_field(netcdf_file()).num_times(), 0);
 }
 
+TEST_F(Era5Files, AGribHeaderNearTheEndOfTheFileIsChecked) {
+  // An 11-byte file, "GRIB" and a GRIB 1 header claiming a 1-byte message: ecCodes allocated
+  // that 1 byte and copied the header into it (found by fuzz_gridded_field in CI's minute).
+  const fs::path cut_short = NPE_FUZZ_REGRESSIONS_DIR
+      "/gridded_field/"
+      "fuzz_gridded_field-crash-header-cut-short-eccodes-1a7728804be814b568b2fcb709a4566ec5383577";
+  NPE_EXPECT_THROW_WITH(read_gridded_field(cut_short), DataError,
+                        "the message at byte 0 claims 1 bytes, less than a GRIB header");
+  // Cut before its length field, a header is refused as such.
+  const auto path = scratch("cut.grib");
+  std::ofstream(path, std::ios::binary) << std::string("GRIB\0\0", 6);
+  NPE_EXPECT_THROW_WITH(read_gridded_field(path), DataError,
+                        "the message at byte 0 ends inside its header");
+}
+
 TEST_F(Era5Files, AGridWhoseSizeOverflowsIsRefusedByName) {
   // A corrupt GRIB 2 message with Ni = 4278190320 and Nj = 4294967264: their product overflowed a
   // long in the reader (undefined behaviour that UBSan reported in the child; found by

@@ -127,18 +127,31 @@ void check_message_lengths(const std::filesystem::path& path, FILE* file) {
   const long size = std::ftell(file);
   long offset = 0;
   std::vector<unsigned char> block(1 << 16);
-  while (offset + 16 <= size) {
+  while (offset + 4 <= size) {
     std::fseek(file, offset, SEEK_SET);
     const size_t got = std::fread(block.data(), 1, block.size(), file);
-    if (got < 16) break;
+    if (got < 4) break;
+    const bool reaches_end = offset + static_cast<long>(got) >= size;
     size_t start = 0;
     while (start + 4 <= got && std::memcmp(block.data() + start, "GRIB", 4) != 0) ++start;
-    if (start + 16 > got) {
-      offset += static_cast<long>(got > 16 ? got - 15 : got);  // "GRIB" may straddle blocks
+    if (start + 16 > got && !reaches_end) {
+      // A header may straddle blocks: read on from it, or from where "GRIB" could begin.
+      offset += static_cast<long>(start + 4 <= got ? start : got - 3);
       continue;
     }
+    if (start + 4 > got) break;  // no header before the end of the file
     const unsigned char* header = block.data() + start;
     const long message = offset + static_cast<long>(start);
+    // ecCodes reads a message's length from bytes 4-6 (GRIB 1) or 8-15 (GRIB 2) of its header.
+    // Headers near the end of the file are checked too, and one cut short before its length is
+    // refused: this loop used to stop 16 bytes before the end, and ecCodes allocated the 1 byte
+    // that an 11-byte file's GRIB 1 header claimed and copied the header into it (a heap overflow
+    // inside libeccodes, found by fuzz_gridded_field in session 19).
+    const size_t available = got - start;
+    if (available < 8 || (header[7] == 2 && available < 16)) {
+      fail(path, "the message at byte " + std::to_string(message) +
+                     " ends inside its header (truncated or corrupt)");
+    }
     uint64_t length = 0;
     if (header[7] == 2) {
       for (int i = 8; i < 16; ++i) length = (length << 8) | header[i];
