@@ -35,6 +35,11 @@ fs::path grib_file() {
   GTEST_SKIP() << "ERA5 data not found at " << netcdf_file().parent_path() \
                << " (the shared data folder ../shared/data/era5, or set $NPE_ERA5_DATA)"
 
+// An input fuzz_gridded_field found, kept in tests/fuzz/regressions/gridded_field.
+fs::path gridded_regression(const std::string& name) {
+  return fs::path(NPE_FUZZ_REGRESSIONS_DIR) / "gridded_field" / name;
+}
+
 class Era5Files : public testing::SeededTest {
  protected:
   fs::path scratch(const std::string& name) {
@@ -257,8 +262,8 @@ TEST_F(Era5Files, AReadThatHangsInHdf5IsStoppedAndReported) {
   // A corrupt NetCDF-4 file found by fuzz_gridded_field on which HDF5 never returns (reading the
   // variable's dimension scales); NetCDF-4 files are read in a child process that is stopped
   // when it makes no progress.
-  const fs::path hangs = NPE_FUZZ_REGRESSIONS_DIR
-      "/gridded_field/fuzz_gridded_field-timeout-9463371baf3e9c5677aaebd4f46d46d52fee24b8";
+  const fs::path hangs =
+      gridded_regression("fuzz_gridded_field-timeout-9463371baf3e9c5677aaebd4f46d46d52fee24b8");
   GriddedReadOptions options;
   options.stall_limit = std::chrono::milliseconds(1500);
   NPE_EXPECT_THROW_WITH(read_gridded_field(hangs, options), DataError, "no progress for 1.5 s");
@@ -270,8 +275,8 @@ TEST_F(Era5Files, AReadThatHangsInHdf5IsStoppedAndReported) {
 TEST_F(Era5Files, ACrashInEcCodesIsReportedAndTheProgramGoesOn) {
   // A corrupt GRIB 1 message on which ecCodes divides by zero (SIGFPE) converting step units;
   // found by fuzz_gridded_field. GRIB files are read in a child process.
-  const fs::path crashes = NPE_FUZZ_REGRESSIONS_DIR
-      "/gridded_field/fuzz_gridded_field-crash-7b08bd8080de0aec555a9fa6e62bb5a7b456c32b";
+  const fs::path crashes =
+      gridded_regression("fuzz_gridded_field-crash-7b08bd8080de0aec555a9fa6e62bb5a7b456c32b");
   NPE_EXPECT_THROW_WITH(read_gridded_field(crashes), DataError, "ecCodes failed on this file");
   SKIP_WITHOUT_ERA5();
   EXPECT_GT(read_gridded_field(grib_file()).num_times(), 0);
@@ -281,9 +286,8 @@ TEST_F(Era5Files, AnHdf5BadFreeWhileClosingACorruptFileIsContained) {
   // A corrupt NetCDF-4 file on which HDF5 1.10, closing it after a failed read
   // (H5C__flush_single_entry), frees a pointer it never allocated; found by fuzz_gridded_field.
   // NetCDF-4 files are read in a child process: the program reports the file and goes on.
-  const fs::path bad_free = NPE_FUZZ_REGRESSIONS_DIR
-      "/gridded_field/"
-      "fuzz_gridded_field-bad-free-on-close-hdf5-3a7be7d5c0e69e8741dc9dc88e1b1b97844fca08";
+  const fs::path bad_free = gridded_regression(
+      "fuzz_gridded_field-bad-free-on-close-hdf5-3a7be7d5c0e69e8741dc9dc88e1b1b97844fca08");
   // A signal in a plain build (SIGSEGV seen), AddressSanitizer's report under the sanitize preset.
   NPE_EXPECT_THROW_WITH(read_gridded_field(bad_free), DataError,
                         "libnetcdf/HDF5 failed on this file");
@@ -294,9 +298,8 @@ TEST_F(Era5Files, AnHdf5BadFreeWhileClosingACorruptFileIsContained) {
 TEST_F(Era5Files, AGribHeaderNearTheEndOfTheFileIsChecked) {
   // An 11-byte file, "GRIB" and a GRIB 1 header claiming a 1-byte message: ecCodes allocated
   // that 1 byte and copied the header into it (found by fuzz_gridded_field in CI's minute).
-  const fs::path cut_short = NPE_FUZZ_REGRESSIONS_DIR
-      "/gridded_field/"
-      "fuzz_gridded_field-crash-header-cut-short-eccodes-1a7728804be814b568b2fcb709a4566ec5383577";
+  const fs::path cut_short = gridded_regression(
+      "fuzz_gridded_field-crash-header-cut-short-eccodes-1a7728804be814b568b2fcb709a4566ec5383577");
   NPE_EXPECT_THROW_WITH(read_gridded_field(cut_short), DataError,
                         "the message at byte 0 claims 1 bytes, less than a GRIB header");
   // Cut before its length field, a header is refused as such.
@@ -310,9 +313,8 @@ TEST_F(Era5Files, AGridWhoseSizeOverflowsIsRefusedByName) {
   // A corrupt GRIB 2 message with Ni = 4278190320 and Nj = 4294967264: their product overflowed a
   // long in the reader (undefined behaviour that UBSan reported in the child; found by
   // fuzz_gridded_field). The sides are now bounded before they are multiplied.
-  const fs::path overflows = NPE_FUZZ_REGRESSIONS_DIR
-      "/gridded_field/"
-      "fuzz_gridded_field-crash-grid-size-overflow-523b575ef0189ba9dcace344a8eb79511f965c32";
+  const fs::path overflows = gridded_regression(
+      "fuzz_gridded_field-crash-grid-size-overflow-523b575ef0189ba9dcace344a8eb79511f965c32");
   NPE_EXPECT_THROW_WITH(read_gridded_field(overflows), DataError,
                         "implausible grid size (4278190320 x 4294967264 points)");
 }
