@@ -3,19 +3,26 @@
 // a 120 KB checkpoint that made it allocate 3.8 GB), and a code record that is more than plain
 // declarations is refused before libtorch compiles it (a one-bit change crashed libtorch).
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
+#include <caffe2/serialize/inline_container.h>
 #include <unzip.h>
 #include <zip.h>
 
 #include "models/archive_code.h"
+#include "models/archive_debug_records.h"
 #include "models/archive_guard.h"
+#include "models/pickle_guard.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
@@ -200,6 +207,56 @@ TEST_F(ArchiveGuard, ARecordMarkedAsAFolderIsRefused) {
       "seed-cnp.pt/version' marked as a folder");
 }
 
+TEST_F(ArchiveGuard, TwoRecordsWhoseNamesAreEqualIgnoringCaseAreRefused) {
+  // miniz finds records by name ignoring case, so which of the two libtorch read was up to its
+  // search (fuzz_checkpoint_archive's input below had two code records of one name).
+  const auto edited = dir / "edited.pt";
+  for (const std::string duplicate : {"data/0", "DATA/0"}) {
+    copy_archive_editing(
+        path, edited, "", [](std::string&) {},
+        [&](std::string& name) {
+          if (name.size() >= 7 && name.compare(name.size() - 7, 7, "/data/1") == 0)
+            name = name.substr(0, name.size() - 6) + duplicate;
+        });
+    const auto problem = find_unsupported_layout(edited);
+    ASSERT_TRUE(problem.has_value()) << duplicate;
+    EXPECT_NE(problem->find("two records named 'cnp.pt/"), std::string::npos) << *problem;
+    NPE_EXPECT_THROW_WITH(load_checkpoint(edited), CheckpointError, "two records named");
+  }
+  expect_refused_regression(
+      "fuzz_checkpoint_archive-crash-debug-record-text-index-"
+      "0cb61e491fb02b0fae6f3555924ddfaab9cd2175",
+      "two records named 'seed-cnp.pt/code/__torch__/___torch_mangle_19.py'");
+}
+
+TEST_F(ArchiveGuard, LibtorchIsGivenEveryRecordButTheDebugRecords) {
+  // libtorch 1.13 reads a debug record only to format an error, and trusts the indices in it:
+  // fuzz_checkpoint_archive's input above crashed it that way (SEGV while formatting the error),
+  // and with the duplicate-name check disabled, loading from this copy instead made it a clean
+  // refusal. The copy must otherwise be the archive itself.
+  const std::string copy = archive_without_debug_records(path);
+  const auto copied = dir / "copy.pt";
+  std::ofstream(copied, std::ios::binary) << copy;
+  caffe2::serialize::PyTorchStreamReader original(path.string()), without(copied.string());
+  EXPECT_EQ(without.version(), original.version());
+  size_t debug_records = 0;
+  for (const auto& name : original.getAllRecords()) {
+    if (name.size() > 10 && name.compare(name.size() - 10, 10, ".debug_pkl") == 0) {
+      ++debug_records;
+      EXPECT_FALSE(without.hasRecord(name)) << name;
+      continue;
+    }
+    ASSERT_TRUE(without.hasRecord(name)) << name;
+    const auto [data, size] = original.getRecord(name);
+    const auto [copied_data, copied_size] = without.getRecord(name);
+    EXPECT_EQ(std::string(static_cast<const char*>(data.get()), size),
+              std::string(static_cast<const char*>(copied_data.get()), copied_size))
+        << name;
+  }
+  EXPECT_GT(debug_records, 0u) << "a checkpoint as saved has debug records to leave out";
+  EXPECT_EQ(without.getAllRecords().size() + debug_records, original.getAllRecords().size());
+}
+
 // libtorch's reader refuses these in its constructor, leaking miniz's state each time (~1.7 KB;
 // a long fuzz run grew by 177 MB over 197 k inputs): the guard refuses them first.
 TEST_F(ArchiveGuard, AVersionRecordLibtorchWouldRefuseIsRefusedFirst) {
@@ -301,18 +358,51 @@ TEST(ArchiveCode, OnlyTheConvertersForwardIsAllowedInAReferenceArchive) {
       find_disallowed_code(other_body, ArchiveCode::DeclarationsAndTensorsForward).has_value());
 }
 
+// Each pickle record (*.pkl) of a checkpoint_archive regression input, by the order of its zip
+// directory, as the pickle guard judges it: the first problem found, or nothing.
+std::optional<std::string> first_malformed_pickle(const std::string& input_name) {
+  const fs::path input = fs::path(NPE_FUZZ_REGRESSIONS_DIR) / "checkpoint_archive" / input_name;
+  std::unique_ptr<void, int (*)(unzFile)> zip(unzOpen64(input.c_str()), unzClose);
+  if (!zip) return std::nullopt;
+  for (int more = unzGoToFirstFile(zip.get()); more == UNZ_OK; more = unzGoToNextFile(zip.get())) {
+    char name[512] = {};
+    unz_file_info64 info{};
+    if (unzGetCurrentFileInfo64(zip.get(), &info, name, sizeof name - 1, nullptr, 0, nullptr, 0) !=
+            UNZ_OK ||
+        std::string_view(name).substr(std::max<size_t>(std::strlen(name), 3) - 3) != "pkl" ||
+        unzOpenCurrentFile(zip.get()) != UNZ_OK)
+      continue;
+    std::string data(info.uncompressed_size, '\0');
+    const int got = unzReadCurrentFile(zip.get(), data.data(), static_cast<unsigned>(data.size()));
+    unzCloseCurrentFile(zip.get());
+    if (got != static_cast<int>(data.size())) continue;
+    if (auto problem =
+            find_malformed_pickle(reinterpret_cast<const uint8_t*>(data.data()), data.size()))
+      return problem;
+  }
+  return std::nullopt;
+}
+
+// These two inputs also have two records of one name (the fuzzer copies records by name), which
+// the layout check now refuses first; their pickles still show what the pickle guard is for.
 TEST(ArchiveCode, TheFuzzersMemoAfterAListIsRefused) {
   // fuzz_checkpoint_archive: a LONG_BINPUT of 2,306,081,099 after a LIST opcode, which the
   // pickle walk used to stop at; libtorch then asked for 36.9 GB.
-  expect_refused_regression(
-      "fuzz_checkpoint_archive-oom-memo-after-list-07eb2cb48f64b8cb862ea49dfe33ff021a79ca4c",
-      "memo index of 2306081099");
+  const std::string input =
+      "fuzz_checkpoint_archive-oom-memo-after-list-07eb2cb48f64b8cb862ea49dfe33ff021a79ca4c";
+  expect_refused_regression(input, "two records named");
+  const auto problem = first_malformed_pickle(input);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("memo index of 2306081099"), std::string::npos) << *problem;
 }
 
 TEST(ArchiveCode, TheFuzzersBuildOnAnEmptyStackIsRefused) {
-  expect_refused_regression(
-      "fuzz_checkpoint_archive-crash-build-on-empty-stack-3adec577f8f2d76de2106a94b29e1a44577e9c30",
-      "takes more items than the stack holds");
+  const std::string input =
+      "fuzz_checkpoint_archive-crash-build-on-empty-stack-3adec577f8f2d76de2106a94b29e1a44577e9c30";
+  expect_refused_regression(input, "two records named");
+  const auto problem = first_malformed_pickle(input);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("takes more items than the stack holds"), std::string::npos) << *problem;
 }
 
 TEST(ArchiveGuardTensors, AViewReachingPastItsStorageIsNamed) {

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <system_error>
 
@@ -34,6 +35,12 @@ bool ends_with(const std::string& text, std::string_view suffix) {
 
 std::string record_label(const char* name) {
   return "record '" + std::string(name) + "'";
+}
+
+std::string lower_case(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
 }
 
 // The MS-DOS folder bit of a zip record's external attributes, which miniz reads as "a folder".
@@ -128,6 +135,9 @@ std::optional<std::string> find_unsupported_layout(const std::filesystem::path& 
   // miniz (libtorch's zip reader) "extracts" a record marked as a folder as nothing, and libtorch
   // then hands out its stated size of uninitialised memory as the record's bytes (a fuzzed
   // version record with external attributes "uilt" read as garbage, and leaked; see above).
+  // miniz finds a record by name ignoring case, so two names that differ only in case (or not at
+  // all) leave which record libtorch reads to the order of its search.
+  std::set<std::string> folded_names;
   for (int more = UNZ_OK; more == UNZ_OK; more = unzGoToNextFile(zip.get())) {
     unz_file_info64 info{};
     char name[512] = {};
@@ -137,6 +147,8 @@ std::optional<std::string> find_unsupported_layout(const std::filesystem::path& 
     const std::string_view record(name);
     if ((info.external_fa & kDosFolderAttribute) || (!record.empty() && record.back() == '/'))
       return "a record '" + std::string(record) + "' marked as a folder";
+    if (!folded_names.insert(lower_case(record)).second)
+      return "two records named '" + std::string(record) + "'";
   }
   const std::string first_name = first;
   const auto slash = first_name.find('/');

@@ -28,8 +28,10 @@ std::optional<std::string> find_implausible_record_size(const std::filesystem::p
 /// the records lie in one folder, named by the first record, and that its version record holds a
 /// format version this libtorch reads. libtorch throws from that constructor without releasing
 /// miniz's reader state, ~1.7 KB per refused file: a user opening bad files leaks it, and a long
-/// fuzz run grew by 177 MB over 197 k inputs, on course for the fuzzer's memory limit. Returns
-/// the problem, phrased to follow "it has", or nothing.
+/// fuzz run grew by 177 MB over 197 k inputs, on course for the fuzzer's memory limit. Also
+/// refuses what libtorch would read without complaint but ambiguously: records marked as
+/// folders, and two records whose names are equal ignoring case (miniz's lookup ignores case).
+/// Returns the problem, phrased to follow "it has", or nothing.
 std::optional<std::string> find_unsupported_layout(const std::filesystem::path& archive);
 
 /// Every check above, then the lengths in each pickle record (data.pkl, constants.pkl and the

@@ -13,7 +13,9 @@
 
 #include <torch/torch.h>
 
+#include "models/archive_debug_records.h"
 #include "models/archive_guard.h"
+#include "models/first_line.h"
 #include "npe/errors.h"
 #include "npe/json_numbers.h"
 #include "npe/models/model_registry.h"
@@ -49,11 +51,6 @@ std::vector<std::pair<std::string, torch::Tensor>> named_state(torch::nn::Module
     state.emplace_back(item.key(), item.value());
   for (const auto& item : model.named_buffers(true)) state.emplace_back(item.key(), item.value());
   return state;
-}
-
-std::string first_line(const std::string& text) {
-  auto end = text.find('\n');
-  return end == std::string::npos ? text : text.substr(0, end);
 }
 
 constexpr const char* kTemporaryMarker = ".tmp-";
@@ -106,8 +103,10 @@ torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::pa
       throw CheckpointError("checkpoint '" + path.string() + "' is corrupt or truncated (it has " +
                             *problem + ")");
     }
+    const std::string bytes = archive_without_debug_records(path);
     // libtorch 1.13 takes c10::optional, 2.x std::optional: build it from the value.
-    archive.load_from(path.string(), map_to ? c10::optional<torch::Device>(*map_to) : c10::nullopt);
+    archive.load_from(bytes.data(), bytes.size(),
+                      map_to ? c10::optional<torch::Device>(*map_to) : c10::nullopt);
   } catch (const CheckpointError&) {
     throw;
   } catch (const c10::Error& e) {

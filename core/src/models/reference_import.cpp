@@ -7,7 +7,9 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "models/archive_debug_records.h"
 #include "models/archive_guard.h"
+#include "models/first_line.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/model_registry.h"
@@ -21,11 +23,6 @@ constexpr int64_t kFormatVersion = 1;
 constexpr const char* kConvertHint =
     "convert it first with 'npe-convert-reference CHECKPOINT OUTPUT' (needs Debian's "
     "python3-torch), then import OUTPUT";
-
-std::string first_line(const std::string& text) {
-  auto end = text.find('\n');
-  return end == std::string::npos ? text : text.substr(0, end);
-}
 
 /// A zip archive from torch.save holds data.pkl but no TorchScript code.
 bool looks_like_torch_save_pickle(const std::filesystem::path& path) {
@@ -332,7 +329,8 @@ ReferenceStateDict read_reference_state_dict(const std::filesystem::path& path) 
       throw CheckpointError("cannot read reference checkpoint " + where +
                             ": it is corrupt or truncated (it has " + *problem + ")");
     }
-    archive = torch::jit::load(path.string(), torch::kCPU);
+    std::istringstream bytes(archive_without_debug_records(path));
+    archive = torch::jit::load(bytes, torch::kCPU);
   } catch (const CheckpointError&) {
     throw;
   } catch (const c10::Error& e) {
