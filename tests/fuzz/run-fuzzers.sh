@@ -71,7 +71,13 @@ fuzz_one() {  # target -> 0 when it ran clean
       # A long run's resident size grows by ~0.6 KB an execution with no leak reported (memory
       # still reachable, in libtorch or the fuzzer; session 19), ~7 GB over 10 M. Resident
       # memory may reach 12 GiB; one allocation is still capped at 3 GiB.
-      limits=(-rss_limit_mb=12288 -malloc_limit_mb=3072) ;;
+      limits=(-rss_limit_mb=12288 -malloc_limit_mb=3072)
+      # ASan records each allocation's stack; unwound through libtorch (no frame pointers) they
+      # all look new, and its stack depot grew until it took 43 % of the time (~400 against ~820
+      # executions a second by 2 M; sessions 19 and 20). Two frames keep it small. A report
+      # then shows two frames of where memory was allocated or freed: replay the reproducer
+      # with ASAN_OPTIONS=malloc_context_size=30 for the whole stack.
+      export ASAN_OPTIONS="malloc_context_size=2${ASAN_OPTIONS:+:$ASAN_OPTIONS}" ;;
     gridded_field)
       limits+=(-malloc_limit_mb=1048576)
       # A 32 MB quarantine (default 256) keeps the parent small, and fork() cheaper: 155 against
