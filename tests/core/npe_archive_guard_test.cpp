@@ -385,24 +385,26 @@ std::optional<std::string> first_malformed_pickle(const std::string& input_name)
 
 // These two inputs also have two records of one name (the fuzzer copies records by name), which
 // the layout check now refuses first; their pickles still show what the pickle guard is for.
+void expect_duplicate_names_and_a_malformed_pickle(const std::string& input_name,
+                                                   const std::string& pickle_problem) {
+  expect_refused_regression(input_name, "two records named");
+  const auto problem = first_malformed_pickle(input_name);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find(pickle_problem), std::string::npos) << *problem;
+}
+
 TEST(ArchiveCode, TheFuzzersMemoAfterAListIsRefused) {
   // fuzz_checkpoint_archive: a LONG_BINPUT of 2,306,081,099 after a LIST opcode, which the
   // pickle walk used to stop at; libtorch then asked for 36.9 GB.
-  const std::string input =
-      "fuzz_checkpoint_archive-oom-memo-after-list-07eb2cb48f64b8cb862ea49dfe33ff021a79ca4c";
-  expect_refused_regression(input, "two records named");
-  const auto problem = first_malformed_pickle(input);
-  ASSERT_TRUE(problem.has_value());
-  EXPECT_NE(problem->find("memo index of 2306081099"), std::string::npos) << *problem;
+  expect_duplicate_names_and_a_malformed_pickle(
+      "fuzz_checkpoint_archive-oom-memo-after-list-07eb2cb48f64b8cb862ea49dfe33ff021a79ca4c",
+      "memo index of 2306081099");
 }
 
 TEST(ArchiveCode, TheFuzzersBuildOnAnEmptyStackIsRefused) {
-  const std::string input =
-      "fuzz_checkpoint_archive-crash-build-on-empty-stack-3adec577f8f2d76de2106a94b29e1a44577e9c30";
-  expect_refused_regression(input, "two records named");
-  const auto problem = first_malformed_pickle(input);
-  ASSERT_TRUE(problem.has_value());
-  EXPECT_NE(problem->find("takes more items than the stack holds"), std::string::npos) << *problem;
+  expect_duplicate_names_and_a_malformed_pickle(
+      "fuzz_checkpoint_archive-crash-build-on-empty-stack-3adec577f8f2d76de2106a94b29e1a44577e9c30",
+      "takes more items than the stack holds");
 }
 
 TEST(ArchiveGuardTensors, AViewReachingPastItsStorageIsNamed) {
