@@ -257,6 +257,21 @@ TEST_F(ArchiveGuard, LibtorchIsGivenEveryRecordButTheDebugRecords) {
   EXPECT_EQ(without.getAllRecords().size() + debug_records, original.getAllRecords().size());
 }
 
+TEST_F(ArchiveGuard, ATorchScriptErrorIsQuotedByItsFirstLineWithText) {
+  // libtorch's TorchScript errors start with a blank line; the message quoted only that, and
+  // read "(cannot be read as a checkpoint archive: )". A declaration naming a class the archive
+  // does not have passes the grammar and makes libtorch report one.
+  const auto edited = dir / "edited.pt";
+  copy_archive_editing(path, edited, "code/__torch__.py", [](std::string& source) {
+    const auto at = source.find("= Tensor\n");
+    ASSERT_NE(at, std::string::npos);
+    source.replace(at, 8, "= __torch__.___torch_mangle_99.Module");
+  });
+  NPE_EXPECT_THROW_WITH(load_checkpoint(edited), CheckpointError,
+                        "(cannot be read as a checkpoint archive: Unknown type name "
+                        "'__torch__.___torch_mangle_99.Module':)");
+}
+
 // libtorch's reader refuses these in its constructor, leaking miniz's state each time (~1.7 KB;
 // a long fuzz run grew by 177 MB over 197 k inputs): the guard refuses them first.
 TEST_F(ArchiveGuard, AVersionRecordLibtorchWouldRefuseIsRefusedFirst) {
