@@ -5,10 +5,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <fstream>
 #include <memory>
 #include <mutex>
 
+#include "data/grib_message_walk.h"
 #include "data/readers/raw_field.h"
 #include "data/readers/readers.h"
 
@@ -118,62 +119,13 @@ Grid grid_of(const Message& m) {
   return g;
 }
 
-/// ecCodes allocates a message's declared length before reading it, so a corrupt GRIB 2 header
-/// claiming 2^48 bytes aborts under a sanitizer or exhausts memory (found by fuzz_gridded_field).
-/// Every message's length is checked against the bytes left in the file first, walking the file
-/// as ecCodes does (messages start at "GRIB"; bytes between messages are skipped).
-void check_message_lengths(const std::filesystem::path& path, FILE* file) {
-  std::fseek(file, 0, SEEK_END);
-  const long size = std::ftell(file);
-  long offset = 0;
-  std::vector<unsigned char> block(1 << 16);
-  while (offset + 4 <= size) {
-    std::fseek(file, offset, SEEK_SET);
-    const size_t got = std::fread(block.data(), 1, block.size(), file);
-    if (got < 4) break;
-    const bool reaches_end = offset + static_cast<long>(got) >= size;
-    size_t start = 0;
-    while (start + 4 <= got && std::memcmp(block.data() + start, "GRIB", 4) != 0) ++start;
-    if (start + 16 > got && !reaches_end) {
-      // A header may straddle blocks: read on from it, or from where "GRIB" could begin.
-      offset += static_cast<long>(start + 4 <= got ? start : got - 3);
-      continue;
-    }
-    if (start + 4 > got) break;  // no header before the end of the file
-    const unsigned char* header = block.data() + start;
-    const long message = offset + static_cast<long>(start);
-    // ecCodes reads a message's length from bytes 4-6 (GRIB 1) or 8-15 (GRIB 2) of its header.
-    // Headers near the end of the file are checked too, and one cut short before its length is
-    // refused: this loop used to stop 16 bytes before the end, and ecCodes allocated the 1 byte
-    // that an 11-byte file's GRIB 1 header claimed and copied the header into it (a heap overflow
-    // inside libeccodes, found by fuzz_gridded_field in session 19).
-    const size_t available = got - start;
-    if (available < 8 || (header[7] == 2 && available < 16)) {
-      fail(path, "the message at byte " + std::to_string(message) +
-                     " ends inside its header (truncated or corrupt)");
-    }
-    uint64_t length = 0;
-    if (header[7] == 2) {
-      for (int i = 8; i < 16; ++i) length = (length << 8) | header[i];
-    } else {
-      length = (uint64_t(header[4]) << 16) | (uint64_t(header[5]) << 8) | header[6];
-    }
-    // A GRIB 1 or 2 header that claims fewer bytes than its own header and end section: ecCodes
-    // allocates that much and copies the 16-byte header into it (a heap overflow inside
-    // libeccodes, found by fuzz_gridded_field). Anything else is not a header: search on.
-    if ((header[7] == 1 || header[7] == 2) && length < 20) {
-      fail(path, "the message at byte " + std::to_string(message) + " claims " +
-                     std::to_string(length) + " bytes, less than a GRIB header (corrupt)");
-    }
-    if (length < 16) length = 4;
-    if (length > static_cast<uint64_t>(size - message)) {
-      fail(path, "the message at byte " + std::to_string(message) + " claims " +
-                     std::to_string(length) + " bytes but the file has " +
-                     std::to_string(size - message) + " left (truncated or corrupt)");
-    }
-    offset = message + static_cast<long>(length);
-  }
-  std::rewind(file);
+/// ecCodes trusts the lengths in a message's header (grib_message_walk.h): the file is walked
+/// first, and a message it could not read safely refuses the whole file.
+void check_messages(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open the file");
+  if (const auto problem = grib_message_problem(in, std::filesystem::file_size(path)))
+    fail(path, *problem);
 }
 
 // ecCodes parses its definition files (hundreds of small text files: templates, and the
@@ -222,9 +174,9 @@ class GribReader final : public GriddedReader {
  private:
   static RawField read_raw(const std::filesystem::path& path, const GriddedReadOptions& options,
                            ChildChannel& channel) {
+    check_messages(path);
     std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
     if (!file) fail(path, "cannot open the file");
-    check_message_lengths(path, file.get());
     RawField field;
     Grid grid;
     int64_t messages = 0;
