@@ -135,6 +135,13 @@ TEST_F(GribMessageWalk, LargeGrib1MessagesAreMeasuredAsEcCodesMeasuresThem) {
   ASSERT_EQ(large.size(), 112u);
   EXPECT_FALSE(walk(large).has_value());
   expect_refused(large.substr(0, 111), "claims 112 bytes but the file has 111 left");
+  // ecCodes' own reader measures them so too: it finds two such messages with bytes between
+  // them, each ending in "7777" where that length puts the end.
+  const std::string two = large + "xx" + large;
+  EXPECT_FALSE(walk(two).has_value());
+  int count = 0;
+  EXPECT_EQ(codes_count_in_filename(nullptr, scratch("large.grib", two).c_str(), &count), 0);
+  EXPECT_EQ(count, 2);
   // No units at all: ecCodes' unsigned arithmetic would wrap below the bytes it has read.
   std::string no_units = large;
   no_units.replace(4, 3, big_endian(0x800000, 3));
