@@ -282,15 +282,21 @@ TEST_F(Era5Files, ACrashInEcCodesIsReportedAndTheProgramGoesOn) {
   EXPECT_GT(read_gridded_field(grib_file()).num_times(), 0);
 }
 
-TEST_F(Era5Files, AnHdf5BadFreeWhileClosingACorruptFileIsContained) {
-  // A corrupt NetCDF-4 file on which HDF5 1.10, closing it after a failed read
-  // (H5C__flush_single_entry), frees a pointer it never allocated; found by fuzz_gridded_field.
-  // NetCDF-4 files are read in a child process: the program reports the file and goes on.
-  const fs::path bad_free = gridded_regression(
-      "fuzz_gridded_field-bad-free-on-close-hdf5-3a7be7d5c0e69e8741dc9dc88e1b1b97844fca08");
-  // A signal in a plain build (SIGSEGV seen), AddressSanitizer's report under the sanitize preset.
-  NPE_EXPECT_THROW_WITH(read_gridded_field(bad_free), DataError,
-                        "libnetcdf/HDF5 failed on this file");
+TEST_F(Era5Files, Hdf5FaultsOnCorruptFilesAreContained) {
+  // Corrupt NetCDF-4 files on which HDF5 1.10 faults, found by fuzz_gridded_field: closing one
+  // after a failed read (H5C__flush_single_entry), it frees a pointer it never allocated;
+  // reading another's dimension scales (H5HG_read under H5DSget_num_scales), it copies a global
+  // heap object of length -1. NetCDF-4 files are read in a child process: the program reports
+  // the file and goes on.
+  for (const char* name :
+       {"fuzz_gridded_field-bad-free-on-close-hdf5-3a7be7d5c0e69e8741dc9dc88e1b1b97844fca08",
+        "fuzz_gridded_field-negative-size-memcpy-hdf5-9ad96e0afeb5f89396034557b8317a84dc001fb1"}) {
+    SCOPED_TRACE(name);
+    // A signal in a plain build (SIGSEGV seen), AddressSanitizer's report under the sanitize
+    // preset.
+    NPE_EXPECT_THROW_WITH(read_gridded_field(gridded_regression(name)), DataError,
+                          "libnetcdf/HDF5 failed on this file");
+  }
   SKIP_WITHOUT_ERA5();
   EXPECT_GT(read_gridded_field(netcdf_file()).num_times(), 0);
 }
