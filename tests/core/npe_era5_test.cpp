@@ -224,6 +224,55 @@ TEST_F(Era5Files, CorruptTruncatedAndUnsupportedFilesGiveClearErrors) {
   expect_data_error(nc, "");
 }
 
+// A classic NetCDF file of 2 x 2 cells at the given times, in the given time units.
+void write_times_file(const fs::path& path, const std::string& units,
+                      const std::vector<double>& times) {
+  int id = 0, dims[3], time_var, lat_var, lon_var, var;
+  check(nc_create(path.c_str(), NC_CLOBBER, &id));
+  check(nc_def_dim(id, "time", times.size(), &dims[0]));
+  check(nc_def_dim(id, "latitude", 2, &dims[1]));
+  check(nc_def_dim(id, "longitude", 2, &dims[2]));
+  check(nc_def_var(id, "time", NC_DOUBLE, 1, &dims[0], &time_var));
+  check(nc_def_var(id, "latitude", NC_DOUBLE, 1, &dims[1], &lat_var));
+  check(nc_def_var(id, "longitude", NC_DOUBLE, 1, &dims[2], &lon_var));
+  check(nc_def_var(id, "t2m", NC_FLOAT, 3, dims, &var));
+  check(nc_put_att_text(id, time_var, "units", units.size(), units.c_str()));
+  check(nc_enddef(id));
+  const double lats[2] = {51.0, 50.0}, lons[2] = {0.0, 1.0};
+  const std::vector<float> values(times.size() * 4, 280.0f);
+  check(nc_put_var_double(id, time_var, times.data()));
+  check(nc_put_var_double(id, lat_var, lats));
+  check(nc_put_var_double(id, lon_var, lons));
+  check(nc_put_var_float(id, var, values.data()));
+  check(nc_close(id));
+}
+
+TEST_F(Era5Files, TimesOutsideAnyCalendarAreRefusedNotOverflowed) {
+  // fuzz_gridded_field: a time value whose seconds from the reference date do not fit in 64
+  // bits; adding it to the reference was a signed overflow (UBSan, netcdf_reader.cpp).
+  expect_data_error(
+      gridded_regression(
+          "fuzz_gridded_field-crash-time-overflow-netcdf-b16c2b90d840fbc73390e24a6ab42b8d89dbcff6"),
+      "a time value lies more than 100000 years from the reference date");
+  const auto path = scratch("times.nc");
+  write_times_file(path, "hours since 1900-01-01", {0.0, 1e300});
+  expect_data_error(path, "a time value lies more than 100000 years from the reference date");
+  write_times_file(path, "days since 1900-01-01", {0.0, -36525000.5});
+  expect_data_error(path, "a time value lies more than 100000 years from the reference date");
+  // The reference date's parts are bounded too: its seconds become an int.
+  for (const char* units : {"seconds since 1900-01-01 00:00:1e300", "days since 200000-01-01",
+                            "days since 1900-01-01 25:00:00", "days since 1900-01-01 00:60:00"}) {
+    SCOPED_TRACE(units);
+    write_times_file(path, units, {0.0, 1.0});
+    expect_data_error(path, "cannot read the reference date");
+  }
+  // Far from 1970 but in range: days since year 1, as some climate datasets count.
+  write_times_file(path, "days since 0001-01-01 00:00:00", {738000.0, 738000.5});
+  const auto field = read_gridded_field(path);
+  EXPECT_EQ(format_utc(field.valid_times[0]), "2021-07-30 00:00 UTC");
+  EXPECT_EQ(format_utc(field.valid_times[1]), "2021-07-30 12:00 UTC");
+}
+
 // Descriptors of this process open on `path`.
 int descriptors_open_on(const fs::path& path) {
   int count = 0;

@@ -146,6 +146,12 @@ Axis axis_of(const NetcdfFile& file, int dim) {
   return Axis::Other;
 }
 
+// Times are int64 seconds from 1970. Bounding the reference year and each value's distance from
+// it keeps their sum far inside that range (a corrupt file's 1e300 hours would overflow it) while
+// allowing any calendar date a dataset means.
+constexpr int kMaxYears = 100'000;  // of the reference from year 0, of a value from the reference
+constexpr double kMaxSecondsFromReference = kMaxYears * 365.2425 * 86'400;
+
 // "hours since 1900-01-01 00:00:00.0" -> seconds per unit and the reference time.
 std::pair<double, int64_t> parse_time_units(const std::string& units,
                                             const std::filesystem::path& path) {
@@ -163,7 +169,9 @@ std::pair<double, int64_t> parse_time_units(const std::string& units,
   double s = 0.0;
   const auto date = units.substr(since + 7);
   const int parsed = std::sscanf(date.c_str(), "%d-%d-%d%*[ T]%d:%d:%lf", &y, &mo, &d, &h, &mi, &s);
-  if (parsed < 3 || mo < 1 || mo > 12 || d < 1 || d > 31) {
+  // The seconds become an int: a value out of its range would be undefined behaviour.
+  if (parsed < 3 || std::abs(y) > kMaxYears || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 ||
+      h > 24 || mi < 0 || mi > 59 || !(s >= 0.0 && s < 61.0)) {
     fail(path, "cannot read the reference date of time units '" + units + "'");
   }
   return {found->second, utc_seconds(y, mo, d, h, mi, static_cast<int>(s))};
@@ -356,7 +364,11 @@ class NetcdfReader final : public GriddedReader {
     std::vector<int64_t> times;
     for (double t : file.read_doubles(var, file.dimension_length(dim))) {
       if (!std::isfinite(t)) fail(path, "a time value is not finite");
-      times.push_back(reference + static_cast<int64_t>(std::llround(t * unit)));
+      const double seconds = t * unit;
+      if (std::abs(seconds) > kMaxSecondsFromReference)
+        fail(path, "a time value lies more than " + std::to_string(kMaxYears) +
+                       " years from the reference date");
+      times.push_back(reference + static_cast<int64_t>(std::llround(seconds)));
     }
     return times;
   }
