@@ -334,12 +334,13 @@ TEST_F(Era5Files, ACrashInEcCodesIsReportedAndTheProgramGoesOn) {
 TEST_F(Era5Files, Hdf5FaultsOnCorruptFilesAreContained) {
   // Corrupt NetCDF-4 files on which HDF5 1.10 faults, found by fuzz_gridded_field: closing one
   // after a failed read (H5C__flush_single_entry), it frees a pointer it never allocated;
-  // reading another's dimension scales (H5HG_read under H5DSget_num_scales), it copies a global
-  // heap object of length -1. NetCDF-4 files are read in a child process: the program reports
-  // the file and goes on.
+  // reading others' dimension scales (H5HG_read under H5DSget_num_scales), it copies a global
+  // heap object of length -1, or of 1.2 TB. NetCDF-4 files are read in a child process: the
+  // program reports the file and goes on.
   for (const char* name :
        {"fuzz_gridded_field-bad-free-on-close-hdf5-3a7be7d5c0e69e8741dc9dc88e1b1b97844fca08",
-        "fuzz_gridded_field-negative-size-memcpy-hdf5-9ad96e0afeb5f89396034557b8317a84dc001fb1"}) {
+        "fuzz_gridded_field-negative-size-memcpy-hdf5-9ad96e0afeb5f89396034557b8317a84dc001fb1",
+        "fuzz_gridded_field-huge-memcpy-hdf5-bb34b3bd8b906a623530a0af1b6a12b77c314f74"}) {
     SCOPED_TRACE(name);
     // A signal in a plain build (SIGSEGV seen), AddressSanitizer's report under the sanitize
     // preset.
