@@ -273,6 +273,36 @@ TEST_F(Era5Files, TimesOutsideAnyCalendarAreRefusedNotOverflowed) {
   EXPECT_EQ(format_utc(field.valid_times[1]), "2021-07-30 12:00 UTC");
 }
 
+// A NetCDF-4 file declaring a t2m field on dimensions of these lengths, with no data written:
+// HDF5 stores none, so the file is a few KB whatever the lengths.
+void write_declared_file(const fs::path& path, size_t times, size_t latitudes, size_t longitudes) {
+  int id = 0, dims[3], vars[3], var;
+  check(nc_create(path.c_str(), NC_CLOBBER | NC_NETCDF4, &id));
+  check(nc_def_dim(id, "time", times, &dims[0]));
+  check(nc_def_dim(id, "latitude", latitudes, &dims[1]));
+  check(nc_def_dim(id, "longitude", longitudes, &dims[2]));
+  const char* names[3] = {"time", "latitude", "longitude"};
+  for (int i = 0; i < 3; ++i) check(nc_def_var(id, names[i], NC_DOUBLE, 1, &dims[i], &vars[i]));
+  check(nc_def_var(id, "t2m", NC_FLOAT, 3, dims, &var));
+  const std::string units = "hours since 1900-01-01";
+  check(nc_put_att_text(id, vars[0], "units", units.size(), units.c_str()));
+  check(nc_close(id));
+  ASSERT_LT(fs::file_size(path), 100'000u);
+}
+
+TEST_F(Era5Files, DeclaredSizesAreCheckedBeforeAnythingIsRead) {
+  const auto path = scratch("declared.nc");
+  // 2^40 x 2^24 values wrapped to 0 in a 64-bit count, which passed the value limit; 2^40 time
+  // values were then read (8 TB).
+  write_declared_file(path, size_t{1} << 40, size_t{1} << 24, 1);
+  expect_data_error(path, "the field holds more than 2^64 values");
+  write_declared_file(path, size_t{1} << 20, size_t{1} << 20, 1);
+  expect_data_error(path, "the field holds 1099511627776 values");
+  // An empty axis makes the count 0 whatever the others' lengths.
+  write_declared_file(path, size_t{1} << 40, 0, 1);
+  expect_data_error(path, "variable 't2m' has an empty dimension 'latitude'");
+}
+
 // Descriptors of this process open on `path`.
 int descriptors_open_on(const fs::path& path) {
   int count = 0;

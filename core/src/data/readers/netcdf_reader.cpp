@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -118,6 +119,19 @@ class NetcdfFile {
   int m_id = -1;
 };
 
+// a * b, or the largest value where that would wrap: a NetCDF-4 file of 8 KB may declare
+// dimensions of 2^40 and 2^24 (HDF5 stores no data for them), whose wrapped product, 0, passed
+// the value limit, after which 2^40 time values were read (fuzz_gridded_field's kind of input).
+uintmax_t saturating_product(uintmax_t a, uintmax_t b) {
+  if (a != 0 && b > std::numeric_limits<uintmax_t>::max() / a)
+    return std::numeric_limits<uintmax_t>::max();
+  return a * b;
+}
+uintmax_t saturating_sum(uintmax_t a, uintmax_t b) {
+  return b > std::numeric_limits<uintmax_t>::max() - a ? std::numeric_limits<uintmax_t>::max()
+                                                       : a + b;
+}
+
 enum class Axis { Time, Latitude, Longitude, Other };
 
 std::string lower(std::string s) {
@@ -219,12 +233,12 @@ class NetcdfReader final : public GriddedReader {
     // Position of each axis among the variable's dimensions; other dimensions must be size 1.
     std::map<Axis, int64_t> position;
     std::vector<size_t> lengths;
-    size_t count = 1;
+    uintmax_t count = 1;
     for (int dim : dims) {
       const auto axis = axis_of(file, dim);
       const auto length = file.dimension_length(dim);
       lengths.push_back(length);
-      count *= length;
+      count = saturating_product(count, length);
       if (axis == Axis::Other) {
         if (length != 1) {
           fail(path, "variable '" + raw.variable + "' has an extra dimension '" +
@@ -233,15 +247,24 @@ class NetcdfReader final : public GriddedReader {
         continue;
       }
       if (position.count(axis)) fail(path, "variable '" + raw.variable + "' repeats an axis");
+      // An empty axis would make the count 0 and let the others' coordinates be of any length.
+      if (length == 0) {
+        fail(path, "variable '" + raw.variable + "' has an empty dimension '" +
+                       file.dimension_name(dim) + "'");
+      }
       position[axis] = static_cast<int64_t>(raw.shape.size());
       raw.shape.push_back(static_cast<int64_t>(length));
     }
     if (position.size() != 3) {
       fail(path, "variable '" + raw.variable + "' is not on (time, latitude, longitude)");
     }
-    if (count > static_cast<size_t>(std::max<int64_t>(options.max_values, 0)))
-      fail(path, "the field holds " + std::to_string(count) + " values, more than " +
+    if (count > static_cast<uintmax_t>(std::max<int64_t>(options.max_values, 0))) {
+      const auto held = count == std::numeric_limits<uintmax_t>::max()
+                            ? std::string("more than 2^64")
+                            : std::to_string(count);
+      fail(path, "the field holds " + held + " values, more than " +
                      std::to_string(options.max_values) + ": too large to load");
+    }
     raw.axes = {position[Axis::Time], position[Axis::Latitude], position[Axis::Longitude]};
     auto dim_of = [&](Axis axis) {
       for (int dim : dims)
@@ -323,8 +346,10 @@ class NetcdfReader final : public GriddedReader {
       size_t type_size = 0;
       file.check(nc_inq_type(file.id(), type, nullptr, &type_size), "variable type");
       uintmax_t bytes = type_size;
-      for (int d : file.variable_dimensions(v)) bytes *= file.dimension_length(d);
-      needed += (bytes + 3) / 4 * 4;  // variables are padded to 4 bytes
+      for (int d : file.variable_dimensions(v))
+        bytes = saturating_product(bytes, file.dimension_length(d));
+      // Variables are padded to 4 bytes. A sum past 2^64 is more than any file holds.
+      needed = saturating_sum(needed, saturating_sum(bytes, 3) / 4 * 4);
     }
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
