@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
@@ -301,6 +302,62 @@ TEST_F(Era5Files, DeclaredSizesAreCheckedBeforeAnythingIsRead) {
   // An empty axis makes the count 0 whatever the others' lengths.
   write_declared_file(path, size_t{1} << 40, 0, 1);
   expect_data_error(path, "variable 't2m' has an empty dimension 'latitude'");
+}
+
+// A t2m file of 1 time, 2 latitudes and 5000 longitudes, with every coordinate written, in which
+// the coordinate variable `misplaced` lies on the dimensions `on` (by name) instead of its own.
+void write_misplaced_coordinate_file(const fs::path& path, int format, const std::string& misplaced,
+                                     const std::vector<std::string>& on) {
+  const std::map<std::string, size_t> lengths = {{"time", 1}, {"latitude", 2}, {"longitude", 5000}};
+  const std::map<std::string, std::string> units = {{"time", "hours since 1900-01-01"},
+                                                    {"latitude", "degrees_north"},
+                                                    {"longitude", "degrees_east"}};
+  int id = 0, var = 0;
+  std::map<std::string, int> dims, vars;
+  check(nc_create(path.c_str(), NC_CLOBBER | format, &id));
+  for (const char* name : {"time", "latitude", "longitude"})
+    check(nc_def_dim(id, name, lengths.at(name), &dims[name]));
+  for (const char* name : {"time", "latitude", "longitude"}) {
+    std::vector<int> var_dims;
+    for (const auto& dim : name == misplaced ? on : std::vector<std::string>{name})
+      var_dims.push_back(dims.at(dim));
+    check(nc_def_var(id, name, NC_DOUBLE, static_cast<int>(var_dims.size()), var_dims.data(),
+                     &vars[name]));
+    check(nc_put_att_text(id, vars[name], "units", units.at(name).size(), units.at(name).c_str()));
+  }
+  const int field_dims[3] = {dims["time"], dims["latitude"], dims["longitude"]};
+  check(nc_def_var(id, "t2m", NC_FLOAT, 3, field_dims, &var));
+  check(nc_enddef(id));
+  for (const char* name : {"time", "latitude", "longitude"}) {
+    size_t count = 1;
+    for (const auto& dim : name == misplaced ? on : std::vector<std::string>{name})
+      count *= lengths.at(dim);
+    std::vector<double> values(count);
+    for (size_t i = 0; i < count; ++i) values[i] = 0.01 * static_cast<double>(i);  // a regular grid
+    check(nc_put_var_double(id, vars[name], values.data()));
+  }
+  check(nc_put_var_float(id, var, std::vector<float>(2 * 5000, 280.0f).data()));
+  check(nc_close(id));
+}
+
+TEST_F(Era5Files, ACoordinateVariableMustLieOnItsOwnDimension) {
+  // libnetcdf writes a whole variable into the buffer it is given: a latitude declared on the
+  // longitude dimension wrote 5000 values into room for 2 (heap corruption; found by reading).
+  const auto path = scratch("misplaced.nc");
+  for (int format : {0, NC_NETCDF4}) {
+    SCOPED_TRACE(format == 0 ? "classic" : "NetCDF-4");
+    write_misplaced_coordinate_file(path, format, "latitude", {"longitude"});
+    expect_data_error(path, "coordinate variable 'latitude' is not on the dimension 'latitude'");
+    write_misplaced_coordinate_file(path, format, "latitude", {"latitude", "longitude"});
+    expect_data_error(path, "coordinate variable 'latitude' is not on the dimension 'latitude'");
+    write_misplaced_coordinate_file(path, format, "time", {"longitude"});
+    expect_data_error(path, "coordinate variable 'time' is not on the dimension 'time'");
+    write_misplaced_coordinate_file(path, format, "longitude", {"latitude"});
+    expect_data_error(path, "coordinate variable 'longitude' is not on the dimension 'longitude'");
+    // Each coordinate on its own dimension, the same file reads.
+    write_misplaced_coordinate_file(path, format, "", {});
+    EXPECT_EQ(read_gridded_field(path).longitudes.size(), 5000u);
+  }
 }
 
 // Descriptors of this process open on `path`.

@@ -22,6 +22,19 @@
 namespace npe::readers {
 namespace {
 
+// a * b, or the largest value where that would wrap: a NetCDF-4 file of 8 KB may declare
+// dimensions of 2^40 and 2^24 (HDF5 stores no data for them), whose wrapped product, 0, passed
+// the value limit, after which 2^40 time values were read (fuzz_gridded_field's kind of input).
+uintmax_t saturating_product(uintmax_t a, uintmax_t b) {
+  if (a != 0 && b > std::numeric_limits<uintmax_t>::max() / a)
+    return std::numeric_limits<uintmax_t>::max();
+  return a * b;
+}
+uintmax_t saturating_sum(uintmax_t a, uintmax_t b) {
+  return b > std::numeric_limits<uintmax_t>::max() - a ? std::numeric_limits<uintmax_t>::max()
+                                                       : a + b;
+}
+
 class NetcdfFile {
  public:
   /// `channel`: where a read in a child process reports progress (nullptr in the process
@@ -87,8 +100,16 @@ class NetcdfFile {
     check(nc_inq_dimname(m_id, dim, name), "dimension name");
     return name;
   }
-  std::vector<double> read_doubles(int var, size_t count) const {
-    std::vector<double> values(count);
+  /// Every value of a variable. The buffer is sized from the variable's own dimensions, not from
+  /// the dimension the caller expects: libnetcdf writes the whole variable, and a latitude
+  /// declared on the longitude dimension overflowed a buffer sized for the latitudes (found by
+  /// reading; the fuzzer cannot see writes made inside uninstrumented libnetcdf).
+  std::vector<double> read_variable(int var) const {
+    uintmax_t count = 1;
+    for (int dim : variable_dimensions(var))
+      count = saturating_product(count, dimension_length(dim));
+    if (count > std::vector<double>().max_size()) fail(m_path, "a variable is too large to read");
+    std::vector<double> values(static_cast<size_t>(count));
     if (count > 0) check(nc_get_var_double(m_id, var, values.data()), "cannot read values");
     return values;
   }
@@ -97,7 +118,7 @@ class NetcdfFile {
   std::vector<double> read_doubles_in_slabs(int var, const std::vector<size_t>& lengths) const {
     size_t count = 1;
     for (size_t length : lengths) count *= length;
-    if (lengths.empty() || count == 0) return read_doubles(var, count);
+    if (lengths.empty() || count == 0) return read_variable(var);
     const size_t per_index = count / lengths[0];
     constexpr size_t kValuesPerSlab = size_t{1} << 23;  // 64 MB of doubles
     const size_t step = std::max<size_t>(1, kValuesPerSlab / per_index);
@@ -118,19 +139,6 @@ class NetcdfFile {
   ChildChannel* m_channel = nullptr;
   int m_id = -1;
 };
-
-// a * b, or the largest value where that would wrap: a NetCDF-4 file of 8 KB may declare
-// dimensions of 2^40 and 2^24 (HDF5 stores no data for them), whose wrapped product, 0, passed
-// the value limit, after which 2^40 time values were read (fuzz_gridded_field's kind of input).
-uintmax_t saturating_product(uintmax_t a, uintmax_t b) {
-  if (a != 0 && b > std::numeric_limits<uintmax_t>::max() / a)
-    return std::numeric_limits<uintmax_t>::max();
-  return a * b;
-}
-uintmax_t saturating_sum(uintmax_t a, uintmax_t b) {
-  return b > std::numeric_limits<uintmax_t>::max() - a ? std::numeric_limits<uintmax_t>::max()
-                                                       : a + b;
-}
 
 enum class Axis { Time, Latitude, Longitude, Other };
 
@@ -359,17 +367,24 @@ class NetcdfReader final : public GriddedReader {
     }
   }
 
-  static int coordinate_variable(const NetcdfFile& file, int dim) {
+  /// The CF coordinate variable of a dimension: the variable of the dimension's name, on that
+  /// dimension alone. -1 if there is none.
+  static int coordinate_variable(const NetcdfFile& file, int dim,
+                                 const std::filesystem::path& path) {
     int var = -1;
-    if (nc_inq_varid(file.id(), file.dimension_name(dim).c_str(), &var) != NC_NOERR) return -1;
+    const auto name = file.dimension_name(dim);
+    if (nc_inq_varid(file.id(), name.c_str(), &var) != NC_NOERR) return -1;
+    if (file.variable_dimensions(var) != std::vector<int>{dim}) {
+      fail(path, "coordinate variable '" + name + "' is not on the dimension '" + name + "' alone");
+    }
     return var;
   }
 
   static std::vector<double> read_coordinate(const NetcdfFile& file, int dim,
                                              const std::filesystem::path& path) {
-    const int var = coordinate_variable(file, dim);
+    const int var = coordinate_variable(file, dim, path);
     if (var < 0) fail(path, "coordinate variable '" + file.dimension_name(dim) + "' is missing");
-    auto values = file.read_doubles(var, file.dimension_length(dim));
+    auto values = file.read_variable(var);
     const double scale = file.number_attribute(var, "scale_factor").value_or(1.0);
     const double offset = file.number_attribute(var, "add_offset").value_or(0.0);
     for (double& v : values) v = v * scale + offset;
@@ -378,7 +393,7 @@ class NetcdfReader final : public GriddedReader {
 
   static std::vector<int64_t> read_times(const NetcdfFile& file, int dim,
                                          const std::filesystem::path& path) {
-    const int var = coordinate_variable(file, dim);
+    const int var = coordinate_variable(file, dim, path);
     if (var < 0) fail(path, "the time coordinate variable is missing");
     const auto calendar = lower(file.text_attribute(var, "calendar"));
     if (!calendar.empty() && calendar != "standard" && calendar != "gregorian" &&
@@ -387,7 +402,7 @@ class NetcdfReader final : public GriddedReader {
     }
     const auto [unit, reference] = parse_time_units(file.text_attribute(var, "units"), path);
     std::vector<int64_t> times;
-    for (double t : file.read_doubles(var, file.dimension_length(dim))) {
+    for (double t : file.read_variable(var)) {
       if (!std::isfinite(t)) fail(path, "a time value is not finite");
       const double seconds = t * unit;
       if (std::abs(seconds) > kMaxSecondsFromReference)
