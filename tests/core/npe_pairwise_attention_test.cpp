@@ -65,41 +65,61 @@ double relative_difference(const torch::Tensor& a, const torch::Tensor& b) {
   return (a - b).norm().item<double>() / std::max(1.0, b.norm().item<double>());
 }
 
+// How close two float32 results may be asked to be. Values (z, x and the attention weights)
+// are continuous functions of the inputs, also where a ReLU of rho changes branch, so two
+// float32 paths that only sum in other orders agree to float32 rounding: unit roundoff 6e-8
+// grown by sums of up to a few thousand terms (the widest tile: 2,500 keys) and three layers,
+// 1e-5 of the tensor's norm. Measured (2026-11-25, AMD EPYC; OPENBLAS_CORETYPE Haswell,
+// SkylakeX and unset; 1 and 2 threads): at most 4e-7.
+constexpr double kFloat32Values = 1e-5;
+// Gradients are not continuous: a pre-activation of rho within rounding of zero may fall on
+// either side of its ReLU in float32, and that pair's share of the gradient switches on or off.
+// Which side depends on the summation order, which OpenBLAS picks per CPU kernel
+// (OPENBLAS_CORETYPE) and per thread count: with Haswell kernels on two threads the plain path
+// flips one such pair of the 48-wide shapes and its gradients move 7e-5 from the float64 ones,
+// while the fused path stays within 7e-7. Comparing the two float32 paths with each other would
+// test OpenBLAS's summation order, not the kernel. So every gradient of the fused kernel is
+// compared with the float64 computation, to the same rounding budget as the values; the plain
+// path's own distance from float64 is recorded for the note, not asserted.
+constexpr double kFloat32Gradients = 1e-5;
+
 class PairwiseAttention : public ::testing::TestWithParam<Shape> {};
 
-TEST_P(PairwiseAttention, FusedEqualsPlainInValuesAndGradients) {
+// Values only (the first three tensors of run_layer): see kFloat32Values.
+TEST_P(PairwiseAttention, FusedEqualsPlainInValues) {
   SettingsGuard guard;
   const auto plain = run_layer(GetParam(), AttentionImplementation::plain, Precision::fp32);
   const auto fused = run_layer(GetParam(), AttentionImplementation::fused, Precision::fp32);
   ASSERT_EQ(plain.values.size(), fused.values.size());
-  for (size_t i = 0; i < plain.values.size(); ++i) {
-    if (!plain.values[i].defined()) {
-      EXPECT_FALSE(fused.values[i].defined()) << "tensor " << i;
-      continue;
-    }
-    ASSERT_TRUE(fused.values[i].defined()) << "tensor " << i;
-    EXPECT_LT(relative_difference(fused.values[i], plain.values[i]), 1e-5) << "tensor " << i;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_LT(relative_difference(fused.values[i], plain.values[i]), kFloat32Values)
+        << "tensor " << i;
   }
 }
 
-// Against the plain path in float64: the fused kernel is as accurate as the plain float32 path.
-// A pre-activation within rounding of zero that lands on the other side of a ReLU than the plain
-// path's changes that pair's gradient branch; this caught the first layer summed in another
-// order (one pair moved the weight gradients by 1e-5 against 1e-7 for the plain path).
-TEST_P(PairwiseAttention, FusedIsAsAccurateAsPlainAgainstFloat64) {
+// Values and every gradient (inputs and parameters) against the same layer in float64. Shape 4
+// has a pre-activation within rounding of zero: an earlier fused kernel that summed rho's first
+// layer in another order flipped that ReLU here (its weight gradients moved 1e-5).
+TEST_P(PairwiseAttention, FusedMatchesFloat64InValuesAndGradients) {
   SettingsGuard guard;
   const auto exact =
       run_layer(GetParam(), AttentionImplementation::plain, Precision::fp32, torch::kFloat64);
   const auto plain = run_layer(GetParam(), AttentionImplementation::plain, Precision::fp32);
   const auto fused = run_layer(GetParam(), AttentionImplementation::fused, Precision::fp32);
-  for (size_t i = 0; i < plain.values.size(); ++i) {
-    if (!plain.values[i].defined()) continue;
-    const double plain_error =
-        relative_difference(plain.values[i].to(torch::kFloat64), exact.values[i]);
-    const double fused_error =
-        relative_difference(fused.values[i].to(torch::kFloat64), exact.values[i]);
-    EXPECT_LT(fused_error, 10 * plain_error + 1e-6) << "tensor " << i;
+  ASSERT_EQ(exact.values.size(), fused.values.size());
+  double plain_worst = 0.0;
+  for (size_t i = 0; i < exact.values.size(); ++i) {
+    if (!exact.values[i].defined()) {
+      EXPECT_FALSE(fused.values[i].defined()) << "tensor " << i;
+      continue;
+    }
+    ASSERT_TRUE(fused.values[i].defined()) << "tensor " << i;
+    const double error = relative_difference(fused.values[i].to(torch::kFloat64), exact.values[i]);
+    EXPECT_LT(error, i < 3 ? kFloat32Values : kFloat32Gradients) << "tensor " << i;
+    plain_worst = std::max(
+        plain_worst, relative_difference(plain.values[i].to(torch::kFloat64), exact.values[i]));
   }
+  RecordProperty("plain_path_worst_relative_error", ::testing::PrintToString(plain_worst));
 }
 
 TEST_P(PairwiseAttention, Bf16StaysCloseToFloat32) {
@@ -125,26 +145,33 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PairwiseAttention,
                                            Shape{2, 9, 11, 2, true, 48},
                                            Shape{3, 9, 11, 2, true, 48}));
 
-TEST(PairwiseAttentionModel, TeTnpLikelihoodAndGradientsMatchThePlainPath) {
+// A whole TE-TNP, two attention layers deep: its likelihood and every parameter gradient
+// against the same model in float64 (which takes the plain path). Budget: ten times one layer's,
+// for two layers and the likelihood head on top (see kFloat32Gradients for why not against the
+// plain float32 path).
+TEST(PairwiseAttentionModel, TeTnpLikelihoodAndGradientsMatchFloat64) {
   SettingsGuard guard;
   torch::manual_seed(5);
   auto config = testing::tiny_config("tetnp");
   auto task = testing::random_task(4, 9, 13);
-  auto run = [&](AttentionImplementation implementation) {
+  auto run = [&](AttentionImplementation implementation, torch::ScalarType dtype) {
     set_attention_implementation(implementation);
     torch::manual_seed(0);
     auto model = make_model(config);
-    auto ll = model->log_likelihood(task).mean();
+    model->to(dtype);
+    auto ll = model->log_likelihood(task.to(torch::kCPU, dtype)).mean();
     ll.backward();
     std::vector<torch::Tensor> out{ll.detach()};
     for (const auto& p : model->parameters()) out.push_back(p.grad());
     return out;
   };
-  const auto plain = run(AttentionImplementation::plain);
-  const auto fused = run(AttentionImplementation::fused);
-  for (size_t i = 0; i < plain.size(); ++i) {
-    // Two layers deep, summation order differs more than in one layer.
-    EXPECT_LT(relative_difference(fused[i], plain[i]), 1e-4) << "tensor " << i;
+  const auto exact = run(AttentionImplementation::plain, torch::kFloat64);
+  const auto fused = run(AttentionImplementation::fused, torch::kFloat32);
+  ASSERT_EQ(exact.size(), fused.size());
+  for (size_t i = 0; i < exact.size(); ++i) {
+    EXPECT_LT(relative_difference(fused[i].to(torch::kFloat64), exact[i]),
+              10 * kFloat32Gradients)
+        << "tensor " << i;
   }
 }
 
@@ -162,8 +189,9 @@ TEST(PairwiseAttentionModel, PredictionWithoutGradientsMatchesThePlainPath) {
   };
   const auto plain = run(AttentionImplementation::plain);
   const auto fused = run(AttentionImplementation::fused);
-  EXPECT_LT(relative_difference(fused.mean, plain.mean), 1e-5);
-  EXPECT_LT(relative_difference(fused.stddev, plain.stddev), 1e-5);
+  // Predictions are values (continuous in every parameter and input): kFloat32Values.
+  EXPECT_LT(relative_difference(fused.mean, plain.mean), kFloat32Values);
+  EXPECT_LT(relative_difference(fused.stddev, plain.stddev), kFloat32Values);
 }
 
 // "auto" follows the measured speedup of this kernel (which varies by CPU: see
