@@ -62,7 +62,8 @@ INSTANTIATE_TEST_SUITE_P(TeModels, EquivariantModel,
                          ::testing::Values(Case{"tetnp", 1}, Case{"tetnp", 2}, Case{"tepttnp", 1},
                                            Case{"tepttnp", 2}, Case{"rcnp", 1}, Case{"rcnp", 2},
                                            Case{"tetnpnd", 1}, Case{"tetnpnd", 2},
-                                           Case{"bsatnp", 1}, Case{"bsatnp", 2}),
+                                           Case{"bsatnp", 1}, Case{"bsatnp", 2},
+                                           Case{"convcnp", 1}),
                          [](const auto& info) {
                            return info.param.kind + "_dx" + std::to_string(info.param.dim_x);
                          });
@@ -75,9 +76,7 @@ TEST(EquivariantModel, ExactAtHugeShiftsWithFloat64Inputs) {
   for (const std::string kind : {"tetnp", "tepttnp", "rcnp", "convcnp", "bsatnp"}) {
     auto model = make_model(tiny_config(kind));
     model->eval();
-    std::vector<double> taus = {1e3, 1e6, -1e6};
-    if (kind != "convcnp") taus.insert(taus.end(), {123456.789, 1e6 - 0.37});
-    for (double tau : taus) {
+    for (double tau : {1e3, 1e6, -1e6, 123456.789, 1e6 - 0.37}) {
       EXPECT_LT(relative_equivariance_error(model, task, {tau}), 1e-4) << kind << " tau=" << tau;
     }
   }
@@ -94,12 +93,12 @@ TEST(EquivariantModel, ShippedTeModelsAreExactAtHugeShifts) {
   for (const auto& entry : shipped) {
     if (!model_info(entry.metadata.model.kind).translation_equivariant) continue;
     auto predictor = load_predictor(entry.path);
-    // A huge whole-numbered shift on top of a small one must change nothing: the small part
-    // keeps ConvCNP's grid discretisation (not exact for fractional shifts) out of the test.
+    // Fractional shifts too: every TE model, ConvCNP's anchored grid included, is exact at
+    // any Δ, not only at whole grid steps.
     for (double fraction : {0.0, 0.25}) {
       TaskBatch near{batch.task.translated({fraction}), {}};
       auto reference = predictor->predict(near);
-      for (double tau : {1e3, 1e5, 1e6, -1e6}) {
+      for (double tau : {0.2, 0.3, 1.0 / 3.0, 12345.678, 1e3, 1e5, 1e6, -1e6}) {
         EXPECT_LT(equivariance_error(*predictor, near, {tau}, &reference), 1e-4)
             << entry.path << " tau=" << tau << " + " << fraction;
       }

@@ -57,10 +57,6 @@ ConvCnpImpl::ConvCnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
                                                 c.heteroscedastic, c.min_stddev));
 }
 
-double ConvCnpImpl::exact_shift_granularity() const {
-  return std::pow(2.0, config().unet_depth) / config().points_per_unit;
-}
-
 Prediction ConvCnpImpl::forward_impl(const Task& task) {
   const auto& c = config();
   const auto b = task.batch_size(), nc = task.num_context();
@@ -69,11 +65,21 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
   // Receptive-field margin (in grid cells) so that the CNN sees the same neighbourhood
   // wherever the data lie.
   const int64_t margin = (c.kernel_size / 2) * (int64_t{2} << c.unet_depth);
-  auto all_x = torch::cat({task.xc, task.xt}, 1);
-  if (all_x.size(1) == 0) {
+  if (task.num_context() + task.num_targets() == 0) {
     auto empty = torch::zeros({b, 0, c.dim_y}, task.xt.options());
     return {empty, empty.clone()};
   }
+  // Each task's grid is anchored at its leftmost context point (its leftmost target without a
+  // context): inputs are measured from there, so translating a task by any Δ leaves these
+  // relative inputs, the grid and every layer's alignment (pooling included) unchanged, and the
+  // predictions move with the data exactly. A grid fixed in absolute coordinates would be
+  // exact only for shifts by whole multiples of 2^depth grid spacings.
+  auto xc = task.xc.select(-1, 0);  // [B,Nc]
+  auto xt = task.xt.select(-1, 0);  // [B,Nt]
+  auto origin = std::get<0>((nc > 0 ? xc : xt).min(1, /*keepdim=*/true));  // [B,1]
+  xc = xc - origin;
+  xt = xt - origin;
+  auto all_x = torch::cat({xc, xt}, 1);
   const double lo = all_x.min().item<double>() / spacing;
   const double hi = all_x.max().item<double>() / spacing;
   // Count in floating point first: an absurd spread must give an error, not an overflow.
@@ -88,12 +94,12 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
   auto floor_to = [&](int64_t v) {
     return (v >= 0 ? v / granularity : -((-v + granularity - 1) / granularity)) * granularity;
   };
+  // The grid's first point lies a whole number of pooling blocks from the anchor, so the
+  // U-Net's down-sampling stages see the anchor at the same phase in every task.
   const int64_t first = floor_to(static_cast<int64_t>(std::floor(lo)) - margin);
   int64_t count = static_cast<int64_t>(std::ceil(hi)) + margin - first + 1;
   count = (count + granularity - 1) / granularity * granularity;
   auto opts = task.xt.options();
-  // Grid points are integers times the spacing, computed in float64, so a shift by whole
-  // granularity steps reproduces exactly the same relative layout.
   auto grid = ((torch::arange(count, opts.dtype(torch::kFloat64)) + double(first)) * spacing)
                   .to(opts.dtype());
 
@@ -102,7 +108,7 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
   if (nc == 0) {
     channels = torch::zeros({b, 1 + c.dim_y, count}, opts);
   } else {
-    auto d = grid.view({1, count, 1}) - task.xc.select(-1, 0).unsqueeze(1);  // [B,G,Nc]
+    auto d = grid.view({1, count, 1}) - xc.unsqueeze(1);  // [B,G,Nc]
     auto w = torch::exp(-0.5 * (d / enc_ls).square());
     auto density = w.sum(-1, true);                              // [B,G,1]
     auto data = w.matmul(task.yc) / (density + 1e-8);            // [B,G,Dy]
@@ -110,7 +116,7 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
   }
   auto features = m_unet->forward(channels);  // [B,C,G]
   auto dec_ls = m_log_decoder_lengthscale.exp();
-  auto d = task.xt.select(-1, 0).unsqueeze(-1) - grid.view({1, 1, count});  // [B,Nt,G]
+  auto d = xt.unsqueeze(-1) - grid.view({1, 1, count});  // [B,Nt,G]
   auto w = torch::exp(-0.5 * (d / dec_ls).square());
   auto at_targets = w.matmul(features.transpose(1, 2));  // [B,Nt,C]
   return m_head->forward(at_targets);

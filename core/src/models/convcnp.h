@@ -25,17 +25,13 @@ TORCH_MODULE(UNet1d);
 
 /// Off-grid 1-D ConvCNP. SetConv encoder onto a uniform grid (density channel plus data channels
 /// normalised by density, RBF weights with a learnable lengthscale), U-Net, SetConv decoder to
-/// the targets, Gaussian head. The grid is laid out relative to the data on multiples of
-/// (2^depth / points_per_unit), covering all inputs plus a receptive-field margin, so shifting
-/// the data by a multiple of 2^depth grid spacings shifts the representation exactly (the
-/// pooling stages make smaller shifts only approximately equivariant).
+/// the targets, Gaussian head. Each task's grid is anchored at its leftmost context point and
+/// covers all inputs plus a receptive-field margin, so translating the data by any Δ translates
+/// the representation exactly: predictions are equivariant at every shift, not only at
+/// multiples of the grid spacing.
 class ConvCnpImpl final : public NeuralProcessImpl {
  public:
   explicit ConvCnpImpl(const ModelConfig& config);
-
-  /// Grid spacing times 2^depth: the shift granularity under which predictions are exactly
-  /// equivariant.
-  double exact_shift_granularity() const;
 
  protected:
   Prediction forward_impl(const Task& task) override;
