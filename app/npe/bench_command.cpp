@@ -81,6 +81,7 @@ struct AccuracyArguments {
   int64_t tasks = 4096, fitted_tasks = 256;
   uint64_t seed = 0;
   int fit_iterations = 1000;
+  int64_t bayes_grid = GpBayesOptions{}.grid_points;
   RuntimeArguments runtime;
   bool json = false;
   std::string variant;  // label of the task variant being run (era5: the region)
@@ -122,9 +123,12 @@ int bench_accuracy_once(const AccuracyArguments& a) {
   const auto device = parse_device(a.device);
   PredictorOptions baseline_options;
   baseline_options.fitted.iterations = a.fit_iterations;
+  baseline_options.gp_bayes.grid_points = a.bayes_grid;
   const auto fitted_tasks = a.fitted_tasks;
   const bool json = a.json;
   const auto source = make_task_source(task_name, task_options);
+  const auto prior = gp_task_prior(*source);
+  if (prior) baseline_options.gp_prior = *prior;
 
   struct Entry {
     std::string name;
@@ -132,15 +136,22 @@ int bench_accuracy_once(const AccuracyArguments& a) {
     int64_t tasks;
   };
   std::vector<Entry> entries;
-  // Baselines: the oracle where the tasks carry one; the fitted GP whose kernel suits D_x.
+  // Baselines: the oracle where the tasks carry one, the Bayes-optimal GP where their prior is
+  // known; the fitted GP whose kernel suits D_x.
   const bool has_oracle = source->sample(1, 0).has_oracle();
   for (const auto& info : predictor_infos()) {
     if (info.capabilities.trainable) continue;
-    const bool suits = info.capabilities.needs_oracle
-                           ? has_oracle
-                           : (info.name == "gp-se-ard") == (source->dim_x() > 1);
+    const auto& caps = info.capabilities;
+    const bool suits = caps.needs_oracle     ? has_oracle
+                       : caps.needs_gp_prior ? prior.has_value()
+                                             : (info.name == "gp-se-ard") == (source->dim_x() > 1);
     if (filter.empty() ? !suits : !wanted(filter, info.name)) continue;
-    const auto n = info.capabilities.needs_oracle ? tasks : std::min(tasks, fitted_tasks);
+    if (caps.needs_gp_prior && !prior) {
+      throw UsageError(info.name + " averages over the prior of GP tasks; " + source->name() +
+                       " tasks have none");
+    }
+    const bool exact = caps.needs_oracle || caps.needs_gp_prior;
+    const auto n = exact ? tasks : std::min(tasks, fitted_tasks);
     entries.push_back({info.name, make_predictor(info.name, baseline_options), n});
   }
   for (const auto& shipped : bench_models(models_dir, task_name)) {
@@ -174,10 +185,18 @@ int bench_accuracy_once(const AccuracyArguments& a) {
   const auto zero = std::find(shifts.begin(), shifts.end(), 0.0);
   const std::optional<size_t> base =
       zero == shifts.end() ? std::nullopt : std::optional<size_t>(zero - shifts.begin());
-  std::optional<size_t> oracle;
+  std::optional<size_t> oracle, ceiling;
   for (size_t e = 0; e < entries.size(); ++e) {
     if (entries[e].predictor->info().capabilities.needs_oracle) oracle = e;
+    if (entries[e].predictor->info().capabilities.needs_gp_prior) ceiling = e;
   }
+  // The ceiling of a model with Gaussian marginals is gp-bayes' moment-matched Gaussian; that of
+  // a joint model, gp-bayes' mixture of joint Gaussians (the joint log-likelihoods).
+  auto gap_to_ceiling = [&](size_t e, size_t s) {
+    return entries[e].predictor->info().capabilities.joint
+               ? paired_joint_difference(results[*ceiling][s], results[e][s])
+               : paired_difference(results[*ceiling][s], results[e][s]);
+  };
   nlohmann::json rows = nlohmann::json::array();
   for (size_t e = 0; e < entries.size(); ++e) {
     for (size_t s = 0; s < shifts.size(); ++s) {
@@ -199,6 +218,13 @@ int bench_accuracy_once(const AccuracyArguments& a) {
         row["gap_to_oracle"] = gap.mean;
         row["gap_to_oracle_stderr"] = gap.standard_error;
         row["gap_to_oracle_tasks"] = gap.num_tasks;
+      }
+      if (ceiling) {
+        const auto gap = gap_to_ceiling(e, s);
+        row["gap_to_ceiling"] = gap.mean;
+        row["gap_to_ceiling_stderr"] = gap.standard_error;
+        row["gap_to_ceiling_tasks"] = gap.num_tasks;
+        row["ceiling"] = entries[e].predictor->info().capabilities.joint ? "joint" : "gaussian";
       }
       rows.push_back(row);
     }
@@ -246,6 +272,21 @@ int bench_accuracy_once(const AccuracyArguments& a) {
       const auto d = paired_difference(results[e][s], results[e][*base]);
       return pm(d.mean, d.standard_error);
     });
+  }
+  if (ceiling) {
+    print_table(
+        "Gap to the ceiling, LL(gp-bayes) − LL(model), paired (gp-bayes' Gaussian marginals; its "
+        "joint mixture for joint models)",
+        [&](size_t e, size_t s) {
+          const auto d = gap_to_ceiling(e, s);
+          return pm(d.mean, d.standard_error);
+        });
+    print_table("gp-bayes' mixture marginals, LL per target (above its Gaussian's)",
+                [&](size_t e, size_t s) {
+                  const auto& r = results[e][s];
+                  return r.batch_mixture_ll.empty() ? std::string("")
+                                                    : pm(r.ll_mixture_mean, r.ll_mixture_stderr);
+                });
   }
   if (oracle) {
     print_table("Gap to the GP oracle, LL(oracle) − LL(model), paired", [&](size_t e, size_t s) {
@@ -608,6 +649,11 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str();
   accuracy->add_option("--fitted-tasks", acc->fitted_tasks, "Tasks for the fitted GPs")
       ->check(at_least(1))
+      ->capture_default_str();
+  accuracy
+      ->add_option("--bayes-grid", acc->bayes_grid,
+                   "gp-bayes: quadrature points per kernel family over the scale prior")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
   accuracy->add_flag("--json", acc->json, "Print JSON rows");
   // Accuracy tables stay float32 unless asked: their numbers must not depend on the CPU.

@@ -24,6 +24,8 @@ struct EvalArguments {
   std::optional<std::string> shift;
   EvalOptions options;
   int fit_iterations = FittedGpOptions{}.iterations;
+  int64_t bayes_grid = GpBayesOptions{}.grid_points;
+  int bayes_refinements = GpBayesOptions{}.max_refinements;
   bool json = false;
   RuntimeArguments runtime;
 };
@@ -41,10 +43,13 @@ int run_eval(const EvalArguments& a) {
   PredictorOptions predictor_options;
   predictor_options.device = device;
   predictor_options.fitted.iterations = a.fit_iterations;
+  predictor_options.gp_bayes.grid_points = a.bayes_grid;
+  predictor_options.gp_bayes.max_refinements = a.bayes_refinements;
   const bool json = a.json;
   if (checkpoint.has_value() == model_name.has_value()) {
     throw UsageError(
-        "eval needs exactly one of --checkpoint PATH or --model {gp-oracle,gp-fitted,gp-se-ard}");
+        "eval needs exactly one of --checkpoint PATH or --model "
+        "{gp-oracle,gp-bayes,gp-fitted,gp-se-ard}");
   }
   options.split = split == "test" ? Split::Test : Split::Validation;
   options.stream = split == "test" ? kTestStream : kValidationStream;
@@ -75,6 +80,14 @@ int run_eval(const EvalArguments& a) {
                        " is a neural model: evaluate a trained one with --checkpoint PATH");
     }
     source = make_task_source(task_name.value_or("gp1d"), task_options);
+    if (predictor_info(*model_name).capabilities.needs_gp_prior) {
+      const auto prior = gp_task_prior(*source);
+      if (!prior) {
+        throw UsageError("--model " + *model_name + " averages over the prior of GP tasks (gp1d); " +
+                         source->name() + " tasks have none");
+      }
+      predictor_options.gp_prior = *prior;
+    }
     predictor = make_predictor(*model_name, predictor_options);
   }
   const auto name = predictor->info().name;
@@ -107,6 +120,12 @@ int run_eval(const EvalArguments& a) {
         "%.3f\n",
         result.batch_ll.size(), (long long)options.batch_size, result.coverage[0],
         result.coverage[1], result.coverage[2]);
+    if (!result.batch_mixture_ll.empty()) {
+      std::printf(
+          "  (the log-likelihood above is the moment-matched Gaussian's; the mixture's own per "
+          "target: %.4f ± %.4f)\n",
+          result.ll_mixture_mean, result.ll_mixture_stderr);
+    }
     if (predictor->info().capabilities.joint) {
       std::printf("  joint log-likelihood per target, log p(y_t | context) / N_t: %.4f ± %.4f\n",
                   result.ll_joint_mean, result.ll_joint_stderr);
@@ -122,8 +141,19 @@ Command add_eval_command(CLI::App& app) {
       "eval", "Mean log-likelihood per target (± standard error) of a checkpoint or GP baseline");
   auto a = std::make_shared<EvalArguments>();
   auto* checkpoint = command->add_option("--checkpoint", a->checkpoint, "Checkpoint to evaluate");
-  command->add_option("--model", a->model, "GP baseline: gp-oracle, gp-fitted, gp-se-ard")
+  command->add_option("--model", a->model, "GP baseline: gp-oracle, gp-bayes, gp-fitted, gp-se-ard")
       ->excludes(checkpoint);
+  command
+      ->add_option("--bayes-grid", a->bayes_grid,
+                   "gp-bayes: quadrature points per kernel family over the scale prior")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}))
+      ->capture_default_str();
+  command
+      ->add_option("--bayes-refinements", a->bayes_refinements,
+                   "gp-bayes: rounds of halving the cells that hold posterior mass (0: the fixed "
+                   "grid alone)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   command->add_option("--task", a->task,
                       "Task: " + task_names_text() + " (default: the checkpoint's, else gp1d)");
   command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");

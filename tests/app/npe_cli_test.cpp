@@ -125,6 +125,43 @@ TEST_F(NpeCli, ImportReferenceRefusesFilesItCannotRead) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out.pt"));
 }
 
+// gp-bayes is the ceiling: every row's gap_to_ceiling is paired against it (its Gaussian
+// marginals for a diagonal model, its joint mixture for joint ones), and its own row carries
+// the mixture's marginal log-likelihood, which its moment-matched Gaussian cannot beat on
+// average (Jensen) and the oracle, told each task's kernel, beats.
+TEST_F(NpeCli, BenchAccuracyMeasuresTheGapToTheBayesCeiling) {
+  const auto models = dir / "models";
+  fs::create_directories(models);
+  auto train =
+      run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
+  ASSERT_EQ(train.status, 0) << train.output;
+  auto r = run_npe(
+      "bench accuracy --tasks 64 --shifts 0 --bayes-grid 16 --models gp-oracle,gp-bayes,cnp "
+      "--models-dir " + models.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto rows = nlohmann::json::parse(r.stdout_only);
+  ASSERT_EQ(rows.size(), 3u);
+  const auto& oracle = rows[0];
+  const auto& bayes = rows[1];
+  const auto& cnp = rows[2];
+  ASSERT_EQ(bayes.at("model"), "gp-bayes");
+  EXPECT_DOUBLE_EQ(bayes.at("gap_to_ceiling").get<double>(), 0.0);
+  EXPECT_EQ(cnp.at("ceiling"), "gaussian");
+  EXPECT_NEAR(cnp.at("gap_to_ceiling").get<double>(),
+              bayes.at("ll_mean").get<double>() - cnp.at("ll_mean").get<double>(), 1e-9);
+  EXPECT_EQ(oracle.at("ceiling"), "joint");
+  EXPECT_NEAR(oracle.at("gap_to_ceiling").get<double>(),
+              bayes.at("ll_joint_mean").get<double>() - oracle.at("ll_joint_mean").get<double>(),
+              1e-9);
+  EXPECT_LE(bayes.at("ll_mean").get<double>(), bayes.at("ll_mixture_mean").get<double>());
+  EXPECT_LT(bayes.at("ll_mixture_mean").get<double>(), oracle.at("ll_mean").get<double>());
+  EXPECT_FALSE(cnp.contains("ll_mixture_mean"));
+
+  auto wrong = run_npe("eval --model gp-bayes --task tfmnist --tasks 4");
+  EXPECT_NE(wrong.status, 0);
+  EXPECT_NE(wrong.output.find("prior of GP tasks"), std::string::npos) << wrong.output;
+}
+
 TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
   const auto models = dir / "models";
   fs::create_directories(models);

@@ -92,10 +92,14 @@ ModelEntry baseline_entry(const std::string& name, int interactive_iterations,
   refined.fitted.iterations = refined_iterations;
   fast.gp_max_context = refined.gp_max_context = max_context;
   entry.predictor = make_predictor(name, fast);
-  if (!info.capabilities.needs_oracle) entry.refined_predictor = make_predictor(name, refined);
-  entry.colour = info.capabilities.needs_oracle ? QColor(0, 0, 0) : QColor(120, 120, 120);
+  // Only the fitted baselines have iterations to refine once the user pauses.
+  const bool fitted = !info.capabilities.needs_oracle && !info.capabilities.needs_gp_prior;
+  if (fitted) entry.refined_predictor = make_predictor(name, refined);
+  entry.colour = info.capabilities.needs_oracle     ? QColor(0, 0, 0)
+                 : info.capabilities.needs_gp_prior ? QColor(110, 60, 160)
+                                                    : QColor(120, 120, 120);
   QString tooltip = QString::fromStdString(info.description);
-  if (!info.capabilities.needs_oracle) {
+  if (fitted) {
     tooltip += "\n" + QObject::tr(
                           "Fitted with %1 Adam iterations while you edit, %2 once you "
                           "pause.")

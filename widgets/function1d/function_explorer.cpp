@@ -111,6 +111,14 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
       tr("Exact GP posterior with the kernel, lengthscale and noise chosen under Ground truth: the "
          "best any model can do on this data.\nTranslation equivariant (stationary kernel).");
   addModel(std::move(oracle), true);
+  auto bayes = baseline_entry("gp-bayes");
+  bayes.tooltip =
+      tr("What an ideal neural process would predict: the GP posterior averaged over every "
+         "kernel family (SE, periodic, Matérn-5/2) and scale ℓ of the models' training prior, "
+         "each weighted by how well it explains the context points. A model trained on that "
+         "prior can at best match it; the oracle above is also told the true kernel.\n") +
+      bayes.tooltip.section('\n', 1);
+  addModel(std::move(bayes), false);
   addModel(baseline_entry("gp-fitted"), false);
   for (auto& entry : shipped_entries("gp1d", static_cast<int>(models().size()), m_device)) {
     const bool on = kDefaultModels.contains(entry.id);

@@ -156,4 +156,9 @@ nlohmann::json GpTaskGenerator::to_json() const {
   return m_config.to_json();
 }
 
+std::optional<GpTaskConfig> gp_task_prior(const TaskSource& source) {
+  if (const auto* gp = dynamic_cast<const GpTaskGenerator*>(&source)) return gp->config();
+  return std::nullopt;
+}
+
 }  // namespace npe

@@ -173,6 +173,56 @@ class FittedGpPredictor final : public GpPredictor {
   torch::Tensor m_fitted_xc, m_fitted_yc;
 };
 
+// The Bayes-optimal predictor under the tasks' prior: predict() is the mixture's moment-matched
+// Gaussian (the ceiling for Gaussian marginals), exact_marginal_log_likelihood() the mixture's
+// own, joint_log_likelihood() the mixture of joint Gaussians.
+class BayesGpPredictor final : public Predictor {
+ public:
+  BayesGpPredictor(PredictorInfo info, const PredictorOptions& o)
+      : Predictor(std::move(info)),
+        m_hypotheses(gp_prior_hypotheses(o.gp_prior, o.gp_bayes)),
+        m_max_context(o.gp_max_context) {}
+  Prediction predict(const TaskBatch& batch) override {
+    return to_cpu(gp_bayes_predict(posteriors(batch.task), batch.task));
+  }
+  torch::Tensor exact_marginal_log_likelihood(const TaskBatch& batch) override {
+    validate_task(batch.task, /*require_target_outputs=*/true);
+    return gp_bayes_marginal_log_likelihood(posteriors(batch.task), batch.task);
+  }
+  torch::Tensor joint_log_likelihood(const TaskBatch& batch) override {
+    validate_task(batch.task, /*require_target_outputs=*/true);
+    return gp_bayes_joint_log_likelihood(posteriors(batch.task), batch.task);
+  }
+  torch::Tensor sample(const TaskBatch& batch, int64_t count, uint64_t seed) override {
+    return gp_bayes_sample(posteriors(batch.task), batch.task, count, cpu_generator(seed))
+        .to(torch::kFloat32);
+  }
+  torch::Tensor predictive_covariance(const TaskBatch& batch) override {
+    return gp_bayes_covariance(posteriors(batch.task), batch.task);
+  }
+
+ private:
+  // The posterior depends on the context only: the outputs an evaluation asks for in turn
+  // (marginals, mixture and joint log-likelihoods) share one refinement per task.
+  const std::vector<GpBayesPosterior>& posteriors(const Task& task) {
+    validate_task(task);
+    check_gp_context(info(), task, m_max_context);
+    const bool same = m_xc.defined() && m_xc.sizes() == task.xc.sizes() &&
+                      m_yc.sizes() == task.yc.sizes() && torch::equal(m_xc, task.xc.cpu()) &&
+                      torch::equal(m_yc, task.yc.cpu());
+    if (!same) {
+      m_posteriors = gp_bayes_posteriors(m_hypotheses, task);
+      m_xc = task.xc.cpu().clone();
+      m_yc = task.yc.cpu().clone();
+    }
+    return m_posteriors;
+  }
+  GpHypotheses m_hypotheses;
+  int64_t m_max_context;
+  std::vector<GpBayesPosterior> m_posteriors;
+  torch::Tensor m_xc, m_yc;
+};
+
 PredictorInfo neural_info(const ModelInfo& m) {
   PredictorCapabilities caps;
   caps.translation_equivariant = m.translation_equivariant;
@@ -191,10 +241,17 @@ std::vector<PredictorInfo> baseline_infos() {
   equivariant.joint = true;
   auto oracle = equivariant;
   oracle.needs_oracle = true;
+  auto bayes = equivariant;
+  bayes.needs_gp_prior = true;
   return {
       {"gp-oracle", "GP (true kernel)",
        "Exact GP posterior under the process that generated the data: the best any model can do.",
        oracle},
+      {"gp-bayes", "GP (Bayes over kernels)",
+       "What an ideal neural process would predict: the GP posterior averaged over every kernel "
+       "family and lengthscale of the training prior, weighted by how well each explains the "
+       "context (the oracle, by contrast, is told the true kernel).",
+       bayes},
       {"gp-fitted", "GP (fitted)",
        "GP whose kernel family (SE, periodic, Matérn-5/2) and hyperparameters are fitted to the "
        "context by maximising the marginal likelihood.",
@@ -235,6 +292,9 @@ const std::map<std::string, Factory>& factories() {
     std::map<std::string, Factory> t;
     t["gp-oracle"] = [](const PredictorInfo& info, const PredictorOptions& o) {
       return std::make_unique<OraclePredictor>(info, o.gp_max_context);
+    };
+    t["gp-bayes"] = [](const PredictorInfo& info, const PredictorOptions& o) {
+      return std::make_unique<BayesGpPredictor>(info, o);
     };
     t["gp-fitted"] = [](const PredictorInfo& info, const PredictorOptions& o) {
       auto options = o.fitted;

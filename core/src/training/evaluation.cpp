@@ -74,6 +74,13 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
     } else {
       result.batch_joint_ll.push_back(result.batch_ll.back());
     }
+    auto mixture_ll = predictor.exact_marginal_log_likelihood(batch);
+    if (mixture_ll.defined()) {
+      if (!torch::isfinite(mixture_ll).all().item<bool>()) {
+        throw InvalidInputError("evaluation: the model produced a non-finite log-likelihood");
+      }
+      result.batch_mixture_ll.push_back(mixture_ll.mean().item<double>());
+    }
     result.batch_tasks.push_back(size);
     auto z = ((yt.to(torch::kFloat64) - prediction.mean.to(torch::kFloat64)) /
               prediction.stddev.to(torch::kFloat64))
@@ -92,6 +99,10 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
   std::tie(result.ll_mean, result.ll_stderr) = mean_and_stderr(result.batch_ll, result.batch_tasks);
   std::tie(result.ll_joint_mean, result.ll_joint_stderr) =
       mean_and_stderr(result.batch_joint_ll, result.batch_tasks);
+  if (!result.batch_mixture_ll.empty()) {
+    std::tie(result.ll_mixture_mean, result.ll_mixture_stderr) =
+        mean_and_stderr(result.batch_mixture_ll, result.batch_tasks);
+  }
   for (size_t i = 0; i < inside.size(); ++i) {
     result.coverage[i] = outputs > 0 ? inside[i] / outputs : 0.0;
   }
@@ -105,32 +116,50 @@ nlohmann::json to_json(const EvalResult& result) {
     level << kCoverageLevels[i];
     coverage[level.str()] = result.coverage[i];
   }
-  return {{"ll_mean", result.ll_mean},
-          {"ll_stderr", result.ll_stderr},
-          {"ll_joint_mean", result.ll_joint_mean},
-          {"ll_joint_stderr", result.ll_joint_stderr},
-          {"stderr_over", "batches"},
-          {"tasks", result.num_tasks},
-          {"batches", result.batch_ll.size()},
-          {"coverage", coverage}};
+  nlohmann::json json = {{"ll_mean", result.ll_mean},
+                         {"ll_stderr", result.ll_stderr},
+                         {"ll_joint_mean", result.ll_joint_mean},
+                         {"ll_joint_stderr", result.ll_joint_stderr},
+                         {"stderr_over", "batches"},
+                         {"tasks", result.num_tasks},
+                         {"batches", result.batch_ll.size()},
+                         {"coverage", coverage}};
+  if (!result.batch_mixture_ll.empty()) {
+    json["ll_mixture_mean"] = result.ll_mixture_mean;
+    json["ll_mixture_stderr"] = result.ll_mixture_stderr;
+  }
+  return json;
 }
 
-PairedDifference paired_difference(const EvalResult& a, const EvalResult& b) {
-  const auto n = std::min(a.batch_ll.size(), b.batch_ll.size());
+namespace {
+
+PairedDifference paired(const std::vector<double>& a, const std::vector<double>& b,
+                        const EvalResult& a_result, const EvalResult& b_result) {
+  const auto n = std::min(a.size(), b.size());
   if (n == 0) throw ConfigError("paired comparison: an evaluation has no batches");
   std::vector<double> differences;
   std::vector<int64_t> weights;
   PairedDifference result;
   for (size_t i = 0; i < n; ++i) {
-    if (a.batch_tasks[i] != b.batch_tasks[i]) {
+    if (a_result.batch_tasks[i] != b_result.batch_tasks[i]) {
       throw ConfigError("paired comparison: the evaluations used different batches");
     }
-    differences.push_back(a.batch_ll[i] - b.batch_ll[i]);
-    weights.push_back(a.batch_tasks[i]);
-    result.num_tasks += a.batch_tasks[i];
+    differences.push_back(a[i] - b[i]);
+    weights.push_back(a_result.batch_tasks[i]);
+    result.num_tasks += a_result.batch_tasks[i];
   }
   std::tie(result.mean, result.standard_error) = mean_and_stderr(differences, weights);
   return result;
+}
+
+}  // namespace
+
+PairedDifference paired_difference(const EvalResult& a, const EvalResult& b) {
+  return paired(a.batch_ll, b.batch_ll, a, b);
+}
+
+PairedDifference paired_joint_difference(const EvalResult& a, const EvalResult& b) {
+  return paired(a.batch_joint_ll, b.batch_joint_ll, a, b);
 }
 
 }  // namespace npe

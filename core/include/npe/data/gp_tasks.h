@@ -2,6 +2,7 @@
 // Synthetic 1-D (or D_x-dimensional) GP regression tasks, as in the paper's Appendix F.1.
 
 #include <memory>
+#include <optional>
 
 #include "npe/data/kernels.h"
 #include "npe/data/task_source.h"
@@ -60,5 +61,9 @@ class GpTaskGenerator final : public TaskSource {
  private:
   GpTaskConfig m_config;
 };
+
+/// The prior of a GP task source (its configuration), or nothing for tasks of another kind:
+/// what the Bayes-optimal GP (gp-bayes) averages over.
+std::optional<GpTaskConfig> gp_task_prior(const TaskSource& source);
 
 }  // namespace npe

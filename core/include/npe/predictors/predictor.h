@@ -23,6 +23,8 @@ struct PredictorCapabilities {
   bool trainable = false;
   /// Needs batches that carry an oracle (TaskBatch::oracle).
   bool needs_oracle = false;
+  /// Needs to know the prior the tasks were drawn from (GP tasks: PredictorOptions::gp_prior).
+  bool needs_gp_prior = false;
   /// forward_flops() can count its work.
   bool flop_model = false;
   /// Has a joint predictive: sample() draws coherent functions and joint_log_likelihood() is
@@ -62,6 +64,14 @@ class Predictor {
   /// predictors with a joint predictive, the sum of the marginal ones otherwise. Needs target
   /// outputs (InvalidInputError).
   virtual torch::Tensor joint_log_likelihood(const TaskBatch& batch);
+  /// Mean over targets of log p(y_i | context), [B] float64 on the CPU, for predictors whose
+  /// per-target predictive is not the Gaussian that predict() returns (a mixture: predict() gives
+  /// its moment-matched Gaussian). Undefined for every other predictor, whose marginal
+  /// log-likelihood follows from predict().
+  virtual torch::Tensor exact_marginal_log_likelihood(const TaskBatch& batch) {
+    (void)batch;
+    return {};
+  }
   /// `count` coherent samples [count,B,Nt,Dy] (float32, CPU) of the outputs at the targets,
   /// reproducible for a seed. Throws ConfigError for predictors without a joint predictive.
   virtual torch::Tensor sample(const TaskBatch& batch, int64_t count, uint64_t seed);

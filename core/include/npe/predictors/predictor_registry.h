@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "npe/data/gp_tasks.h"
 #include "npe/predictors/gp.h"
+#include "npe/predictors/gp_bayes.h"
 #include "npe/predictors/predictor.h"
 
 namespace npe {
@@ -25,6 +27,11 @@ struct PredictorOptions {
   /// GP baselines (oracle and fitted): largest context they accept, 0 = no limit. Their cost
   /// grows as Nc^3, so interactive tools set a cap and report instead of appearing frozen.
   int64_t gp_max_context = 0;
+  /// The prior the tasks were drawn from, for the Bayes-optimal GP (gp-bayes): the paper's 1-D
+  /// tasks unless a tool knows better (npe takes it from a gp1d task's options).
+  GpTaskConfig gp_prior;
+  /// Quadrature of gp-bayes over the prior's scale.
+  GpBayesOptions gp_bayes;
 };
 
 /// Every registered predictor: baselines first, then the neural kinds in display order.

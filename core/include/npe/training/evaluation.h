@@ -46,6 +46,12 @@ struct EvalResult {
   double ll_joint_mean = 0.0;
   double ll_joint_stderr = 0.0;
   std::vector<double> batch_joint_ll;
+  /// Predictors whose per-target predictive is a mixture (Predictor::
+  /// exact_marginal_log_likelihood): its log-likelihood per target, where ll_mean is that of the
+  /// moment-matched Gaussian. Empty batch_mixture_ll for every other predictor.
+  double ll_mixture_mean = 0.0;
+  double ll_mixture_stderr = 0.0;
+  std::vector<double> batch_mixture_ll;
   /// Fraction of held-out target outputs inside the central predictive interval of each level
   /// in kCoverageLevels (a calibrated model matches the level).
   std::array<double, 3> coverage{};
@@ -67,6 +73,8 @@ struct PairedDifference {
 /// different shifts or predictors). Uses the leading batches both have. Throws ConfigError when
 /// the batch sizes differ (the tasks would not be the same).
 PairedDifference paired_difference(const EvalResult& a, const EvalResult& b);
+/// The same for the joint log-likelihoods (batch_joint_ll).
+PairedDifference paired_joint_difference(const EvalResult& a, const EvalResult& b);
 
 /// Evaluates the predictor on options.num_tasks tasks. The tasks depend only on (seed, shift,
 /// batch size, split), so results at different shifts are paired. Throws InvalidInputError when

@@ -1,0 +1,149 @@
+// The Bayes-optimal GP (gp-bayes): what each property pins is said above its test.
+
+#include <cmath>
+
+#include "npe/data/gp_tasks.h"
+#include "npe/errors.h"
+#include "npe/predictors/gp.h"
+#include "npe/predictors/gp_bayes.h"
+#include "npe/predictors/predictor_registry.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+using testing::max_abs_diff;
+
+// A prior of one family and one scale (min = max) has a single hypothesis: the mixture is that
+// GP, so gp-bayes must equal the oracle in every output (this pins the predictive algebra).
+TEST(GpBayes, OneHypothesisEqualsTheOracle) {
+  for (auto kind : all_kernel_kinds()) {
+    GpTaskConfig prior;
+    prior.kernels = {kind};
+    prior.min_lengthscale = prior.max_lengthscale = 0.7;
+    GpTaskGenerator generator(prior);
+    auto batch = generator.sample(3, 21);
+    batch.task = batch.task.to(torch::kCPU, torch::kFloat64);
+    PredictorOptions options;
+    options.gp_prior = prior;
+    auto bayes = make_predictor("gp-bayes", options);
+    auto oracle = make_predictor("gp-oracle");
+    const auto b = bayes->predict(batch), o = oracle->predict(batch);
+    EXPECT_LT(max_abs_diff(b.mean, o.mean), 1e-6) << kernel_name(kind);
+    EXPECT_LT(max_abs_diff(b.stddev, o.stddev), 1e-6) << kernel_name(kind);
+    // float64 paths: the mixture of one equals the oracle's own log-likelihoods to 1e-9.
+    const auto hyp = gp_prior_hypotheses(prior);
+    const auto oracle_joint = oracle->joint_log_likelihood(batch);
+    EXPECT_LT(max_abs_diff(gp_bayes_joint_log_likelihood(hyp, batch.task), oracle_joint), 1e-9)
+        << kernel_name(kind);
+    auto exact = batch.oracle->predict(batch.task);
+    auto marginal = log_likelihood_per_task(exact, batch.task.yt).to(torch::kFloat64);
+    EXPECT_LT(max_abs_diff(gp_bayes_marginal_log_likelihood(hyp, batch.task), marginal), 1e-9)
+        << kernel_name(kind);
+  }
+}
+
+// The posterior weights are a distribution, and they depend on the context only through
+// differences of inputs: translating the task leaves them unchanged.
+TEST(GpBayes, WeightsSumToOneAndAreUnchangedByTranslation) {
+  GpTaskGenerator generator;
+  auto batch = generator.sample(2, 5);
+  const auto hyp = gp_prior_hypotheses(GpTaskConfig{});
+  auto task = batch.task.to(torch::kCPU, torch::kFloat64);
+  for (int64_t b = 0; b < 2; ++b) {
+    auto w = gp_hypothesis_predictives(hyp, task, b).log_weights;
+    EXPECT_NEAR(w.exp().sum().item<double>(), 1.0, 1e-12);
+    auto shifted = gp_hypothesis_predictives(hyp, task.translated({3.7}), b).log_weights;
+    EXPECT_LT(max_abs_diff(w.exp(), shifted.exp()), 1e-9);
+  }
+}
+
+// With many context points from one hypothesis, the posterior concentrates on its family (and
+// near its scale): the weights really respond to the marginal likelihood.
+TEST(GpBayes, WeightConcentratesOnTheGeneratingHypothesis) {
+  GpTaskConfig prior;
+  for (auto kind : all_kernel_kinds()) {
+    GpTaskConfig one = prior;
+    one.kernels = {kind};
+    one.min_lengthscale = one.max_lengthscale = 0.6;
+    one.min_num_context = one.max_num_context = 200;
+    one.noise_std = prior.noise_std;
+    GpTaskGenerator generator(one);
+    auto task = generator.sample(1, 3).task.to(torch::kCPU, torch::kFloat64);
+    const auto hyp = gp_prior_hypotheses(prior);
+    auto families = gp_bayes_family_posterior(hyp, task, 0);
+    size_t f = 0;
+    while (prior.kernels[f] != kind) ++f;
+    // SE and Matérn-5/2 at the same lengthscale are hard to tell apart on 200 noisy points
+    // (0.80 and 0.86 here), the periodic family is unmistakable.
+    EXPECT_GT(families[f], kind == KernelKind::Periodic ? 0.99 : 0.5) << kernel_name(kind);
+    // The most probable scale is within 12 % of the truth (three initial cells), the period
+    // within one initial cell (a factor 16^(1/64)).
+    auto p = gp_hypothesis_predictives(hyp, task, 0);
+    const auto best = p.log_weights.argmax().item<int64_t>();
+    const double ell =
+        kind == KernelKind::Periodic ? p.kernels[best].period : p.kernels[best].lengthscale;
+    EXPECT_LT(std::abs(std::log(ell / 0.6)),
+              (kind == KernelKind::Periodic ? 1 : 3) * std::log(16.0) / 64)
+        << kernel_name(kind);
+  }
+}
+
+// Jensen: the moment-matched Gaussian cannot beat the mixture it summarises on average (the
+// mixture is the true predictive of these tasks); and the oracle, which knows each task's
+// kernel, beats both.
+TEST(GpBayes, MomentMatchedGaussianNeverBeatsTheMixtureOnAverage) {
+  GpTaskGenerator generator;
+  const auto hyp = gp_prior_hypotheses(GpTaskConfig{});
+  double gaussian = 0, mixture = 0, oracle = 0;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    auto batch = generator.sample(8, 100 + seed);
+    auto task = batch.task.to(torch::kCPU, torch::kFloat64);
+    gaussian += log_likelihood_per_task(gp_bayes_predict(hyp, task), task.yt).mean().item<double>();
+    mixture += gp_bayes_marginal_log_likelihood(hyp, task).mean().item<double>();
+    oracle += log_likelihood_per_task(batch.oracle->predict(task), task.yt).mean().item<double>();
+  }
+  EXPECT_LE(gaussian, mixture);
+  EXPECT_LT(mixture, oracle);
+}
+
+// Samples come from the mixture: their covariance approaches the mixture covariance (law of
+// total covariance), which is wider than the most probable hypothesis' alone would be.
+TEST(GpBayes, SamplesMatchTheMixtureCovariance) {
+  GpTaskConfig prior;
+  prior.num_targets = 4;
+  prior.min_num_context = prior.max_num_context = 3;
+  GpTaskGenerator generator(prior);
+  auto batch = generator.sample(1, 8);
+  auto bayes = make_predictor("gp-bayes");
+  auto covariance = bayes->predictive_covariance(batch)[0];
+  auto samples = bayes->sample(batch, 20000, 1).to(torch::kFloat64).view({20000, 4});
+  auto centred = samples - samples.mean(0, true);
+  auto empirical = centred.transpose(0, 1).matmul(centred) / 19999.0;
+  const double scale = covariance.abs().max().item<double>();
+  EXPECT_LT(max_abs_diff(empirical, covariance) / scale, 0.05);
+  // The marginal variances of predict() are the covariance's diagonal.
+  auto p = bayes->predict(batch);
+  EXPECT_LT(max_abs_diff(p.stddev[0].reshape({-1}).to(torch::kFloat64).square(),
+                         covariance.diagonal()),
+            1e-5);
+}
+
+TEST(GpBayes, EmptyContextGivesThePriorAndBadOptionsAreClearErrors) {
+  Task task{torch::zeros({1, 0, 1}), torch::zeros({1, 0, 1}), torch::linspace(-1, 1, 5).view({1, 5, 1}),
+            torch::zeros({1, 5, 1})};
+  auto p = make_predictor("gp-bayes")->predict({task, {}});
+  EXPECT_LT(p.mean.abs().max().item<double>(), 1e-12);
+  EXPECT_LT(max_abs_diff(p.stddev, torch::full({1, 5, 1}, std::sqrt(1.04))), 1e-6);
+  PredictorOptions options;
+  options.gp_bayes.grid_points = 0;
+  NPE_EXPECT_THROW_WITH(make_predictor("gp-bayes", options), ConfigError, "grid_points");
+  options.gp_bayes.grid_points = 8;
+  options.gp_max_context = 2;
+  Task big{torch::rand({1, 3, 1}), torch::rand({1, 3, 1}), torch::rand({1, 2, 1}), {}};
+  NPE_EXPECT_THROW_WITH(make_predictor("gp-bayes", options)->predict({big, {}}),
+                        ResourceLimitError, "limited to 2");
+}
+
+}  // namespace
+}  // namespace npe
