@@ -118,7 +118,7 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
   std::filesystem::path out = a.out;
   try {
     if (!a.resume.empty()) {
-      job = TrainingJob::resume(a.resume, device);
+      job = TrainingJob::resume(a.resume, device, command_line);
       if (a.steps_given) job->set_total_steps(a.options.steps);
       if (out.empty()) out = a.resume;
     } else {

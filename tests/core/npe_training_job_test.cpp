@@ -109,6 +109,65 @@ TEST_F(TrainingJobTest, CheckpointIsAnOrdinaryCheckpointWithItsPlan) {
   EXPECT_EQ(loaded.metadata.model.kind, "cnp");
 }
 
+// Every run of a job is recorded in the metadata: the first with its command, each
+// resumption with its own, the steps each trained and its wall time, so a shipped model says
+// how it was made across machines.
+TEST_F(TrainingJobTest, EveryResumptionIsRecordedInTheMetadata) {
+  const auto path = dir / "job.pt";
+  auto first = spec("cnp", 8);
+  first.command = "npe train --model cnp --steps 8";
+  {
+    TrainingJob job(first);
+    job.set_checkpoint(path, 0);
+    job.run([](const TrainingStatus& s) { return s.step < 3; });
+  }
+  {
+    auto job = TrainingJob::resume(path, torch::kCPU, "npe train --resume job.pt");
+    job->set_checkpoint(path, 0);
+    job->run([](const TrainingStatus& s) { return s.step < 5; });
+  }
+  auto job = TrainingJob::resume(path, torch::kCPU, "npe train --resume job.pt --steps 8");
+  job->set_checkpoint(path, 0);
+  job->run();
+  const auto sessions = read_checkpoint_metadata(path).sessions;
+  ASSERT_EQ(sessions.size(), 3u);
+  EXPECT_EQ(sessions[0].command, first.command);
+  EXPECT_EQ(sessions[1].command, "npe train --resume job.pt");
+  EXPECT_EQ(sessions[2].command, "npe train --resume job.pt --steps 8");
+  const std::vector<std::pair<int64_t, int64_t>> steps = {{0, 3}, {3, 5}, {5, 8}};
+  double wall = 0.0;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(sessions[i].from_step, steps[i].first) << i;
+    EXPECT_EQ(sessions[i].to_step, steps[i].second) << i;
+    EXPECT_GT(sessions[i].wall_time_s, 0.0) << i;
+    EXPECT_FALSE(sessions[i].device.empty()) << i;
+    EXPECT_EQ(sessions[i].started_at.size(), 20u) << sessions[i].started_at;  // ISO 8601, UTC
+    wall += sessions[i].wall_time_s;
+  }
+  EXPECT_NEAR(wall, read_checkpoint_metadata(path).wall_time_s, 1e-9);
+}
+
+// Metadata from before sessions were recorded still loads (a resumed job then reconstructs the
+// first run from its command, steps and wall time); malformed sessions are a clear error.
+TEST_F(TrainingJobTest, MetadataWithoutSessionsLoadsAndMalformedSessionsAreRefused) {
+  const auto path = dir / "job.pt";
+  auto first = spec("cnp", 6);
+  first.command = "npe train --model cnp --steps 6";
+  {
+    TrainingJob job(first);
+    job.set_checkpoint(path, 0);
+    job.run([](const TrainingStatus& s) { return s.step < 2; });
+  }
+  auto json = read_checkpoint_metadata(path).to_json();
+  json.erase("sessions");
+  auto old = CheckpointMetadata::from_json(json);
+  EXPECT_TRUE(old.sessions.empty());
+  json["sessions"] = "not a list";
+  NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError, "sessions");
+  json["sessions"] = nlohmann::json::array({{{"command", 3}}});
+  NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError, "session");
+}
+
 TEST_F(TrainingJobTest, RecordsLossValidationShiftedLikelihoodAndEquivarianceError) {
   TrainingJob plain(spec("tnp", 8));
   plain.run();

@@ -175,6 +175,8 @@ std::string CheckpointMetadata::task_name() const {
 }
 
 nlohmann::json CheckpointMetadata::to_json() const {
+  nlohmann::json sessions_json = nlohmann::json::array();
+  for (const auto& session : sessions) sessions_json.push_back(session.to_json());
   return {{"format_version", format_version},
           {"model", model.to_json()},
           {"task", task},
@@ -188,7 +190,33 @@ nlohmann::json CheckpointMetadata::to_json() const {
           {"size", size},
           {"command", command},
           {"created_at", created_at},
-          {"libtorch_version", libtorch_version}};
+          {"libtorch_version", libtorch_version},
+          {"sessions", sessions_json}};
+}
+
+nlohmann::json TrainingSession::to_json() const {
+  return {{"command", command},     {"device", device},   {"started_at", started_at},
+          {"from_step", from_step}, {"to_step", to_step}, {"wall_time_s", wall_time_s}};
+}
+
+TrainingSession TrainingSession::from_json(const nlohmann::json& json) {
+  auto fail = [] { throw CheckpointError("malformed metadata: a training session is malformed"); };
+  if (!json.is_object()) fail();
+  TrainingSession s;
+  for (const char* key : {"command", "device", "started_at"}) {
+    if (!json.contains(key) || !json.at(key).is_string()) fail();
+  }
+  for (const char* key : {"from_step", "to_step"}) {
+    if (!json.contains(key) || !json.at(key).is_number_integer()) fail();
+  }
+  if (!json.contains("wall_time_s") || !json.at("wall_time_s").is_number()) fail();
+  s.command = json.at("command").get<std::string>();
+  s.device = json.at("device").get<std::string>();
+  s.started_at = json.at("started_at").get<std::string>();
+  s.from_step = json.at("from_step").get<int64_t>();
+  s.to_step = json.at("to_step").get<int64_t>();
+  s.wall_time_s = json.at("wall_time_s").get<double>();
+  return s;
 }
 
 CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
@@ -237,6 +265,11 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
     m.command = json.value("command", std::string());
     m.created_at = json.value("created_at", std::string());
     m.libtorch_version = json.value("libtorch_version", std::string());
+    if (json.contains("sessions")) {
+      const auto& sessions = json.at("sessions");
+      if (!sessions.is_array()) throw CheckpointError("malformed metadata: 'sessions' is not a list");
+      for (const auto& session : sessions) m.sessions.push_back(TrainingSession::from_json(session));
+    }
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(std::string("malformed metadata: ") + e.what());
   }

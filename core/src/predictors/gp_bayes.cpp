@@ -78,9 +78,10 @@ std::vector<KernelSpec> cell_kernels(const GpTaskConfig& prior, const std::vecto
   return kernels;
 }
 
-// Halves every cell that holds more than options.refine_weight of the posterior until halving
-// changes its log posterior mass (midpoint rule) by less than options.refine_tolerance. Cells
-// are kept grouped by family, so hypothesis_kernels batches them.
+// Halves every cell that holds more than options.refine_weight of the posterior, keeping the
+// halves where that changes its log posterior mass (midpoint rule) by options.refine_tolerance
+// or more and halving them again in the next round. Cells stay grouped by family, so
+// hypothesis_kernels batches them.
 std::vector<Cell> refine_cells(const GpHypotheses& hypotheses, double noise_var,
                                const torch::Tensor& xc, const torch::Tensor& yc) {
   const auto& options = hypotheses.options;
@@ -121,7 +122,7 @@ std::vector<Cell> refine_cells(const GpHypotheses& hypotheses, double noise_var,
     auto fresh = fit_context(cell_kernels(hypotheses.prior, halves), noise_var, xc, yc)
                      .log_evidence.contiguous();
     const double* e = fresh.data_ptr<double>();
-    // The halves replace their cell; the new ones are put back in family order at the end.
+    // Each split cell is replaced in place (by its halves, or by itself), so families stay grouped.
     std::vector<Cell> next;
     std::vector<double> next_evidence;
     std::vector<bool> next_settled;
@@ -138,11 +139,18 @@ std::vector<Cell> refine_cells(const GpHypotheses& hypotheses, double noise_var,
       const double a = halves[2 * k].log_mass + e[2 * k];
       const double b = halves[2 * k + 1].log_mass + e[2 * k + 1];
       const double halved = std::max(a, b) + std::log1p(std::exp(-std::abs(a - b)));
-      const bool done = std::abs(halved - log_post[c]) < options.refine_tolerance;
+      // Where halving changes nothing, the parent's midpoint rule was already accurate: it
+      // stays one hypothesis (each costs an Nt-sized solve later), settled.
+      if (std::abs(halved - log_post[c]) < options.refine_tolerance) {
+        next.push_back(cells[c]);
+        next_evidence.push_back(log_evidence[c]);
+        next_settled.push_back(true);
+        continue;
+      }
       for (int side = 0; side < 2; ++side) {
         next.push_back(halves[2 * k + side]);
         next_evidence.push_back(e[2 * k + side]);
-        next_settled.push_back(done);
+        next_settled.push_back(false);
       }
     }
     cells = std::move(next);

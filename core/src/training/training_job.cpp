@@ -18,6 +18,15 @@
 namespace npe {
 namespace {
 
+// The current time, UTC, ISO 8601 (as checkpoints record it).
+std::string utc_now() {
+  const auto now = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buffer;
+}
+
+
 constexpr const char* kTrainingStateKey = "npe_training_state";
 constexpr const char* kOptimizerKey = "npe_optimizer";
 constexpr int kTrainingStateVersion = 1;
@@ -88,6 +97,8 @@ TrainingJob::TrainingJob(TrainingSpec spec, std::shared_ptr<NeuralProcessImpl> m
     m_model = make_model(m_spec.model);
   }
   m_model->to(m_spec.options.device);
+  m_sessions.push_back(
+      {m_spec.command, describe_device(m_spec.options.device), utc_now(), 0, 0, 0.0});
   m_optimizer = std::make_unique<torch::optim::AdamW>(
       m_model->parameters(), torch::optim::AdamWOptions(m_spec.options.learning_rate)
                                  .weight_decay(m_spec.options.weight_decay));
@@ -96,7 +107,8 @@ TrainingJob::TrainingJob(TrainingSpec spec, std::shared_ptr<NeuralProcessImpl> m
 TrainingJob::~TrainingJob() = default;
 
 std::unique_ptr<TrainingJob> TrainingJob::resume(const std::filesystem::path& checkpoint,
-                                                 torch::Device device) {
+                                                 torch::Device device,
+                                                 const std::string& command) {
   auto loaded = load_checkpoint(checkpoint, device);
   auto archive = open_checkpoint_archive(checkpoint, device);
   const auto where = "checkpoint '" + checkpoint.string() + "'";
@@ -132,6 +144,15 @@ std::unique_ptr<TrainingJob> TrainingJob::resume(const std::filesystem::path& ch
     for (const auto& record : state.at("history")) {
       job->m_history.push_back(TrainingRecord::from_json(record));
     }
+    // The sessions so far; a checkpoint from before they were recorded has one, its first.
+    job->m_sessions = loaded.metadata.sessions;
+    if (job->m_sessions.empty()) {
+      job->m_sessions.push_back({loaded.metadata.command, loaded.metadata.device,
+                                 loaded.metadata.created_at, 0, job->m_step, job->m_wall_time_s});
+    }
+    job->m_sessions.push_back({command.empty() ? "(resumed)" : command,
+                               describe_device(device), utc_now(), job->m_step, job->m_step, 0.0});
+    job->m_session_start_wall_time_s = job->m_wall_time_s;
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(where + " has a malformed training state: " + e.what());
   } catch (const CheckpointError& e) {
@@ -310,10 +331,14 @@ CheckpointMetadata TrainingJob::metadata() const {
   m.seed = m_spec.options.seed;
   m.size = m_spec.size;
   m.command = m_spec.command;
-  const auto now = std::time(nullptr);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  m.created_at = buffer;
+  m.created_at = utc_now();
+  m.sessions = m_sessions;
+  if (!m.sessions.empty()) {
+    auto& current = m.sessions.back();
+    current.to_step = m_step;
+    current.wall_time_s = m_wall_time_s - m_session_start_wall_time_s;
+    current.device = m.device;
+  }
   m.libtorch_version = libtorch_version();
   return m;
 }

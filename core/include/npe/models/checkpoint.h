@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <torch/types.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,20 @@
 namespace npe {
 
 /// What a checkpoint records besides the weights.
+/// One run of `npe train` (or the training tab) on a job: the first, then every resumption.
+struct TrainingSession {
+  std::string command;
+  std::string device;
+  std::string started_at;  ///< UTC, ISO 8601
+  int64_t from_step = 0;
+  int64_t to_step = 0;
+  double wall_time_s = 0.0;
+
+  nlohmann::json to_json() const;
+  /// Throws CheckpointError when a field is missing or has the wrong type.
+  static TrainingSession from_json(const nlohmann::json& json);
+};
+
 struct CheckpointMetadata {
   /// 2: the transformer NPs as corrected to the paper (eq. 10 on attention weights, two-layer
   /// token embedders, no unused last-layer updates). Version-1 files of those kinds are refused
@@ -37,6 +52,9 @@ struct CheckpointMetadata {
   std::string command;
   std::string created_at;
   std::string libtorch_version;
+  /// Every run that trained these weights, in order (empty in checkpoints written before
+  /// sessions were recorded: `command` alone then says how the run started).
+  std::vector<TrainingSession> sessions;
 
   /// Registry name of the task the model was trained on ("gp1d", "tfmnist-central"); empty
   /// when the checkpoint does not say.

@@ -93,8 +93,11 @@ class TrainingJob {
 
   /// Continues a job from a checkpoint it wrote, on `device`. Throws CheckpointError naming the
   /// file when it is unreadable, corrupt, or holds weights only (no training state).
+  /// `command` is recorded in the metadata as a new training session (with the device, the
+  /// date and the steps it trains).
   static std::unique_ptr<TrainingJob> resume(const std::filesystem::path& checkpoint,
-                                             torch::Device device = torch::kCPU);
+                                             torch::Device device = torch::kCPU,
+                                             const std::string& command = {});
 
   /// Writes a resumable checkpoint to `path` every `every` steps (0: only when the job ends).
   /// Removes temporary files a killed earlier save of `path` left.
@@ -141,6 +144,9 @@ class TrainingJob {
   double m_wall_time_s = 0.0;
   double m_smoothed_loss = TrainingRecord::kNaN;
   std::vector<TrainingRecord> m_history;
+  /// Every run of this job, the current one last (its steps and wall time follow the job's).
+  std::vector<TrainingSession> m_sessions;
+  double m_session_start_wall_time_s = 0.0;
 };
 
 }  // namespace npe
