@@ -82,6 +82,7 @@ struct AccuracyArguments {
   uint64_t seed = 0;
   int fit_iterations = 1000;
   int64_t bayes_grid = GpBayesOptions{}.grid_points;
+  int64_t bayes_periodic_grid = GpBayesOptions{}.periodic_grid_points;
   RuntimeArguments runtime;
   bool json = false;
   std::string variant;  // label of the task variant being run (era5: the region)
@@ -124,6 +125,7 @@ int bench_accuracy_once(const AccuracyArguments& a) {
   PredictorOptions baseline_options;
   baseline_options.fitted.iterations = a.fit_iterations;
   baseline_options.gp_bayes.grid_points = a.bayes_grid;
+  baseline_options.gp_bayes.periodic_grid_points = a.bayes_periodic_grid;
   const auto fitted_tasks = a.fitted_tasks;
   const bool json = a.json;
   const auto source = make_task_source(task_name, task_options);
@@ -652,8 +654,13 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str();
   accuracy
       ->add_option("--bayes-grid", acc->bayes_grid,
-                   "gp-bayes: quadrature points per kernel family over the scale prior")
-      ->check(CLI::Range(int64_t{1}, int64_t{4096}))
+                   "gp-bayes: starting cells per kernel family over the scale prior (SE, Matérn)")
+      ->check(CLI::Range(int64_t{1}, int64_t{65536}))
+      ->capture_default_str();
+  accuracy
+      ->add_option("--bayes-periodic-grid", acc->bayes_periodic_grid,
+                   "gp-bayes: starting cells over the periodic family's period prior")
+      ->check(CLI::Range(int64_t{1}, int64_t{65536}))
       ->capture_default_str();
   accuracy->add_flag("--json", acc->json, "Print JSON rows");
   // Accuracy tables stay float32 unless asked: their numbers must not depend on the CPU.

@@ -25,6 +25,7 @@ struct EvalArguments {
   EvalOptions options;
   int fit_iterations = FittedGpOptions{}.iterations;
   int64_t bayes_grid = GpBayesOptions{}.grid_points;
+  int64_t bayes_periodic_grid = GpBayesOptions{}.periodic_grid_points;
   int bayes_refinements = GpBayesOptions{}.max_refinements;
   bool json = false;
   RuntimeArguments runtime;
@@ -44,6 +45,7 @@ int run_eval(const EvalArguments& a) {
   predictor_options.device = device;
   predictor_options.fitted.iterations = a.fit_iterations;
   predictor_options.gp_bayes.grid_points = a.bayes_grid;
+  predictor_options.gp_bayes.periodic_grid_points = a.bayes_periodic_grid;
   predictor_options.gp_bayes.max_refinements = a.bayes_refinements;
   const bool json = a.json;
   if (checkpoint.has_value() == model_name.has_value()) {
@@ -145,8 +147,13 @@ Command add_eval_command(CLI::App& app) {
       ->excludes(checkpoint);
   command
       ->add_option("--bayes-grid", a->bayes_grid,
-                   "gp-bayes: quadrature points per kernel family over the scale prior")
-      ->check(CLI::Range(int64_t{1}, int64_t{4096}))
+                   "gp-bayes: starting cells per kernel family over the scale prior (SE, Matérn)")
+      ->check(CLI::Range(int64_t{1}, int64_t{65536}))
+      ->capture_default_str();
+  command
+      ->add_option("--bayes-periodic-grid", a->bayes_periodic_grid,
+                   "gp-bayes: starting cells over the periodic family's period prior")
+      ->check(CLI::Range(int64_t{1}, int64_t{65536}))
       ->capture_default_str();
   command
       ->add_option("--bayes-refinements", a->bayes_refinements,

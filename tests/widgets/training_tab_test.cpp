@@ -3,6 +3,8 @@
 // stop keeping a resumable checkpoint, one job per device at a time, and "Use in explorer"
 // putting the model being trained into the 1-D tab and refreshing it at each checkpoint.
 
+#include <memory>
+
 #include <QComboBox>
 #include <QLabel>
 #include <QProgressBar>
@@ -111,6 +113,17 @@ class TrainingTabTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(tab.jobStep(0) > meta.steps, kTimeoutMs);
     tab.stopJob(0);
     QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Stopped, kTimeoutMs);
+  }
+
+  // Closing the window (or a failed test) destroys the tab with a job running: its process is
+  // killed and nothing it reports reaches the tab being destroyed.
+  void destroyingTheTabWithARunningJobIsClean() {
+    auto tab = std::make_unique<TrainingTab>();
+    tab->setFormRequest(endless("destroyed.pt"));
+    QVERIFY(tab->submit().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(tab->jobState(0) == State::Running, kTimeoutMs);
+    tab.reset();
+    QTest::qWait(100);  // any event queued for the tab would be delivered here
   }
 
   void oneJobPerDeviceAtATime() {

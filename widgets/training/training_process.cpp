@@ -21,6 +21,12 @@ TrainingProcess::TrainingProcess(QObject* parent) : QObject(parent) {
 }
 
 TrainingProcess::~TrainingProcess() {
+  // Whoever listens may be half destroyed already (the tab owns its processes through its
+  // jobs): nothing is reported from here. Killing the process makes QProcess emit finished(),
+  // which ran onFinished() and emitted ended() into the tab in the middle of its destruction
+  // (heap corruption when a test failed with a job still running).
+  blockSignals(true);
+  m_process.disconnect(this);
   if (isRunning()) {
     m_process.kill();
     m_process.waitForFinished(3000);

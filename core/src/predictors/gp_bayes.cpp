@@ -183,7 +183,9 @@ void check_task_index(const Task& task, int64_t b) {
 
 GpHypotheses gp_prior_hypotheses(const GpTaskConfig& prior, const GpBayesOptions& options) {
   prior.validate();
-  if (options.grid_points < 1) throw ConfigError("gp-bayes: grid_points must be >= 1");
+  if (options.grid_points < 1 || options.periodic_grid_points < 1) {
+    throw ConfigError("gp-bayes: grid_points and periodic_grid_points must be >= 1");
+  }
   if (options.max_refinements < 0 || !(options.refine_weight > 0.0) ||
       !(options.refine_tolerance > 0.0)) {
     throw ConfigError("gp-bayes: refinement settings must be positive");
@@ -192,19 +194,20 @@ GpHypotheses gp_prior_hypotheses(const GpTaskConfig& prior, const GpBayesOptions
   h.prior = prior;
   h.options = options;
   const double lo = std::log(prior.min_lengthscale), hi = std::log(prior.max_lengthscale);
-  const auto m = options.grid_points;
-  const double log_mass = -std::log(double(prior.kernels.size() * m));
+  const double log_family_mass = -std::log(double(prior.kernels.size()));
   std::vector<double> log_prior;
   for (size_t f = 0; f < prior.kernels.size(); ++f) {
+    const auto m = prior.kernels[f] == KernelKind::Periodic ? options.periodic_grid_points
+                                                            : options.grid_points;
     for (int64_t j = 0; j < m; ++j) {
-      // m cells of equal width in log ell, each 1/m of the log-uniform prior.
+      // m cells of equal width in log ell, each 1/m of the family's log-uniform prior.
       Cell cell{int64_t(f), lo + (hi - lo) * double(j) / double(m),
-                lo + (hi - lo) * double(j + 1) / double(m), log_mass};
+                lo + (hi - lo) * double(j + 1) / double(m), log_family_mass - std::log(double(m))};
       h.kernels.push_back(cell_kernel(prior, cell));
       h.family.push_back(cell.family);
       h.log_scale_low.push_back(cell.low);
       h.log_scale_high.push_back(cell.high);
-      log_prior.push_back(log_mass);
+      log_prior.push_back(cell.log_mass);
     }
   }
   h.log_prior = torch::tensor(log_prior, torch::kFloat64);

@@ -144,7 +144,8 @@ std::unique_ptr<TrainingJob> TrainingJob::resume(const std::filesystem::path& ch
     for (const auto& record : state.at("history")) {
       job->m_history.push_back(TrainingRecord::from_json(record));
     }
-    // The sessions so far; a checkpoint from before they were recorded has one, its first.
+    // The sessions so far; a checkpoint from before they were recorded has one, its first, whose
+    // start is then unknown: its started_at is when that checkpoint was written.
     job->m_sessions = loaded.metadata.sessions;
     if (job->m_sessions.empty()) {
       job->m_sessions.push_back({loaded.metadata.command, loaded.metadata.device,

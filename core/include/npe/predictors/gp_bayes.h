@@ -18,22 +18,28 @@
 
 namespace npe {
 
-/// The quadrature over each family's scale ell. The marginal likelihood of the periodic family
-/// peaks sharply in its period (about period / input range wide, relative), so a fixed grid
-/// needs thousands of points; instead each task refines its own: `grid_points` cells of equal
-/// prior mass (equal widths in log ell) per family, then every cell above `refine_weight` of
-/// the posterior is halved, until halving changes no such cell's log posterior mass by more
-/// than `refine_tolerance` (or after `max_refinements` rounds). BENCHMARKS.md shows the mean
-/// log-likelihood of these settings against uniform grids of up to 4,096 points per family.
+/// The quadrature over each family's scale ell: cells of equal prior mass (equal widths in
+/// log ell) per family, then every cell above `refine_weight` of the posterior is halved where
+/// halving changes its log posterior mass by `refine_tolerance` or more, for up to
+/// `max_refinements` rounds. The periodic family needs a far finer start than the others: its
+/// evidence peaks in the period with a width of about period / (2 pi x input range x
+/// sqrt(N_c x signal-to-noise)), 10^-3 in log period for 64 points at period 0.25, while the
+/// SE and Matérn evidences vary smoothly with their lengthscales. A peak between two starting
+/// cells is never found by refining (neither neighbour holds mass), so the periodic grid is
+/// set by the convergence study in BENCHMARKS.md (mean log-likelihood per target, gp1d): 32 /
+/// 64 starting cells for every family gave -0.226 / -0.143 on 512 tasks, while 256 / 512 /
+/// 2,048 periodic cells gave -0.13254 / -0.13259 / -0.13262 on 256 tasks.
 struct GpBayesOptions {
   int64_t grid_points = 64;
+  int64_t periodic_grid_points = 512;
   double refine_weight = 1e-4;
   double refine_tolerance = 1e-3;
   int max_refinements = 16;
 };
 
 /// The prior's hypotheses before any data: every kernel family of `prior` at the midpoints of
-/// `options.grid_points` cells of its log-uniform scale prior, equally probable.
+/// its cells of the log-uniform scale prior (options.grid_points, periodic_grid_points for the
+/// periodic family), weighted by their prior mass.
 struct GpHypotheses {
   GpTaskConfig prior;
   GpBayesOptions options;
@@ -43,7 +49,7 @@ struct GpHypotheses {
   std::vector<double> log_scale_low;   ///< the cell [low, high] of log ell, per hypothesis
   std::vector<double> log_scale_high;
 };
-/// Throws ConfigError for grid_points < 1 or an invalid prior.
+/// Throws ConfigError for grids of fewer than one point or an invalid prior.
 GpHypotheses gp_prior_hypotheses(const GpTaskConfig& prior, const GpBayesOptions& options = {});
 
 /// One task's posterior over hypotheses, from its context alone: the prior's cells, refined
