@@ -85,8 +85,9 @@ int run_eval(const EvalArguments& a) {
     if (predictor_info(*model_name).capabilities.needs_gp_prior) {
       const auto prior = gp_task_prior(*source);
       if (!prior) {
-        throw UsageError("--model " + *model_name + " averages over the prior of GP tasks (gp1d); " +
-                         source->name() + " tasks have none");
+        throw UsageError("--model " + *model_name +
+                         " averages over the prior of GP tasks (gp1d); " + source->name() +
+                         " tasks have none");
       }
       predictor_options.gp_prior = *prior;
     }

@@ -137,7 +137,8 @@ TEST_F(NpeCli, BenchAccuracyMeasuresTheGapToTheBayesCeiling) {
   ASSERT_EQ(train.status, 0) << train.output;
   auto r = run_npe(
       "bench accuracy --tasks 64 --shifts 0 --bayes-grid 16 --models gp-oracle,gp-bayes,cnp "
-      "--models-dir " + models.string() + " --json");
+      "--models-dir " +
+      models.string() + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   auto rows = nlohmann::json::parse(r.stdout_only);
   ASSERT_EQ(rows.size(), 3u);

@@ -58,15 +58,12 @@ TEST_P(EquivariantModel, PredictionsMoveWithTheData) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(TeModels, EquivariantModel,
-                         ::testing::Values(Case{"tetnp", 1}, Case{"tetnp", 2}, Case{"tepttnp", 1},
-                                           Case{"tepttnp", 2}, Case{"rcnp", 1}, Case{"rcnp", 2},
-                                           Case{"tetnpnd", 1}, Case{"tetnpnd", 2},
-                                           Case{"bsatnp", 1}, Case{"bsatnp", 2},
-                                           Case{"convcnp", 1}),
-                         [](const auto& info) {
-                           return info.param.kind + "_dx" + std::to_string(info.param.dim_x);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    TeModels, EquivariantModel,
+    ::testing::Values(Case{"tetnp", 1}, Case{"tetnp", 2}, Case{"tepttnp", 1}, Case{"tepttnp", 2},
+                      Case{"rcnp", 1}, Case{"rcnp", 2}, Case{"tetnpnd", 1}, Case{"tetnpnd", 2},
+                      Case{"bsatnp", 1}, Case{"bsatnp", 2}, Case{"convcnp", 1}),
+    [](const auto& info) { return info.param.kind + "_dx" + std::to_string(info.param.dim_x); });
 
 // Paper eq. 10 needs float64 task inputs and coordinates measured from the data: in float32,
 // x + 1e6 keeps only 1/16 of a unit. Non-integer shifts are included for the continuous models.

@@ -267,8 +267,10 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
     m.libtorch_version = json.value("libtorch_version", std::string());
     if (json.contains("sessions")) {
       const auto& sessions = json.at("sessions");
-      if (!sessions.is_array()) throw CheckpointError("malformed metadata: 'sessions' is not a list");
-      for (const auto& session : sessions) m.sessions.push_back(TrainingSession::from_json(session));
+      if (!sessions.is_array())
+        throw CheckpointError("malformed metadata: 'sessions' is not a list");
+      for (const auto& session : sessions)
+        m.sessions.push_back(TrainingSession::from_json(session));
     }
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(std::string("malformed metadata: ") + e.what());

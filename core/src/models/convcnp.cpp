@@ -74,8 +74,8 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
   // relative inputs, the grid and every layer's alignment (pooling included) unchanged, and the
   // predictions move with the data exactly. A grid fixed in absolute coordinates would be
   // exact only for shifts by whole multiples of 2^depth grid spacings.
-  auto xc = task.xc.select(-1, 0);  // [B,Nc]
-  auto xt = task.xt.select(-1, 0);  // [B,Nt]
+  auto xc = task.xc.select(-1, 0);                                         // [B,Nc]
+  auto xt = task.xt.select(-1, 0);                                         // [B,Nt]
   auto origin = std::get<0>((nc > 0 ? xc : xt).min(1, /*keepdim=*/true));  // [B,1]
   xc = xc - origin;
   xt = xt - origin;

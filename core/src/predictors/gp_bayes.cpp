@@ -52,7 +52,7 @@ ContextFit fit_context(const std::vector<KernelSpec>& kernels, double noise_var,
   const auto nc = xc.size(0), dim_y = yc.size(-1);
   auto k_cc = hypothesis_kernels(kernels, xc, xc) + noise_var * torch::eye(nc, xc.options());
   ContextFit fit;
-  fit.chol = jittered_cholesky(k_cc);  // [H,Nc,Nc]
+  fit.chol = jittered_cholesky(k_cc);                                          // [H,Nc,Nc]
   fit.alpha = torch::cholesky_solve(yc.expand({num_h, nc, dim_y}), fit.chol);  // [H,Nc,Dy]
   auto quad = (yc.unsqueeze(0) * fit.alpha).sum({-1, -2});
   auto log_det = 2.0 * fit.chol.diagonal(0, -2, -1).log().sum(-1);
@@ -88,7 +88,8 @@ std::vector<Cell> refine_cells(const GpHypotheses& hypotheses, double noise_var,
   std::vector<Cell> cells;
   for (size_t h = 0; h < hypotheses.kernels.size(); ++h) {
     cells.push_back({hypotheses.family[h], hypotheses.log_scale_low[h],
-                     hypotheses.log_scale_high[h], hypotheses.log_prior[int64_t(h)].item<double>()});
+                     hypotheses.log_scale_high[h],
+                     hypotheses.log_prior[int64_t(h)].item<double>()});
   }
   auto evidence = fit_context(hypotheses.kernels, noise_var, xc, yc).log_evidence;
   std::vector<double> log_evidence(evidence.data_ptr<double>(),
@@ -291,9 +292,8 @@ GpHypothesisPredictives gp_hypothesis_predictives(const GpBayesPosterior& poster
   return out;
 }
 
-GpHypothesisPredictives gp_hypothesis_predictives(const GpHypotheses& hypotheses,
-                                                  const Task& task, int64_t b,
-                                                  bool with_covariance) {
+GpHypothesisPredictives gp_hypothesis_predictives(const GpHypotheses& hypotheses, const Task& task,
+                                                  int64_t b, bool with_covariance) {
   check_task_index(task, b);
   return gp_hypothesis_predictives(gp_bayes_posterior(hypotheses, task.xc[b], task.yc[b]),
                                    task.xt[b], task.dim_y(), with_covariance);
@@ -304,8 +304,8 @@ Prediction gp_bayes_predict(const std::vector<GpBayesPosterior>& posteriors, con
   std::vector<torch::Tensor> means, stddevs;
   for (int64_t b = 0; b < task.batch_size(); ++b) {
     auto p = gp_hypothesis_predictives(posteriors[size_t(b)], task.xt[b], task.dim_y());
-    auto w = p.log_weights.exp().view({-1, 1, 1});                // [H,1,1]
-    auto mean = (w * p.mean).sum(0);                              // [Nt,Dy]
+    auto w = p.log_weights.exp().view({-1, 1, 1});  // [H,1,1]
+    auto mean = (w * p.mean).sum(0);                // [Nt,Dy]
     auto second = (w * (p.variance.unsqueeze(-1) + p.mean.square())).sum(0);
     // The mixture's variance is at least the smallest hypothesis variance (>= noise), so the
     // clamp only guards against rounding.
@@ -327,8 +327,8 @@ torch::Tensor gp_bayes_marginal_log_likelihood(const std::vector<GpBayesPosterio
     auto y = task.yt[b].to(torch::kCPU, torch::kFloat64).unsqueeze(0);  // [1,Nt,Dy]
     auto var = p.variance.unsqueeze(-1);                                // [H,Nt,1]
     // log N(y_i | h) for the vector of outputs at target i, then the mixture over h.
-    auto log_density = (-0.5 * (y - p.mean).square() / var - 0.5 * var.log() - 0.5 * kLog2Pi)
-                           .sum(-1);                                    // [H,Nt]
+    auto log_density =
+        (-0.5 * (y - p.mean).square() / var - 0.5 * var.log() - 0.5 * kLog2Pi).sum(-1);  // [H,Nt]
     auto per_target = torch::logsumexp(log_density + p.log_weights.unsqueeze(-1), 0);
     result[b] = per_target.mean();
   }
@@ -345,8 +345,8 @@ torch::Tensor gp_bayes_joint_log_likelihood(const std::vector<GpBayesPosterior>&
   if (nt == 0) return result;
   for (int64_t b = 0; b < task.batch_size(); ++b) {
     auto p = gp_hypothesis_predictives(posteriors[size_t(b)], task.xt[b], task.dim_y(),
-                                      /*with_covariance=*/true);
-    auto chol = jittered_cholesky(p.covariance);                       // [H,Nt,Nt]
+                                       /*with_covariance=*/true);
+    auto chol = jittered_cholesky(p.covariance);                        // [H,Nt,Nt]
     auto y = task.yt[b].to(torch::kCPU, torch::kFloat64).unsqueeze(0);  // [1,Nt,Dy]
     auto whitened = torch::linalg_solve_triangular(chol, y - p.mean, /*upper=*/false);
     const auto dim_y = double(task.dim_y());

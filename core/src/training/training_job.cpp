@@ -26,7 +26,6 @@ std::string utc_now() {
   return buffer;
 }
 
-
 constexpr const char* kTrainingStateKey = "npe_training_state";
 constexpr const char* kOptimizerKey = "npe_optimizer";
 constexpr int kTrainingStateVersion = 1;
@@ -107,8 +106,7 @@ TrainingJob::TrainingJob(TrainingSpec spec, std::shared_ptr<NeuralProcessImpl> m
 TrainingJob::~TrainingJob() = default;
 
 std::unique_ptr<TrainingJob> TrainingJob::resume(const std::filesystem::path& checkpoint,
-                                                 torch::Device device,
-                                                 const std::string& command) {
+                                                 torch::Device device, const std::string& command) {
   auto loaded = load_checkpoint(checkpoint, device);
   auto archive = open_checkpoint_archive(checkpoint, device);
   const auto where = "checkpoint '" + checkpoint.string() + "'";
@@ -151,8 +149,8 @@ std::unique_ptr<TrainingJob> TrainingJob::resume(const std::filesystem::path& ch
       job->m_sessions.push_back({loaded.metadata.command, loaded.metadata.device,
                                  loaded.metadata.created_at, 0, job->m_step, job->m_wall_time_s});
     }
-    job->m_sessions.push_back({command.empty() ? "(resumed)" : command,
-                               describe_device(device), utc_now(), job->m_step, job->m_step, 0.0});
+    job->m_sessions.push_back({command.empty() ? "(resumed)" : command, describe_device(device),
+                               utc_now(), job->m_step, job->m_step, 0.0});
     job->m_session_start_wall_time_s = job->m_wall_time_s;
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(where + " has a malformed training state: " + e.what());

@@ -44,9 +44,9 @@ struct GpHypotheses {
   GpTaskConfig prior;
   GpBayesOptions options;
   std::vector<KernelSpec> kernels;
-  torch::Tensor log_prior;  ///< [H] float64, log-sum-exp = 0
-  std::vector<int64_t> family;         ///< index into prior.kernels, per hypothesis
-  std::vector<double> log_scale_low;   ///< the cell [low, high] of log ell, per hypothesis
+  torch::Tensor log_prior;            ///< [H] float64, log-sum-exp = 0
+  std::vector<int64_t> family;        ///< index into prior.kernels, per hypothesis
+  std::vector<double> log_scale_low;  ///< the cell [low, high] of log ell, per hypothesis
   std::vector<double> log_scale_high;
 };
 /// Throws ConfigError for grids of fewer than one point or an invalid prior.
@@ -67,8 +67,7 @@ struct GpBayesPosterior {
 GpBayesPosterior gp_bayes_posterior(const GpHypotheses& hypotheses, const torch::Tensor& xc,
                                     const torch::Tensor& yc);
 /// The posterior of every task of a batch.
-std::vector<GpBayesPosterior> gp_bayes_posteriors(const GpHypotheses& hypotheses,
-                                                  const Task& task);
+std::vector<GpBayesPosterior> gp_bayes_posteriors(const GpHypotheses& hypotheses, const Task& task);
 
 /// The hypotheses' predictives at targets xt [Nt,Dx].
 struct GpHypothesisPredictives {
@@ -83,9 +82,8 @@ GpHypothesisPredictives gp_hypothesis_predictives(const GpBayesPosterior& poster
                                                   const torch::Tensor& xt, int64_t dim_y,
                                                   bool with_covariance = false);
 /// The same for task b of a batch, from its context.
-GpHypothesisPredictives gp_hypothesis_predictives(const GpHypotheses& hypotheses,
-                                                  const Task& task, int64_t b,
-                                                  bool with_covariance = false);
+GpHypothesisPredictives gp_hypothesis_predictives(const GpHypotheses& hypotheses, const Task& task,
+                                                  int64_t b, bool with_covariance = false);
 
 /// The batch functions below take the batch's posteriors (gp_bayes_posteriors), so one
 /// refinement serves every output of a task; the GpHypotheses overloads compute them.
