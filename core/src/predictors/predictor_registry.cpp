@@ -130,6 +130,24 @@ class OraclePredictor final : public GpPredictor {
   }
 };
 
+// The context of the last batch a baseline computed for: the fitted GPs and gp-bayes do their
+// per-task work from the context alone, so the outputs an evaluation asks for in turn
+// (marginals, then joint log-likelihoods) reuse it.
+class LastContext {
+ public:
+  bool is(const Task& task) const {
+    return m_xc.defined() && m_xc.sizes() == task.xc.sizes() && m_yc.sizes() == task.yc.sizes() &&
+           torch::equal(m_xc, task.xc.cpu()) && torch::equal(m_yc, task.yc.cpu());
+  }
+  void remember(const Task& task) {
+    m_xc = task.xc.cpu().clone();
+    m_yc = task.yc.cpu().clone();
+  }
+
+ private:
+  torch::Tensor m_xc, m_yc;
+};
+
 class FittedGpPredictor final : public GpPredictor {
  public:
   FittedGpPredictor(PredictorInfo info, FittedGpOptions options, int64_t max_context)
@@ -156,21 +174,16 @@ class FittedGpPredictor final : public GpPredictor {
   // The fit depends on the context only: the marginal and the joint predictive of one task (as
   // an evaluation asks for both) share it.
   const FittedGp& fit(const Task& task) {
-    const bool same = m_fitted_xc.defined() && m_fitted_xc.sizes() == task.xc.sizes() &&
-                      m_fitted_yc.sizes() == task.yc.sizes() &&
-                      torch::equal(m_fitted_xc, task.xc.cpu()) &&
-                      torch::equal(m_fitted_yc, task.yc.cpu());
-    if (!same) {
+    if (!m_fitted_context.is(task)) {
       m_fitted = fit_gp(task, m_options);
-      m_fitted_xc = task.xc.cpu().clone();
-      m_fitted_yc = task.yc.cpu().clone();
+      m_fitted_context.remember(task);
     }
     return m_fitted;
   }
 
   FittedGpOptions m_options;
   FittedGp m_fitted;
-  torch::Tensor m_fitted_xc, m_fitted_yc;
+  LastContext m_fitted_context;
 };
 
 // The Bayes-optimal predictor under the tasks' prior: predict() is the mixture's moment-matched
@@ -202,25 +215,20 @@ class BayesGpPredictor final : public Predictor {
   }
 
  private:
-  // The posterior depends on the context only: the outputs an evaluation asks for in turn
-  // (marginals, mixture and joint log-likelihoods) share one refinement per task.
+  // One refinement per task serves the marginals, the mixture and the joint log-likelihoods.
   const std::vector<GpBayesPosterior>& posteriors(const Task& task) {
     validate_task(task);
     check_gp_context(info(), task, m_max_context);
-    const bool same = m_xc.defined() && m_xc.sizes() == task.xc.sizes() &&
-                      m_yc.sizes() == task.yc.sizes() && torch::equal(m_xc, task.xc.cpu()) &&
-                      torch::equal(m_yc, task.yc.cpu());
-    if (!same) {
+    if (!m_context.is(task)) {
       m_posteriors = gp_bayes_posteriors(m_hypotheses, task);
-      m_xc = task.xc.cpu().clone();
-      m_yc = task.yc.cpu().clone();
+      m_context.remember(task);
     }
     return m_posteriors;
   }
   GpHypotheses m_hypotheses;
   int64_t m_max_context;
   std::vector<GpBayesPosterior> m_posteriors;
-  torch::Tensor m_xc, m_yc;
+  LastContext m_context;
 };
 
 PredictorInfo neural_info(const ModelInfo& m) {
