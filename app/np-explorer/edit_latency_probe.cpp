@@ -8,13 +8,25 @@
 #include <QTimer>
 
 #include "common/explorer_panel.h"
+#include "unattended_exit.h"
 
 namespace npe::app {
 
-EditLatencyProbe::EditLatencyProbe(widgets::ExplorerPanel* panel, int edits, QObject* parent)
-    : QObject(parent), m_panel(panel), m_edits(edits) {
+EditLatencyProbe::EditLatencyProbe(widgets::ExplorerPanel* panel, int edits, int time_limit_ms,
+                                   QObject* parent)
+    : QObject(parent), m_panel(panel), m_edits(edits), m_time_limit_ms(time_limit_ms) {
   connect(panel, &widgets::ExplorerPanel::predictionsUpdated, this,
           &EditLatencyProbe::onPredictions);
+  QTimer::singleShot(time_limit_ms, this, &EditLatencyProbe::giveUp);
+}
+
+void EditLatencyProbe::giveUp() {
+  std::fprintf(stderr,
+               "np-explorer: the edit-latency measurement did not finish within %g s "
+               "(--time-limit): %zu of %d edits measured%s\n",
+               m_time_limit_ms / 1000.0, m_ms.size(), m_edits,
+               m_started ? "" : ", the first prediction round never finished");
+  exit_without_waiting_for_models(1);
 }
 
 void EditLatencyProbe::onPredictions(bool refined) {

@@ -24,16 +24,20 @@ class EditLatencyProbe final : public QObject {
   Q_DISABLE_COPY_MOVE(EditLatencyProbe)
 
  public:
-  /// Starts after the first settled prediction round; quits the application when done.
-  EditLatencyProbe(widgets::ExplorerPanel* panel, int edits, QObject* parent = nullptr);
+  /// Starts after the first settled prediction round; quits the application when done. Gives up
+  /// after time_limit_ms in all (status 1 with a message, see unattended_exit.h).
+  EditLatencyProbe(widgets::ExplorerPanel* panel, int edits, int time_limit_ms,
+                   QObject* parent = nullptr);
 
  private:
   void edit();
   void onPredictions(bool refined);
   void report();
+  void giveUp();
 
   widgets::ExplorerPanel* m_panel;
   int m_edits;
+  int m_time_limit_ms;
   bool m_started = false;
   bool m_waiting = false;
   QElapsedTimer m_timer;

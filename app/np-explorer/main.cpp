@@ -21,6 +21,7 @@
 #include "maps/map_explorer.h"
 #include "npe/runtime.h"
 #include "training/training_tab.h"
+#include "unattended_exit.h"
 
 namespace {
 
@@ -76,8 +77,12 @@ int main(int argc, char** argv) {
   QCommandLineOption map_3d("map-3d", "Show the map tab's 3-D relief view.");
   QCommandLineOption samples(
       "samples", "Draw K coherent function samples per joint model on the 1-D tab.", "K");
-  parser.addOptions(
-      {session, screenshot, threads, latency, device, shift, tab, training_job, map_3d, samples});
+  QCommandLineOption time_limit("time-limit",
+                                "Unattended runs (--screenshot, --measure-edit-latency) give up "
+                                "after S seconds and exit with status 1 (default 120).",
+                                "S", "120");
+  parser.addOptions({session, screenshot, threads, latency, device, shift, tab, training_job,
+                     map_3d, samples, time_limit});
   parser.addPositionalArgument(
       "files", "Sessions (.json), checkpoints (.pt) or pictures (.png, .jpg, ...) to open.");
   if (asks_for_help_or_version(argc, argv)) {
@@ -153,6 +158,14 @@ int main(int argc, char** argv) {
   if (parser.isSet(map_3d)) window.mapExplorer()->setThreeD(true);
   auto* panel = window.currentPanel();
 
+  bool limit_ok = false;
+  const double limit_s = parser.value(time_limit).toDouble(&limit_ok);
+  if (!limit_ok || !(limit_s > 0.0 && limit_s <= 86400.0)) {
+    std::fprintf(stderr, "np-explorer: --time-limit expects seconds in (0, 86400]\n");
+    return 2;
+  }
+  const int limit_ms = static_cast<int>(limit_s * 1000.0);
+
   if (parser.isSet(latency)) {
     const int edits = parser.value(latency).toInt();
     if (edits < 1) {
@@ -161,7 +174,7 @@ int main(int argc, char** argv) {
     }
     window.resize(1400, 860);
     window.show();
-    npe::app::EditLatencyProbe probe(panel, edits);
+    npe::app::EditLatencyProbe probe(panel, edits, limit_ms);
     return app.exec();
   }
 
@@ -178,8 +191,14 @@ int main(int argc, char** argv) {
   auto save = [&](bool complete) {
     const bool saved = window.grab().save(out);
     if (!saved) std::fprintf(stderr, "np-explorer: cannot write %s\n", qPrintable(out));
-    if (!complete) std::fprintf(stderr, "np-explorer: predictions did not finish in time\n");
-    app.exit(saved && complete ? status : 1);
+    if (!complete) {
+      std::fprintf(stderr,
+                   "np-explorer: predictions did not finish within %g s (--time-limit); the "
+                   "screenshot shows the models that had finished\n",
+                   limit_s);
+      npe::app::exit_without_waiting_for_models(1);
+    }
+    app.exit(saved ? status : 1);
   };
   if (!panel || !panel->unavailableReason().isEmpty()) {
     // The training tab has no predictions to wait for (its curves are drawn at once), nor has
@@ -192,6 +211,6 @@ int main(int argc, char** argv) {
                    [&](bool refined) {
                      if (refined) QTimer::singleShot(200, &app, [&] { save(true); });
                    });
-  QTimer::singleShot(120000, &app, [&] { save(false); });
+  QTimer::singleShot(limit_ms, &app, [&] { save(false); });
   return app.exec();
 }
