@@ -54,9 +54,8 @@ MainWindow::MainWindow(torch::Device device, QWidget* parent) : QMainWindow(pare
   m_tabs->addTab(m_training, tr("Training"));
   connect(m_training, &widgets::TrainingTab::checkpointForExplorer, this,
           &MainWindow::showTrainingCheckpoint);
-  connect(m_training, &widgets::TrainingTab::statusMessage, this, [this](const QString& text) {
-    if (m_tabs->currentWidget() == m_training) m_status->setText(text);
-  });
+  connect(m_training, &widgets::TrainingTab::statusMessage, this,
+          [this](const QString& text) { setTabMessage(m_training, text); });
   connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::bringToFront);
   bringToFront(m_tabs->currentIndex());
   buildMenus();
@@ -67,12 +66,23 @@ void MainWindow::addPanel(widgets::ExplorerPanel* panel) {
   m_panels.push_back(panel);
   m_tabs->addTab(panel, panel->title());
   m_undo_group->addStack(panel->undoStack());
-  connect(panel, &widgets::ExplorerPanel::statusMessage, this, [this, panel](const QString& text) {
-    if (panel == currentPanel()) m_status->setText(text);
-  });
+  connect(panel, &widgets::ExplorerPanel::statusMessage, this,
+          [this, panel](const QString& text) { setTabMessage(panel, text); });
+}
+
+void MainWindow::setTabMessage(QWidget* tab, const QString& text) {
+  m_tab_messages.insert(tab, text);
+  if (tab == m_tabs->currentWidget()) m_status->setText(text);
+}
+
+QString MainWindow::statusText() const {
+  return m_status->text();
 }
 
 void MainWindow::bringToFront(int index) {
+  // Each tab's messages describe that tab ("30 stations", "training step 400"): the status bar
+  // follows the tab in front instead of keeping the last tab's words.
+  m_status->setText(m_tab_messages.value(m_tabs->widget(index)));
   // Only the tab in front computes predictions; the others catch up when they are shown.
   for (size_t i = 0; i < m_panels.size(); ++i) {
     m_panels[i]->setActive(static_cast<int>(i) == index);
@@ -117,17 +127,19 @@ void MainWindow::showTrainingCheckpoint(const QString& path) {
     for (auto* p : m_panels) {
       if (p->acceptsCheckpoint(meta)) {
         p->openCheckpoint(path);
-        m_status->setText(tr("%1 (step %2) shown in the %3 tab")
-                              .arg(QFileInfo(path).fileName())
-                              .arg(meta.steps)
-                              .arg(p->title()));
+        setTabMessage(m_tabs->currentWidget(), tr("%1 (step %2) shown in the %3 tab")
+                                                   .arg(QFileInfo(path).fileName())
+                                                   .arg(meta.steps)
+                                                   .arg(p->title()));
         return;
       }
     }
-    m_status->setText(tr("No explorer tab shows models with D_x = %1").arg(meta.model.dim_x));
+    setTabMessage(m_tabs->currentWidget(),
+                  tr("No explorer tab shows models with D_x = %1").arg(meta.model.dim_x));
   } catch (const Error& e) {
     // A checkpoint that cannot be read now is reported; the next one is tried again.
-    m_status->setText(tr("Cannot show %1: %2").arg(path, QString::fromUtf8(e.what())));
+    setTabMessage(m_tabs->currentWidget(),
+                  tr("Cannot show %1: %2").arg(path, QString::fromUtf8(e.what())));
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <torch/types.h>
 
+#include <QHash>
 #include <QMainWindow>
 #include <QString>
 
@@ -55,6 +56,8 @@ class MainWindow final : public QMainWindow {
   bool openFile(const QString& path);
   /// Saves every tab's section. Throws npe::Error.
   void saveSessionTo(const QString& path);
+  /// The status bar's message: always the latest one of the tab in front.
+  QString statusText() const;
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -63,6 +66,8 @@ class MainWindow final : public QMainWindow {
 
  private:
   void addPanel(widgets::ExplorerPanel* panel);
+  /// Remembers `tab`'s latest message and shows it if the tab is in front.
+  void setTabMessage(QWidget* tab, const QString& text);
   /// Makes the tab at `index` the active one (predictions, undo); the others wait behind it.
   void bringToFront(int index);
   void buildMenus();
@@ -85,6 +90,7 @@ class MainWindow final : public QMainWindow {
   widgets::TrainingTab* m_training = nullptr;
   QUndoGroup* m_undo_group = nullptr;
   QLabel* m_status = nullptr;
+  QHash<const QWidget*, QString> m_tab_messages;
   QMenu* m_recent_menu = nullptr;
   QString m_session_path;
 };
