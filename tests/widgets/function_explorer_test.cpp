@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QProgressBar>
 #include <QScrollArea>
@@ -14,6 +15,7 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "common/model_list.h"
 #include "common/prediction_service.h"
 #include "common/shift_control.h"
 #include "function1d/function_explorer.h"
@@ -263,6 +265,47 @@ class FunctionExplorerTest : public QObject {
     m_explorer->setSamples(0);
     QVERIFY(wait_for_refined_round(*m_explorer));
     QCOMPARE(plot->sampleLineCount("gp-oracle"), 0);
+  }
+
+  // Four overlapping bands read as one haze: by default only the model in focus (selected in
+  // the list, or hovered there, on its curve or in the legend) has its band.
+  void bandsFollowTheModelInFocus() {
+    m_explorer->setModelEnabled("gp-fitted", true);
+    m_explorer->sampleContext(8);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    auto* plot = m_explorer->plot();
+    auto* list = m_explorer->findChild<npe::widgets::ModelList*>();
+    auto* bands = m_explorer->findChild<QComboBox*>("bands");
+    QVERIFY(list && bands);
+    // The oracle is selected at start (TE-TNP where shipped models are installed).
+    QVERIFY(list->select("gp-oracle"));
+    QCOMPARE(plot->focusedModel(), QString("gp-oracle"));
+    QVERIFY(plot->bandVisible("gp-oracle"));
+    QVERIFY(!plot->bandVisible("gp-fitted"));
+
+    Q_EMIT list->modelHovered("gp-fitted");
+    QCOMPARE(plot->focusedModel(), QString("gp-fitted"));
+    QVERIFY(plot->bandVisible("gp-fitted"));
+    QVERIFY(!plot->bandVisible("gp-oracle"));
+    QCOMPARE(list->highlighted(), QString("gp-fitted"));
+    Q_EMIT list->modelHovered({});
+    QCOMPARE(plot->focusedModel(), QString("gp-oracle"));
+    QVERIFY(list->highlighted().isEmpty());
+
+    // Hovering a model's curve in the plot focuses it too.
+    Q_EMIT plot->modelHovered("gp-fitted");
+    QVERIFY(plot->bandVisible("gp-fitted"));
+    Q_EMIT plot->modelHovered({});
+
+    bands->setCurrentIndex(bands->findData("all"));
+    QVERIFY(plot->bandVisible("gp-oracle") && plot->bandVisible("gp-fitted"));
+    bands->setCurrentIndex(bands->findData("none"));
+    QVERIFY(!plot->bandVisible("gp-oracle") && !plot->bandVisible("gp-fitted"));
+    QCOMPARE(m_explorer->session().bands, QString("none"));
+    auto restored = m_explorer->session();
+    restored.bands = "all";
+    m_explorer->applySession(restored);
+    QCOMPARE(bands->currentData().toString(), QString("all"));
   }
 
   void sessionRoundTripRestoresTheState() {

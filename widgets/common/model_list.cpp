@@ -11,6 +11,43 @@ ModelList::ModelList(QWidget* parent) : QListWidget(parent) {
     }
     Q_EMIT modelToggled(id, on);
   });
+  setMouseTracking(true);  // itemEntered without a pressed button
+  connect(this, &QListWidget::itemEntered, this, [this](QListWidgetItem* item) {
+    Q_EMIT modelHovered(item->data(Qt::UserRole).toString());
+  });
+  connect(this, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* current) {
+    Q_EMIT modelSelected(current ? current->data(Qt::UserRole).toString() : QString());
+  });
+}
+
+void ModelList::leaveEvent(QEvent* event) {
+  Q_EMIT modelHovered({});
+  QListWidget::leaveEvent(event);
+}
+
+QString ModelList::selectedId() const {
+  return currentItem() ? currentItem()->data(Qt::UserRole).toString() : QString();
+}
+
+bool ModelList::select(const QString& id) {
+  for (int i = 0; i < count(); ++i) {
+    if (item(i)->data(Qt::UserRole).toString() == id) {
+      setCurrentRow(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+void ModelList::setHighlighted(const QString& id) {
+  if (id == m_highlighted) return;
+  m_highlighted = id;
+  QSignalBlocker block(this);  // a font change is not a check-state change
+  for (int i = 0; i < count(); ++i) {
+    QFont bold = font();
+    bold.setBold(!id.isEmpty() && item(i)->data(Qt::UserRole).toString() == id);
+    item(i)->setFont(bold);
+  }
 }
 
 QString ModelList::add(ModelEntry entry, bool enabled) {

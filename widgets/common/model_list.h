@@ -29,13 +29,28 @@ class ModelList final : public QListWidget {
   QStringList enabledIds() const;
   /// Ids of entries opened from checkpoints by the user (not shipped, not baselines).
   QStringList userCheckpoints() const;
+  /// The id of the selected (current) row; empty when none.
+  QString selectedId() const;
+  /// Selects the row of this entry; false when there is none.
+  bool select(const QString& id);
+  /// Shows this entry's row in bold (the model the mouse is on elsewhere); empty for none.
+  void setHighlighted(const QString& id);
+  QString highlighted() const { return m_highlighted; }
 
  Q_SIGNALS:
   /// The user (or setEnabled) switched a model on or off.
   void modelToggled(const QString& id, bool enabled);
+  /// The selected row changed (empty: none).
+  void modelSelected(const QString& id);
+  /// The mouse moved onto a row (its id) or off the list (empty).
+  void modelHovered(const QString& id);
+
+ protected:
+  void leaveEvent(QEvent* event) override;
 
  private:
   std::vector<ModelEntry> m_entries;
+  QString m_highlighted;
 };
 
 }  // namespace npe::widgets

@@ -124,6 +124,9 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
     const bool on = kDefaultModels.contains(entry.id);
     addModel(std::move(entry), on);
   }
+  // The band shown at first: TE-TNP's (the tab's subject), or the oracle's without shipped
+  // models.
+  if (!m_model_list->select("shipped:tetnp")) m_model_list->select("gp-oracle");
 
   resampleTruth();
   m_points->replace(m_truth.sample_points(10, m_truth.spec().noise_std, kTrainingContextLow,
@@ -214,6 +217,35 @@ QWidget* FunctionExplorer::buildSidePanel() {
   m_model_list = models_box->list();
   m_model_list->setMinimumHeight(170);
   connect(m_model_list, &ModelList::modelToggled, this, &FunctionExplorer::onModelToggled);
+  // The model in focus: selected in the list, or under the mouse in the list, the plot or its
+  // legend; its band is drawn (by default only its band) and its entries are emphasised.
+  auto* bands_row = new QHBoxLayout;
+  auto* bands_label = new QLabel(tr("±2σ bands"), models_box);
+  m_bands = new QComboBox(models_box);
+  m_bands->setObjectName("bands");
+  m_bands->addItem(tr("Model in focus"), "focused");
+  m_bands->addItem(tr("All models"), "all");
+  m_bands->addItem(tr("None"), "none");
+  m_bands->setToolTip(
+      tr("Model in focus: the band of the model selected in the list, or of the model under the "
+         "mouse (its curve, legend entry or list row); the others show their means"));
+  bands_label->setBuddy(m_bands);
+  bands_row->addWidget(bands_label);
+  bands_row->addWidget(m_bands, 1);
+  static_cast<QBoxLayout*>(models_box->layout())->addLayout(bands_row);
+  connect(m_bands, &QComboBox::currentIndexChanged, this, [this] {
+    const auto mode = m_bands->currentData().toString();
+    m_plot->setBands(mode == "all"    ? FunctionPlot::Bands::all
+                     : mode == "none" ? FunctionPlot::Bands::none
+                                      : FunctionPlot::Bands::focused);
+  });
+  connect(m_model_list, &ModelList::modelSelected, m_plot, &FunctionPlot::setSelectedModel);
+  auto hover = [this](const QString& id) {
+    m_plot->setHoveredModel(id);
+    m_model_list->setHighlighted(m_plot->focusedModel() == id ? id : QString());
+  };
+  connect(m_model_list, &ModelList::modelHovered, this, hover);
+  connect(m_plot, &FunctionPlot::modelHovered, this, hover);
   connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
     reportErrors(tr("Could not open checkpoint"), [&] { openCheckpoint(path); });
   });
@@ -630,6 +662,7 @@ Session FunctionExplorer::session() const {
   s.shift = m_shift;
   s.enabled_models = m_model_list->enabledIds();
   s.samples = samples();
+  s.bands = m_bands->currentData().toString();
   if (m_correlation->isChecked())
     s.correlation_model = m_correlation_model->currentData().toString();
   s.checkpoints = m_model_list->userCheckpoints();
@@ -670,6 +703,7 @@ void FunctionExplorer::applySession(const Session& s) {
   m_truth = GroundTruth(s.truth);
   m_model_list->setEnabledIds(s.enabled_models);
   setSamples(s.samples);
+  m_bands->setCurrentIndex(std::max(0, m_bands->findData(s.bands)));
   if (s.correlation_model.isEmpty()) {
     m_correlation->setChecked(false);
   } else {

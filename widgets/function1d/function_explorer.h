@@ -127,6 +127,7 @@ class FunctionExplorer final : public ExplorerPanel {
 
   // Ground truth controls.
   QComboBox* m_mode = nullptr;
+  QComboBox* m_bands = nullptr;
   QComboBox* m_kernel = nullptr;
   QDoubleSpinBox* m_lengthscale = nullptr;
   QDoubleSpinBox* m_noise = nullptr;

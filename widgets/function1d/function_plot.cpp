@@ -127,20 +127,18 @@ void FunctionPlot::setModelCurve(const QString& id, const QString& name, const Q
                                  const QVector<double>& stddev) {
   auto it = m_curves.find(id);
   if (it == m_curves.end()) {
-    Curve curve{addGraph(), addGraph(), addGraph()};
-    QColor fill = colour;
-    fill.setAlpha(30);
-    curve.lower->setPen(Qt::NoPen);
-    curve.upper->setPen(Qt::NoPen);
-    curve.upper->setBrush(fill);
+    Curve curve{addGraph(), addGraph(), addGraph(), colour};
     curve.upper->setChannelFillGraph(curve.lower);
     // Antialiasing a translucent band's edges cost most of a repaint (software rendering) for a
-    // difference hard to see at 12 % opacity.
+    // difference hard to see at this opacity.
     curve.upper->setAntialiasedFill(false);
     curve.lower->removeFromLegend();
     curve.upper->removeFromLegend();
-    curve.mean->setPen(QPen(colour, 2));
     it = m_curves.emplace(id, curve).first;
+    applyEmphasis();
+  } else if (it->second.colour != colour) {
+    it->second.colour = colour;
+    applyEmphasis();
   }
   QVector<double> lower(x.size()), upper(x.size());
   for (int i = 0; i < x.size(); ++i) {
@@ -163,7 +161,94 @@ void FunctionPlot::removeModelCurve(const QString& id) {
   removeGraph(it->second.upper);
   removeGraph(it->second.mean);
   m_curves.erase(it);
+  if (m_mouse_model == id) m_mouse_model.clear();
+  applyEmphasis();
   scheduleReplot();
+}
+
+void FunctionPlot::setBands(Bands bands) {
+  m_bands = bands;
+  applyEmphasis();
+  scheduleReplot();
+}
+
+void FunctionPlot::setSelectedModel(const QString& id) {
+  m_selected_model = id;
+  applyEmphasis();
+  scheduleReplot();
+}
+
+void FunctionPlot::setHoveredModel(const QString& id) {
+  if (m_hovered_model == id) return;
+  m_hovered_model = id;
+  applyEmphasis();
+  scheduleReplot();
+}
+
+QString FunctionPlot::focusedModel() const {
+  if (m_curves.count(m_hovered_model)) return m_hovered_model;
+  if (m_curves.count(m_selected_model)) return m_selected_model;
+  return {};
+}
+
+bool FunctionPlot::bandVisible(const QString& id) const {
+  auto it = m_curves.find(id);
+  return it != m_curves.end() && it->second.upper->visible();
+}
+
+void FunctionPlot::applyEmphasis() {
+  const QString focus = focusedModel();
+  for (auto& [id, curve] : m_curves) {
+    const bool focused = id == focus;
+    const bool band = m_bands == Bands::all || (m_bands == Bands::focused && focused);
+    curve.lower->setVisible(band);
+    curve.upper->setVisible(band);
+    // With every band drawn, thin outlines in the model's colour say which band is whose; the
+    // focused band alone can be filled more strongly.
+    QColor fill = curve.colour, edge = curve.colour;
+    fill.setAlpha(m_bands == Bands::all && !focused ? 18 : 40);
+    edge.setAlpha(m_bands == Bands::all ? 170 : 110);
+    const QPen outline(edge, 1, m_bands == Bands::all && !focused ? Qt::DashLine : Qt::SolidLine);
+    curve.lower->setPen(outline);
+    curve.upper->setPen(outline);
+    curve.upper->setBrush(fill);
+    // The focused mean is thicker and drawn over the others (the graphs are drawn in order).
+    curve.mean->setPen(QPen(curve.colour, focused ? 3.2 : 1.8));
+    if (focused) {  // appended: drawn last, over the other models
+      curve.lower->setLayer("main");
+      curve.upper->setLayer("main");
+      curve.mean->setLayer("main");
+    }
+    if (auto* item = legend->itemWithPlottable(curve.mean)) {
+      QFont font = legend->font();
+      font.setBold(focused && !focus.isEmpty() && m_curves.size() > 1);
+      item->setFont(font);
+    }
+  }
+  // Context points stay on top of every curve.
+  m_points->setLayer("main");
+}
+
+QString FunctionPlot::modelAt(const QPointF& pixel) const {
+  for (int i = 0; i < legend->itemCount(); ++i) {
+    auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
+    if (!item || !item->visible() || !item->outerRect().contains(pixel.toPoint())) continue;
+    for (const auto& [id, curve] : m_curves) {
+      if (item->plottable() == curve.mean) return id;
+    }
+    return {};
+  }
+  if (!axisRect()->rect().contains(pixel.toPoint())) return {};
+  QString nearest;
+  double best = 6.0;  // pixels
+  for (const auto& [id, curve] : m_curves) {
+    const double distance = curve.mean->selectTest(pixel, false);
+    if (distance >= 0 && distance < best) {
+      best = distance;
+      nearest = id;
+    }
+  }
+  return nearest;
 }
 
 void FunctionPlot::setModelSamples(const QString& id, const QColor& colour,
@@ -335,6 +420,11 @@ void FunctionPlot::mouseMoveEvent(QMouseEvent* event) {
   } else {
     m_hover_index = pointAt(pixel);
     setCursor(m_hover_index >= 0 ? Qt::OpenHandCursor : Qt::CrossCursor);
+    const QString model = m_hover_index >= 0 ? QString() : modelAt(pixel);
+    if (model != m_mouse_model) {
+      m_mouse_model = model;
+      Q_EMIT modelHovered(model);
+    }
     if (axisRect()->rect().contains(pixel.toPoint()))
       Q_EMIT hovered(xAxis->pixelToCoord(pixel.x()));
   }
@@ -365,6 +455,10 @@ void FunctionPlot::keyPressEvent(QKeyEvent* event) {
 
 void FunctionPlot::leaveEvent(QEvent* event) {
   m_hover_index = -1;
+  if (!m_mouse_model.isEmpty()) {
+    m_mouse_model.clear();
+    Q_EMIT modelHovered({});
+  }
   Q_EMIT hoverEnded();
   QCustomPlot::leaveEvent(event);
 }

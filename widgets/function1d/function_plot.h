@@ -17,6 +17,11 @@ class FunctionPlot final : public QCustomPlot {
   Q_DISABLE_COPY_MOVE(FunctionPlot)
 
  public:
+  /// Which models' ±2σ bands are drawn. Four translucent bands over each other read as one
+  /// haze, so by default only the model in focus (hovered, else selected) has its band; the
+  /// others show their means.
+  enum class Bands { focused, all, none };
+
   explicit FunctionPlot(QWidget* parent = nullptr);
 
   /// Replots within `within` (0: at the next pass of the event loop), once however often it is
@@ -35,6 +40,16 @@ class FunctionPlot final : public QCustomPlot {
                      const QVector<double>& x, const QVector<double>& mean,
                      const QVector<double>& stddev);
   void removeModelCurve(const QString& id);
+  void setBands(Bands bands);
+  Bands bands() const { return m_bands; }
+  /// The model selected in the tab's list: in focus whenever no model is hovered.
+  void setSelectedModel(const QString& id);
+  /// The model under the mouse (in the plot, its legend or the tab's list); empty for none.
+  void setHoveredModel(const QString& id);
+  /// The model in focus: the hovered one, else the selected one (empty when neither is shown).
+  QString focusedModel() const;
+  /// Whether a model's band is drawn now (for tests).
+  bool bandVisible(const QString& id) const;
   /// While the user edits (quick prediction rounds): draw without antialiasing, which halves a
   /// software-rendered repaint; the settled round draws antialiased again.
   void setQuickDrawing(bool quick);
@@ -73,6 +88,8 @@ class FunctionPlot final : public QCustomPlot {
   void moveRequested(int index, QPointF point, int drag_id);
   void removeRequested(int index);
   void hovered(double x);
+  /// The model whose mean curve or legend entry is under the mouse changed (empty: none).
+  void modelHovered(const QString& id);
   /// The mouse left the plot.
   void hoverEnded();
   /// The user zoomed or panned.
@@ -91,7 +108,13 @@ class FunctionPlot final : public QCustomPlot {
     QCPGraph* lower;
     QCPGraph* upper;
     QCPGraph* mean;
+    QColor colour;
   };
+
+  /// Bands, mean widths and legend fonts for the current focus and band mode.
+  void applyEmphasis();
+  /// The model whose mean (within a few pixels) or legend entry is at `pixel`, or empty.
+  QString modelAt(const QPointF& pixel) const;
 
   QCPGraph* m_points = nullptr;
   QCPGraph* m_truth = nullptr;
@@ -109,6 +132,8 @@ class FunctionPlot final : public QCustomPlot {
   int m_drag_index = -1;
   int m_drag_id = 0;
   int m_hover_index = -1;
+  Bands m_bands = Bands::focused;
+  QString m_selected_model, m_hovered_model, m_mouse_model;
   bool m_panning = false;
   QPointF m_pan_start;
   QCPRange m_pan_x, m_pan_y;

@@ -42,6 +42,7 @@ QJsonObject Session::to_json() const {
   if (samples > 0 || !correlation_model.isEmpty()) {
     json["joint"] = QJsonObject{{"samples", samples}, {"correlation_model", correlation_model}};
   }
+  json["bands"] = bands;
   if (has_view) {
     json["view"] = QJsonObject{{"x", QJsonArray{view_x_low, view_x_high}},
                                {"y", QJsonArray{view_y_low, view_y_high}}};
@@ -87,6 +88,10 @@ Session Session::from_json(const QJsonObject& json) {
     }
     s.samples = int(samples);
     s.correlation_model = joint.value("correlation_model").toString();
+  }
+  s.bands = json.value("bands").toString("focused");
+  if (s.bands != "focused" && s.bands != "all" && s.bands != "none") {
+    fail("'bands' must be \"focused\", \"all\" or \"none\"");
   }
   if (json.contains("view")) {
     const auto view = json.value("view").toObject();

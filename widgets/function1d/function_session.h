@@ -29,6 +29,8 @@ struct Session {
   /// shows (empty: off).
   int samples = 0;
   QString correlation_model;
+  /// Which ±2σ bands are drawn: "focused" (the model in focus), "all" or "none".
+  QString bands = "focused";
   bool has_view = false;
   double view_x_low = -4, view_x_high = 4, view_y_low = -3, view_y_high = 3;
 
