@@ -182,6 +182,27 @@ class MapExplorerTest : public QObject {
     QCOMPARE(other.hour(), 650);
   }
 
+  // At 1920 x 1080 (a tab of about 1920 x 1000) the big map takes over half the tab, and the
+  // metrics are in view without scrolling.
+  void theMapFillsOverHalfTheTabAtFullHd() {
+    MapExplorer explorer;
+    explorer.resize(1920, 1000);
+    explorer.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&explorer));
+    auto* metrics = explorer.findChild<npe::widgets::MetricsTable*>();
+    QVERIFY(metrics);
+    QVERIFY(metrics->isVisible());
+    QCOMPARE(metrics->visibleRegion().boundingRect(), metrics->rect());
+    if (!explorer.view()) QSKIP(kNoView);
+    const double view_area = double(explorer.view()->width()) * explorer.view()->height();
+    const double tab_area = double(explorer.width()) * explorer.height();
+    QVERIFY2(view_area >= 0.5 * tab_area, qPrintable(QString("map view %1 x %2 in a %3 x %4 tab")
+                                                         .arg(explorer.view()->width())
+                                                         .arg(explorer.view()->height())
+                                                         .arg(explorer.width())
+                                                         .arg(explorer.height())));
+  }
+
   void theMapIsRendered() {
     MapExplorer explorer;
     explorer.resize(1200, 800);

@@ -31,7 +31,8 @@ void ExplorerPanel::reportErrors(const QString& failure, const std::function<voi
   }
 }
 
-void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width) {
+void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width,
+                                          QWidget* results) {
   auto* scroll = new QScrollArea(this);
   scroll->setWidget(controls);
   scroll->setWidgetResizable(true);
@@ -42,8 +43,12 @@ void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int 
   scroll->setMinimumWidth(std::max(controls_width, needed));
   auto* splitter = new QSplitter(this);
   splitter->addWidget(view);
+  splitter->setStretchFactor(0, 3);
+  if (results) {
+    splitter->addWidget(results);
+    splitter->setStretchFactor(1, 1);
+  }
   splitter->addWidget(scroll);
-  splitter->setStretchFactor(0, 1);
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(splitter);

@@ -84,8 +84,10 @@ class ExplorerPanel : public QWidget {
   /// (an empty `failure` shows the reason alone). The state the action guards is unchanged.
   void reportErrors(const QString& failure, const std::function<void()>& action);
   /// The tabs' common layout: `view` on the left (stretching), `controls` in a scroll area of
-  /// at least `controls_width` pixels on the right, split by a movable handle.
-  void layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width);
+  /// at least `controls_width` pixels on the right, split by movable handles; `results` (when
+  /// given) between them.
+  void layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width,
+                             QWidget* results = nullptr);
   void setLastRound(std::chrono::steady_clock::time_point started,
                     std::chrono::steady_clock::time_point finished,
                     std::vector<std::pair<QString, double>> times) {

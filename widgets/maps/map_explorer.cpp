@@ -43,10 +43,12 @@ constexpr double kKelvin = 273.15;
 // Shown by default: a translation-equivariant model, its plain counterpart and the ConvCNP.
 const QStringList kDefaultModels = {"shipped:tepttnp", "shipped:pttnp", "shipped:convcnp2d"};
 constexpr int kDefaultStations = 30;
-// The big map's least size and the small maps' largest: with the hint line between them they
-// fit the tab of a 1400 x 860 window (--screenshot) without overlapping.
-const QSize kViewMinimumSize(560, 300);
-constexpr int kSmallMapMaximum = 150;
+// The big map's least size: with the small maps and metrics column beside it, the tab fits a
+// 1400 x 860 window (--screenshot).
+const QSize kViewMinimumSize(480, 400);
+// The small maps (one row per model: mean and σ) grow with the window between these sizes.
+constexpr int kSmallMapMinimum = 80;
+constexpr int kSmallMapMaximum = 260;
 
 }  // namespace
 
@@ -65,6 +67,7 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
   m_small_layout = new QGridLayout(m_small_maps);
   m_small_layout->setContentsMargins(0, 0, 0, 0);
 
+  auto* controls = buildControls();  // makes the metrics box placed below
   m_view_area = new QWidget(this);
   auto* view_layout = new QVBoxLayout(m_view_area);
   // Platforms without OpenGL (Qt's offscreen platform) cannot host the VTK view at all. The tab
@@ -82,9 +85,16 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
     view_layout->insertWidget(0, missing);
   }
   view_layout->addWidget(m_hover);
-  view_layout->addWidget(m_small_maps);
-
-  layOutViewAndControls(m_view_area, buildControls(), 340);
+  // The big map takes the tab's full height; the small maps (a row per model) and the metrics
+  // form a column beside it, so at 1920 x 1080 the map fills over half the tab and the held-out
+  // log-likelihoods are visible without scrolling the controls.
+  // (A column inside the view's own widget instead of a splitter pane left the VTK view's
+  // framebuffer unpainted in grabs under Xvfb: keep the view alone in its pane.)
+  auto* results = new QWidget(this);
+  auto* results_layout = new QVBoxLayout(results);
+  results_layout->addWidget(m_small_maps, 1);
+  results_layout->addWidget(m_metrics_box);
+  layOutViewAndControls(m_view_area, controls, 340, results);
 
   connect(m_stations, &StationSet::changed, this, [this] {
     redraw();
@@ -274,12 +284,13 @@ QWidget* MapExplorer::buildControls() {
     reportErrors(tr("Could not open checkpoint"), [&] { openCheckpoint(path); });
   });
 
-  auto* metrics_box = new QGroupBox(tr("Metrics"), panel);
-  auto* metrics_layout = new QVBoxLayout(metrics_box);
+  // Shown beside the map (see the constructor), not in this column.
+  m_metrics_box = new QGroupBox(tr("Metrics"), this);
+  auto* metrics_layout = new QVBoxLayout(m_metrics_box);
   m_metrics = new MetricsTable(
       tr("Mean log-likelihood of the true temperature of every non-station cell of the target "
          "window at this hour, in standardised units (higher is better)"),
-      metrics_box);
+      m_metrics_box);
   metrics_layout->addWidget(m_metrics);
 
   column->addWidget(data_box);
@@ -288,7 +299,6 @@ QWidget* MapExplorer::buildControls() {
   column->addWidget(shift_box);
   column->addWidget(view_box);
   column->addWidget(models_box);
-  column->addWidget(metrics_box);
   column->addStretch(1);
   return panel;
 }
@@ -648,6 +658,7 @@ void MapExplorer::redraw() {
 void MapExplorer::rebuildSmallMaps() {
   // Side-by-side small maps of every shown model: truth, then each model's mean and sd over the
   // target window, on shared colour scales.
+  for (int r = 0; r < m_small_layout->rowCount(); ++r) m_small_layout->setRowStretch(r, 0);
   while (auto* item = m_small_layout->takeAt(0)) {
     delete item->widget();
     delete item;
@@ -676,27 +687,30 @@ void MapExplorer::rebuildSmallMaps() {
     label->setAlignment(Qt::AlignCenter);
     auto* view = new PixelView(cell);
     view->setImage(image);
-    // Thumbnails: a square picture takes its height from its width, so without a cap the row
-    // claimed more height than the tab has and the big map was pushed under the hint text.
-    view->setMinimumSize(90, 90);
+    // Square pictures that grow with the column; the cap keeps the rows from claiming more
+    // height than the tab has.
+    view->setMinimumSize(kSmallMapMinimum, kSmallMapMinimum);
     view->setMaximumSize(kSmallMapMaximum, kSmallMapMaximum);
+    view->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
     layout->addWidget(label);
     layout->addWidget(view, 1, Qt::AlignHCenter);
     m_small_layout->addWidget(cell, row, col);
   };
   add(0, 0, tr("truth"), tensor_image(truth, ColourScale::Coolwarm, low, high));
-  int col = 1;
+  int row = 1;
   for (const auto& [name, mean, sd] : shown) {
-    add(0, col, name, tensor_image(mean, ColourScale::Coolwarm, low, high));
-    add(1, col, tr("σ"), tensor_image(sd, ColourScale::Magma, 0.0, sd_high));
-    ++col;
+    add(row, 0, name, tensor_image(mean, ColourScale::Coolwarm, low, high));
+    add(row, 1, tr("%1 σ").arg(name), tensor_image(sd, ColourScale::Magma, 0.0, sd_high));
+    ++row;
   }
   auto* legend = new QLabel(tr("Target window: means on %1 … %2 °C (blue to red); σ on 0 … %3 K")
                                 .arg(low, 0, 'f', 1)
                                 .arg(high, 0, 'f', 1)
                                 .arg(sd_high, 0, 'f', 2),
                             m_small_maps);
-  m_small_layout->addWidget(legend, 1, 0);
+  legend->setWordWrap(true);
+  m_small_layout->addWidget(legend, 0, 1);
+  for (int r = 0; r < row; ++r) m_small_layout->setRowStretch(r, 1);
 }
 
 QString MapExplorer::describeCell(const QPoint& cell) const {

@@ -18,6 +18,7 @@
 class QCheckBox;
 class QComboBox;
 class QGridLayout;
+class QGroupBox;
 class QLabel;
 class QPushButton;
 class QSlider;
@@ -130,6 +131,7 @@ class MapExplorer final : public ExplorerPanel {
   QLabel* m_data_label = nullptr;
   QLabel* m_hover = nullptr;
   QWidget* m_small_maps = nullptr;
+  QGroupBox* m_metrics_box = nullptr;
   QGridLayout* m_small_layout = nullptr;
   QWidget* m_view_area = nullptr;
   /// Holds the view's place (and size) until the tab is first shown.
