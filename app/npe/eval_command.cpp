@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "baseline_options.h"
 #include "commands.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
@@ -18,15 +19,12 @@ namespace npe::cli {
 namespace {
 
 struct EvalArguments {
-  std::optional<std::string> checkpoint, model, task;
+  std::optional<std::string> checkpoint, task;
+  BaselineArguments baseline;
   std::vector<std::string> task_options;
   std::string device = "cpu", split = "test";
   std::optional<std::string> shift;
   EvalOptions options;
-  int fit_iterations = FittedGpOptions{}.iterations;
-  int64_t bayes_grid = GpBayesOptions{}.grid_points;
-  int64_t bayes_periodic_grid = GpBayesOptions{}.periodic_grid_points;
-  int bayes_refinements = GpBayesOptions{}.max_refinements;
   bool json = false;
   RuntimeArguments runtime;
 };
@@ -34,19 +32,13 @@ struct EvalArguments {
 int run_eval(const EvalArguments& a) {
   apply_runtime_options(a.runtime);
   const auto& checkpoint = a.checkpoint;
-  const auto& model_name = a.model;
+  const auto& model_name = a.baseline.model;
   const auto& task_name = a.task;
   const auto task_options = parse_key_values(a.task_options, "--task-option");
   const auto device = parse_device(a.device);
   EvalOptions options = a.options;
   if (a.shift) options.shift = parse_numbers(*a.shift, "--shift");
   const auto& split = a.split;
-  PredictorOptions predictor_options;
-  predictor_options.device = device;
-  predictor_options.fitted.iterations = a.fit_iterations;
-  predictor_options.gp_bayes.grid_points = a.bayes_grid;
-  predictor_options.gp_bayes.periodic_grid_points = a.bayes_periodic_grid;
-  predictor_options.gp_bayes.max_refinements = a.bayes_refinements;
   const bool json = a.json;
   if (checkpoint.has_value() == model_name.has_value()) {
     throw UsageError(
@@ -77,21 +69,9 @@ int run_eval(const EvalArguments& a) {
     }
     predictor = load_predictor(*checkpoint, device);
   } else {
-    if (predictor_info(*model_name).capabilities.trainable) {
-      throw UsageError("--model " + *model_name +
-                       " is a neural model: evaluate a trained one with --checkpoint PATH");
-    }
     source = make_task_source(task_name.value_or("gp1d"), task_options);
-    if (predictor_info(*model_name).capabilities.needs_gp_prior) {
-      const auto prior = gp_task_prior(*source);
-      if (!prior) {
-        throw UsageError("--model " + *model_name +
-                         " averages over the prior of GP tasks (gp1d); " + source->name() +
-                         " tasks have none");
-      }
-      predictor_options.gp_prior = *prior;
-    }
-    predictor = make_predictor(*model_name, predictor_options);
+    predictor =
+        make_predictor(*model_name, baseline_predictor_options(a.baseline, device, *source));
   }
   const auto name = predictor->info().name;
   TerminalProgress bar("eval " + name, options.num_tasks);
@@ -144,24 +124,7 @@ Command add_eval_command(CLI::App& app) {
       "eval", "Mean log-likelihood per target (± standard error) of a checkpoint or GP baseline");
   auto a = std::make_shared<EvalArguments>();
   auto* checkpoint = command->add_option("--checkpoint", a->checkpoint, "Checkpoint to evaluate");
-  command->add_option("--model", a->model, "GP baseline: gp-oracle, gp-bayes, gp-fitted, gp-se-ard")
-      ->excludes(checkpoint);
-  command
-      ->add_option("--bayes-grid", a->bayes_grid,
-                   "gp-bayes: starting cells per kernel family over the scale prior (SE, Matérn)")
-      ->check(CLI::Range(int64_t{1}, int64_t{65536}))
-      ->capture_default_str();
-  command
-      ->add_option("--bayes-periodic-grid", a->bayes_periodic_grid,
-                   "gp-bayes: starting cells over the periodic family's period prior")
-      ->check(CLI::Range(int64_t{1}, int64_t{65536}))
-      ->capture_default_str();
-  command
-      ->add_option("--bayes-refinements", a->bayes_refinements,
-                   "gp-bayes: rounds of halving the cells that hold posterior mass (0: the fixed "
-                   "grid alone)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
+  add_baseline_options(*command, a->baseline, checkpoint);
   command->add_option("--task", a->task,
                       "Task: " + task_names_text() + " (default: the checkpoint's, else gp1d)");
   command->add_option("--task-option", a->task_options, "KEY=VALUE setting of the task");
@@ -180,9 +143,6 @@ Command add_eval_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--device", a->device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
-      ->capture_default_str();
-  command->add_option("--fit-iterations", a->fit_iterations, "Adam iterations of fitted GPs")
-      ->check(at_least(0))
       ->capture_default_str();
   command->add_flag("--json", a->json, "Print one JSON object");
   // Evaluations stay float32 unless asked: their numbers must not depend on the CPU.

@@ -22,7 +22,7 @@ Run 'npe COMMAND --help' (or 'npe bench SUITE --help') for a command's options.)
 }  // namespace
 
 int run(int argc, char** argv) {
-  CLI::App app{"npe: train, evaluate and benchmark neural processes", "npe"};
+  CLI::App app{"npe: train, evaluate, benchmark and run neural processes", "npe"};
   app.footer("\nTasks: " + npe::cli::task_names_text() +
              " (default gp1d)\nModels: " + npe::cli::model_kinds_text() + "\n" + kFooterRest);
   app.require_subcommand(1);
@@ -30,7 +30,8 @@ int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   const std::vector<npe::cli::Command> commands = {
       npe::cli::add_train_command(app, command_line), npe::cli::add_eval_command(app),
-      npe::cli::add_bench_command(app), npe::cli::add_import_command(app)};
+      npe::cli::add_bench_command(app), npe::cli::add_import_command(app),
+      npe::cli::add_predict_command(app)};
 
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -302,11 +304,110 @@ TEST_F(NpeCli, BenchNeedsAKnownSuite) {
   EXPECT_NE(r.output.find("unknown bench suite"), std::string::npos) << r.output;
 }
 
+namespace {
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+std::vector<std::vector<std::string>> read_csv(const fs::path& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::stringstream stream(line);
+    for (std::string field; std::getline(stream, field, ',');) fields.push_back(field);
+    rows.push_back(fields);
+  }
+  return rows;
+}
+
+}  // namespace
+
+// npe predict: one output row per target row, in order, with the inputs, any outputs the
+// targets file has, then mean and std; a target with a NaN input gets nan predictions.
+TEST_F(NpeCli, PredictWritesMeanAndStdForEveryTargetRow) {
+  const auto model = (dir / "cnp.pt").string();
+  ASSERT_EQ(run_npe("train --model cnp --steps 5 --val-tasks 0 --seed 3 --out " + model).status, 0);
+  write_text(dir / "context.csv", "x,y\n-1,0.5\n0,1.0\n0.5,nan\n1,-0.5\n");
+  write_text(dir / "targets.csv", "x,y\n-2,0.1\n0.25,0.9\nnan,0\n2,-0.3\n");
+  const auto out = dir / "prediction.csv";
+  auto r =
+      run_npe("predict --checkpoint " + model + " --context " + (dir / "context.csv").string() +
+              " --targets " + (dir / "targets.csv").string() + " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("1 context rows with NaN"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mean log-likelihood"), std::string::npos) << r.output;
+  const auto rows = read_csv(out);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"x", "y", "mean", "std"}));
+  for (size_t i : {1u, 2u, 4u}) {
+    ASSERT_EQ(rows[i].size(), 4u);
+    EXPECT_TRUE(std::isfinite(std::stod(rows[i][2]))) << i;
+    EXPECT_GT(std::stod(rows[i][3]), 0.0) << i;
+  }
+  EXPECT_EQ(rows[1][0], "-2");
+  EXPECT_EQ(rows[4][0], "2");
+  EXPECT_EQ(rows[3][2], "nan");
+
+  // A model of another input dimension is refused, and nothing is written over the old file.
+  write_text(dir / "targets-2d.csv", "x1,x2\n0,0\n");
+  r = run_npe("predict --checkpoint " + model + " --context " + (dir / "context.csv").string() +
+              " --targets " + (dir / "targets-2d.csv").string() + " --out " + out.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("2 input columns, the model takes 1"), std::string::npos) << r.output;
+  EXPECT_EQ(read_csv(out).size(), 5u);
+  // Joint samples need a joint predictive.
+  r = run_npe("predict --checkpoint " + model + " --samples 2 --context " +
+              (dir / "context.csv").string() + " --targets " + (dir / "targets.csv").string() +
+              " --out " + (dir / "s.csv").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("no joint predictive"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "s.csv"));
+}
+
+// GP baselines predict at any D_x from the columns x1, x2, ...; gp-bayes draws coherent
+// samples; the oracle, which needs the generating process, is refused.
+TEST_F(NpeCli, PredictWithGpBaselinesInTwoDimensions) {
+  write_text(dir / "context.csv", "# stations\nx1,x2,y\n0,0,1\n1,0,0.5\n0,1,0.2\n1,1,oops\n");
+  write_text(dir / "targets.csv", "x1\tx2\n0.5\t0.5\n2\t2\n");
+  const auto out = dir / "prediction.csv";
+  auto r = run_npe("predict --model gp-fitted --fit-iterations 20 --context " +
+                   (dir / "context.csv").string() + " --targets " + (dir / "targets.csv").string() +
+                   " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("line 6"), std::string::npos) << r.output;  // the bad row, by line
+  auto rows = read_csv(out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"x1", "x2", "mean", "std"}));
+  // Far from the data the GP returns to its prior: a larger std than between the stations.
+  EXPECT_GT(std::stod(rows[2][3]), std::stod(rows[1][3]));
+
+  write_text(dir / "context-1d.csv", "t,value\n-1,0.5\n0,1\n1,-0.5\n");
+  write_text(dir / "targets-1d.csv", "t\n-0.5\n0.5\n");
+  r = run_npe(
+      "predict --model gp-bayes --bayes-grid 8 --bayes-periodic-grid 16 --samples 3 "
+      "--x-columns t --y-columns value --context " +
+      (dir / "context-1d.csv").string() + " --targets " + (dir / "targets-1d.csv").string() +
+      " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  rows = read_csv(out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0],
+            (std::vector<std::string>{"t", "mean", "std", "sample_1", "sample_2", "sample_3"}));
+  r = run_npe("predict --model gp-oracle --context " + (dir / "context.csv").string() +
+              " --targets " + (dir / "targets.csv").string() + " --out " + out.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("needs the process that generated the data"), std::string::npos)
+      << r.output;
+}
+
 // Every subcommand has its own --help listing its typed options.
 TEST_F(NpeCli, EverySubcommandHasHelp) {
   for (const auto& [command, option] :
        std::vector<std::pair<std::string, std::string>>{{"train --help", "--model"},
                                                         {"eval --help", "--checkpoint"},
+                                                        {"predict --help", "--targets"},
                                                         {"bench accuracy --help", "--shifts"},
                                                         {"bench latency --help", "--repeats"},
                                                         {"bench train --help", "--steps"},

@@ -85,7 +85,7 @@ std::vector<std::pair<double, double>> PointTable::points(int x_column, int y_co
   return out;
 }
 
-PointTable read_point_table(const std::filesystem::path& path) {
+PointTable read_point_table(const std::filesystem::path& path, size_t min_columns) {
   std::ifstream in(path);
   if (!in) throw DataError("cannot open '" + path.string() + "'");
   PointTable table;
@@ -107,9 +107,12 @@ PointTable read_point_table(const std::filesystem::path& path) {
     if (first_content) {
       first_content = false;
       width = fields.size();
-      if (width < 2) {
+      if (width < min_columns) {
         throw DataError("'" + path.string() + "' line " + std::to_string(line_number) +
-                        ": needs at least two columns (x and y), found " + std::to_string(width));
+                        (min_columns == 2 ? ": needs at least two columns (x and y), found "
+                                          : ": needs at least " + std::to_string(min_columns) +
+                                                " columns, found ") +
+                        std::to_string(width));
       }
       if (!numeric) {
         table.columns = fields;  // a header

@@ -30,8 +30,9 @@ struct PointTable {
 /// the first data line; a first line that is not numeric is a header; empty lines and lines
 /// starting with '#' are skipped. Rows whose field count differs or that hold non-numbers are
 /// skipped with a warning naming the line; NaN values are kept (points() skips them). Throws
-/// DataError when the file cannot be read, has fewer than two columns, or has no numeric row.
-PointTable read_point_table(const std::filesystem::path& path);
+/// DataError when the file cannot be read, has fewer than `min_columns` columns (two: x and y;
+/// one for files of inputs only), or has no numeric row.
+PointTable read_point_table(const std::filesystem::path& path, size_t min_columns = 2);
 
 /// The two columns to use as (x, y): columns named "x" and "y" when the header has them, else
 /// the first two. Returns {-1, -1} when the table has fewer than two columns.

@@ -1,0 +1,353 @@
+// npe predict: a trained model's (or a GP baseline's) predictions at the user's own points.
+// Context and targets come from delimited text files (the explorer's CSV reader); the output is
+// a CSV of the target inputs followed by the predictive mean and standard deviation.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "baseline_options.h"
+#include "commands.h"
+#include "npe/data/point_table.h"
+#include "npe/data/task_registry.h"
+#include "npe/errors.h"
+#include "npe/models/checkpoint.h"
+#include "npe/predictors/predictor_registry.h"
+#include "npe/runtime.h"
+#include "option_values.h"
+
+namespace npe::cli {
+namespace {
+
+struct PredictArguments {
+  std::optional<std::string> checkpoint;
+  BaselineArguments baseline;
+  std::string context, targets, out;
+  std::string x_columns, y_columns;
+  int64_t samples = 0;
+  uint64_t seed = 0;
+  int64_t chunk = 4096;
+  std::string device = "cpu";
+  RuntimeArguments runtime;
+};
+
+/// Targets whose samples are drawn at once: a joint predictive costs the square (or cube) of
+/// their number.
+constexpr int64_t kMaxSampledTargets = 4096;
+
+/// The columns holding a variable: the names given (comma-separated), else a column named
+/// `stem` ("x"), else `stem`1, `stem`2, ... for as long as they exist. Empty when there is none
+/// (or, when not `required`, when a chosen name is missing).
+std::vector<int> variable_columns(const PointTable& table, const std::string& stem,
+                                  const std::string& chosen, const std::string& file,
+                                  bool required = true) {
+  std::vector<int> columns;
+  if (!chosen.empty()) {
+    for (const auto& name : parse_list(chosen)) {
+      const int index = table.column_index(name);
+      if (index < 0 && !required) return {};
+      if (index < 0) throw DataError(file + ": no column named '" + name + "'");
+      columns.push_back(index);
+    }
+    return columns;
+  }
+  if (const int index = table.column_index(stem); index >= 0) return {index};
+  for (int d = 1;; ++d) {
+    const int index = table.column_index(stem + std::to_string(d));
+    if (index < 0) break;
+    columns.push_back(index);
+  }
+  return columns;
+}
+
+/// Rows of `columns` as a [N, D] float64 tensor, and which rows are all finite.
+torch::Tensor gather(const PointTable& table, const std::vector<int>& columns,
+                     std::vector<bool>& finite) {
+  const auto n = static_cast<int64_t>(table.rows.size());
+  auto out = torch::empty({n, static_cast<int64_t>(columns.size())}, torch::kFloat64);
+  auto a = out.accessor<double, 2>();
+  finite.assign(static_cast<size_t>(n), true);
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < columns.size(); ++j) {
+      const double v = table.rows[static_cast<size_t>(i)][static_cast<size_t>(columns[j])];
+      a[i][static_cast<int64_t>(j)] = v;
+      if (!std::isfinite(v)) finite[static_cast<size_t>(i)] = false;
+    }
+  }
+  return out;
+}
+
+torch::Tensor rows_where(const torch::Tensor& values, const std::vector<bool>& keep) {
+  std::vector<int64_t> index;
+  for (size_t i = 0; i < keep.size(); ++i) {
+    if (keep[i]) index.push_back(static_cast<int64_t>(i));
+  }
+  return values.index_select(0, torch::tensor(index, torch::kInt64));
+}
+
+void report_warnings(const PointTable& table, const std::string& file) {
+  const size_t shown = std::min<size_t>(table.warnings.size(), 5);
+  for (size_t i = 0; i < shown; ++i) {
+    std::fprintf(stderr, "npe predict: %s: %s (row skipped)\n", file.c_str(),
+                 table.warnings[i].c_str());
+  }
+  if (table.warnings.size() > shown) {
+    std::fprintf(stderr, "npe predict: %s: %zu more rows skipped\n", file.c_str(),
+                 table.warnings.size() - shown);
+  }
+}
+
+std::string number(double v) {
+  if (std::isnan(v)) return "nan";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+int run_predict(const PredictArguments& a) {
+  apply_runtime_options(a.runtime);
+  const auto device = parse_device(a.device);
+  if (a.checkpoint.has_value() == a.baseline.model.has_value()) {
+    throw UsageError(
+        "predict needs exactly one of --checkpoint PATH or --model "
+        "{gp-fitted,gp-bayes,gp-se-ard}");
+  }
+
+  std::unique_ptr<Predictor> predictor;
+  int64_t dim_x = -1, dim_y = -1;
+  if (a.checkpoint) {
+    const auto metadata = read_checkpoint_metadata(*a.checkpoint);
+    dim_x = metadata.model.dim_x;
+    dim_y = metadata.model.dim_y;
+    predictor = load_predictor(*a.checkpoint, device);
+  } else {
+    // gp-bayes averages over the prior of the gp1d tasks the shipped 1-D models learnt.
+    const auto gp1d = make_task_source("gp1d", nlohmann::json::object());
+    predictor =
+        make_predictor(*a.baseline.model, baseline_predictor_options(a.baseline, device, *gp1d));
+  }
+  if (predictor->info().capabilities.needs_oracle) {
+    throw UsageError("--model " + predictor->info().name +
+                     " needs the process that generated the data, which a file does not "
+                     "carry: use gp-fitted or gp-bayes");
+  }
+
+  const auto context_table = read_point_table(a.context);
+  const auto target_table = read_point_table(a.targets, /*min_columns=*/1);
+  report_warnings(context_table, a.context);
+  report_warnings(target_table, a.targets);
+  const auto cx = variable_columns(context_table, "x", a.x_columns, a.context);
+  const auto cy = variable_columns(context_table, "y", a.y_columns, a.context);
+  const auto tx = variable_columns(target_table, "x", a.x_columns, a.targets);
+  const auto ty = variable_columns(target_table, "y", a.y_columns, a.targets, /*required=*/false);
+  auto need = [](const std::vector<int>& columns, const std::string& file, const char* what,
+                 const char* stem) {
+    if (columns.empty()) {
+      throw DataError(file + ": no " + what + " columns: name them " + stem + " (or " + stem +
+                      "1, " + stem + "2, ...), or choose them with --" + stem + "-columns");
+    }
+  };
+  need(cx, a.context, "input", "x");
+  need(cy, a.context, "output", "y");
+  need(tx, a.targets, "input", "x");
+  if (dim_x < 0) dim_x = static_cast<int64_t>(cx.size());
+  if (dim_y < 0) dim_y = static_cast<int64_t>(cy.size());
+  auto check_count = [](const std::vector<int>& columns, int64_t expected, const std::string& file,
+                        const char* what) {
+    if (static_cast<int64_t>(columns.size()) != expected) {
+      throw DataError(file + ": " + std::to_string(columns.size()) + " " + what +
+                      " columns, the model takes " + std::to_string(expected));
+    }
+  };
+  check_count(cx, dim_x, a.context, "input");
+  check_count(cy, dim_y, a.context, "output");
+  check_count(tx, dim_x, a.targets, "input");
+  const bool targets_have_y = static_cast<int64_t>(ty.size()) == dim_y;
+
+  std::vector<bool> context_x_ok, context_y_ok, target_ok;
+  auto xc_all = gather(context_table, cx, context_x_ok);
+  auto yc_all = gather(context_table, cy, context_y_ok);
+  std::vector<bool> context_ok(context_x_ok.size());
+  int64_t context_skipped = 0;
+  for (size_t i = 0; i < context_ok.size(); ++i) {
+    context_ok[i] = context_x_ok[i] && context_y_ok[i];
+    context_skipped += context_ok[i] ? 0 : 1;
+  }
+  if (context_skipped > 0) {
+    std::fprintf(stderr,
+                 "npe predict: %s: %lld context rows with NaN or infinite values left out\n",
+                 a.context.c_str(), static_cast<long long>(context_skipped));
+  }
+  const auto xc = rows_where(xc_all, context_ok).unsqueeze(0);
+  const auto yc = rows_where(yc_all, context_ok).unsqueeze(0).to(torch::kFloat32);
+  const auto xt_all = gather(target_table, tx, target_ok);
+  const auto xt = rows_where(xt_all, target_ok);
+  const int64_t nt = xt.size(0);
+  const int64_t target_skipped = static_cast<int64_t>(target_ok.size()) - nt;
+  if (target_skipped > 0) {
+    std::fprintf(stderr,
+                 "npe predict: %s: %lld target rows have NaN or infinite inputs: their "
+                 "predictions are written as nan\n",
+                 a.targets.c_str(), static_cast<long long>(target_skipped));
+  }
+
+  // Predictive marginals, in chunks of targets (each target's marginal depends on the context
+  // alone, so chunks bound memory without changing a number) — except for joint predictives
+  // (TNP-A conditions targets on each other), which see every target at once.
+  const bool joint = predictor->info().capabilities.joint;
+  const int64_t chunk = joint ? std::max<int64_t>(nt, 1) : a.chunk;
+  std::vector<torch::Tensor> means, stddevs;
+  for (int64_t start = 0; start < nt; start += chunk) {
+    const auto end = std::min(nt, start + chunk);
+    TaskBatch batch;
+    batch.task.xc = xc;
+    batch.task.yc = yc;
+    batch.task.xt = xt.slice(0, start, end).unsqueeze(0);
+    validate_task(batch.task);
+    auto prediction = predictor->predict(batch);
+    means.push_back(prediction.mean[0]);
+    stddevs.push_back(prediction.stddev[0]);
+  }
+  const auto mean = nt > 0 ? torch::cat(means, 0) : torch::zeros({0, dim_y});
+  const auto stddev = nt > 0 ? torch::cat(stddevs, 0) : torch::zeros({0, dim_y});
+  if (!torch::isfinite(mean).all().item<bool>() || !torch::isfinite(stddev).all().item<bool>()) {
+    throw Error("the prediction is not finite (NaN or infinite): nothing written");
+  }
+
+  torch::Tensor samples;  // [K, Nt, Dy]
+  if (a.samples > 0) {
+    if (!joint) {
+      throw UsageError("--samples: " + predictor->info().display_name +
+                       " has no joint predictive (its targets are independent given the "
+                       "context); joint models: the GPs, TNP-ND and TNP-A kinds");
+    }
+    if (nt > kMaxSampledTargets) {
+      throw UsageError("--samples: at most " + std::to_string(kMaxSampledTargets) +
+                       " targets can be sampled jointly, the file has " + std::to_string(nt));
+    }
+    TaskBatch batch;
+    batch.task.xc = xc;
+    batch.task.yc = yc;
+    batch.task.xt = xt.unsqueeze(0);
+    samples = predictor->sample(batch, a.samples, a.seed).select(1, 0);
+  }
+
+  // The table: the target file's inputs (and outputs, when it has them), then the prediction.
+  std::ostringstream csv;
+  std::vector<std::string> header;
+  for (int c : tx) header.push_back(target_table.columns[static_cast<size_t>(c)]);
+  if (targets_have_y) {
+    for (int c : ty) header.push_back(target_table.columns[static_cast<size_t>(c)]);
+  }
+  auto suffixed = [&](const std::string& name, int64_t j) {
+    return dim_y == 1 ? name : name + "_" + std::to_string(j + 1);
+  };
+  for (int64_t j = 0; j < dim_y; ++j) header.push_back(suffixed("mean", j));
+  for (int64_t j = 0; j < dim_y; ++j) header.push_back(suffixed("std", j));
+  for (int64_t k = 0; k < a.samples; ++k) {
+    for (int64_t j = 0; j < dim_y; ++j) {
+      header.push_back(suffixed("sample_" + std::to_string(k + 1), j));
+    }
+  }
+  for (size_t i = 0; i < header.size(); ++i) csv << (i ? "," : "") << header[i];
+  csv << "\n";
+  const auto m = mean.to(torch::kFloat64), s = stddev.to(torch::kFloat64);
+  const auto samples64 = samples.defined() ? samples.to(torch::kFloat64) : samples;
+  double ll_sum = 0.0;
+  int64_t ll_count = 0;
+  int64_t predicted = 0;
+  for (size_t row = 0; row < target_table.rows.size(); ++row) {
+    const auto& values = target_table.rows[row];
+    bool first = true;
+    auto put = [&](double v) {
+      csv << (first ? "" : ",") << number(v);
+      first = false;
+    };
+    for (int c : tx) put(values[static_cast<size_t>(c)]);
+    if (targets_have_y) {
+      for (int c : ty) put(values[static_cast<size_t>(c)]);
+    }
+    if (!target_ok[row]) {
+      for (int64_t j = 0; j < dim_y * (2 + a.samples); ++j) put(std::nan(""));
+    } else {
+      const int64_t i = predicted++;
+      for (int64_t j = 0; j < dim_y; ++j) put(m[i][j].item<double>());
+      for (int64_t j = 0; j < dim_y; ++j) put(s[i][j].item<double>());
+      for (int64_t k = 0; k < a.samples; ++k) {
+        for (int64_t j = 0; j < dim_y; ++j) put(samples64[k][i][j].item<double>());
+      }
+      if (targets_have_y) {
+        for (int64_t j = 0; j < dim_y; ++j) {
+          const double y = values[static_cast<size_t>(ty[static_cast<size_t>(j)])];
+          if (!std::isfinite(y)) continue;
+          const double mu = m[i][j].item<double>(), sd = s[i][j].item<double>();
+          ll_sum += -0.5 * std::log(2 * M_PI * sd * sd) - 0.5 * (y - mu) * (y - mu) / (sd * sd);
+          ++ll_count;
+        }
+      }
+    }
+    csv << "\n";
+  }
+  write_file_atomically(a.out, csv.str());
+  std::printf("%s: %lld targets from %lld context points, written to %s\n",
+              predictor->info().display_name.c_str(), static_cast<long long>(nt),
+              static_cast<long long>(xc.size(1)), a.out.c_str());
+  if (ll_count > 0) {
+    std::printf(
+        "  the targets' outputs under the predictive marginals: mean log-likelihood %.4f "
+        "(%lld values)\n",
+        ll_sum / static_cast<double>(ll_count), static_cast<long long>(ll_count));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_predict_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "predict",
+      "Predictive mean and standard deviation of a checkpoint or GP baseline at your own points "
+      "(CSV/TSV in, CSV out)");
+  auto a = std::make_shared<PredictArguments>();
+  auto* checkpoint = command->add_option("--checkpoint", a->checkpoint, "Trained model");
+  add_baseline_options(*command, a->baseline, checkpoint);
+  command
+      ->add_option("--context", a->context,
+                   "Context points: a delimited text file with a header; inputs in columns x or "
+                   "x1, x2, ..., outputs in y or y1, y2, ... (in the units the model was trained "
+                   "on)")
+      ->required();
+  command
+      ->add_option("--targets", a->targets,
+                   "Target inputs, the same columns (outputs, when present, are copied to the "
+                   "output and scored)")
+      ->required();
+  command->add_option("--out", a->out, "CSV to write (atomically; nothing on failure)")->required();
+  command->add_option("--x-columns", a->x_columns, "Input columns by name (comma-separated)");
+  command->add_option("--y-columns", a->y_columns, "Output columns by name (comma-separated)");
+  command
+      ->add_option("--samples", a->samples,
+                   "Coherent samples per target from joint models (columns sample_1, ...)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000}))
+      ->capture_default_str();
+  command->add_option("--seed", a->seed, "Seed of the samples")->capture_default_str();
+  command
+      ->add_option("--chunk", a->chunk,
+                   "Targets predicted at once (memory is bounded by this; joint models see all)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24))
+      ->capture_default_str();
+  command->add_option("--device", a->device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  // Predictions stay float32 unless asked: their numbers must not depend on the CPU.
+  a->runtime.precision = "fp32";
+  add_runtime_options(*command, a->runtime);
+  return {command, [a] { return run_predict(*a); }};
+}
+
+}  // namespace npe::cli
