@@ -67,6 +67,22 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Paper eq. 10 needs float64 task inputs and coordinates measured from the data: in float32,
 // x + 1e6 keeps only 1/16 of a unit. Non-integer shifts are included for the continuous models.
+// The authors' code's pseudo-location initialiser (offset + mean of the context locations) is
+// translation equivariant too; an unknown initialiser is refused before a model is built.
+TEST(EquivariantModel, TePtTnpWithContextMeanPseudoLocations) {
+  torch::manual_seed(7);
+  auto config = tiny_config("tepttnp", 2, 1);
+  config.pseudo_locations = "context_mean";
+  auto model = make_model(config);
+  model->eval();
+  auto task = random_task(2, 12, 10, 2, 1);
+  for (const auto& tau : shifts(2)) {
+    EXPECT_LT(relative_equivariance_error(model, task, tau), 1e-4) << describe_translation(tau);
+  }
+  config.pseudo_locations = "median";
+  EXPECT_THROW(make_model(config), ConfigError);
+}
+
 TEST(EquivariantModel, ExactAtHugeShiftsWithFloat64Inputs) {
   torch::manual_seed(11);
   auto task = random_task(2, 12, 10).to(torch::kCPU, torch::kFloat64);

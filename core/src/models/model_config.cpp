@@ -22,6 +22,7 @@ namespace npe {
   X(update_locations) \
   X(share_layer_weights) \
   X(num_pseudo_tokens) \
+  X(pseudo_locations) \
   X(heteroscedastic) \
   X(min_stddev) \
   X(points_per_unit) \

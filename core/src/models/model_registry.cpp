@@ -65,6 +65,12 @@ void check_sizes(const ModelConfig& c) {
   positive(c.num_permutations, "num_permutations");
   positive(c.kernel_size, "kernel_size");
   if (c.cnn_layers < 0) throw ConfigError("model configuration: cnn_layers must be >= 0");
+  if (c.pseudo_locations != "attention" && c.pseudo_locations != "context_mean") {
+    throw ConfigError(
+        "model configuration: pseudo_locations must be 'attention' or "
+        "'context_mean', not '" +
+        c.pseudo_locations + "'");
+  }
   // A hostile or mistyped configuration (a checkpoint's metadata, a form) must be refused before
   // it allocates: every size has a generous ceiling, and the model a parameter budget.
   auto at_most = [&](int64_t v, int64_t limit, const char* name) {

@@ -44,8 +44,10 @@ TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   // Initial pseudo-tokens and pseudo-location offsets from a standard normal (paper F.1).
   m_pseudo_offsets =
       register_parameter("pseudo_offsets", torch::randn({c.num_pseudo_tokens, c.dim_x}));
-  m_psi_query = register_module("psi_query", torch::nn::Linear(dz, dz));
-  m_psi_key = register_module("psi_key", torch::nn::Linear(dz, dz));
+  if (c.pseudo_locations == "attention") {
+    m_psi_query = register_module("psi_query", torch::nn::Linear(dz, dz));
+    m_psi_key = register_module("psi_key", torch::nn::Linear(dz, dz));
+  }
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const auto s = std::to_string(l);
     auto block = [&](bool update_locations) {
@@ -72,10 +74,12 @@ Prediction TePtTnpImpl::forward_impl(const Task& task) {
   const auto dz = config().dim_model;
   auto [zc, zt] = output_only_tokens(m_embed, task, dz);
   auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
-  // Pseudo-locations (paper eq. 11): a convex combination of context locations plus a learned
-  // offset, so they translate exactly with the data.
+  // Pseudo-locations: a learned offset plus a convex combination of the context locations
+  // (paper eq. 11) or their mean, so they translate exactly with the data.
   torch::Tensor v;
-  if (nc > 0) {
+  if (nc > 0 && !m_psi_query) {
+    v = m_pseudo_offsets.unsqueeze(0) + task.xc.mean(1, true);
+  } else if (nc > 0) {
     auto logits = m_psi_query->forward(u).matmul(m_psi_key->forward(zc).transpose(1, 2)) /
                   std::sqrt(static_cast<double>(dz));
     v = m_pseudo_offsets.unsqueeze(0) + torch::softmax(logits, -1).matmul(task.xc);

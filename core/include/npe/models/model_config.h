@@ -30,6 +30,11 @@ struct ModelConfig {
   bool share_layer_weights = false;
   /// Number of pseudo-tokens M (PT-TNP, TE-PT-TNP).
   int64_t num_pseudo_tokens = 32;
+  /// TE-PT-TNP: how the initial pseudo-locations follow the context. "attention": paper eq. 11,
+  /// v_m = v0_m + sum_n psi(u_m, z_n) x_n with psi a softmax over the context; "context_mean":
+  /// v_m = v0_m + mean_n x_n (the authors' public code's default initialiser). Both translate
+  /// exactly with the data.
+  std::string pseudo_locations = "attention";
   /// Gaussian head: false gives one learned noise level per output dimension.
   bool heteroscedastic = true;
   /// Lower bound added to the predictive standard deviation.
