@@ -124,14 +124,14 @@ TEST(GpBayes, SamplesMatchTheMixtureCovariance) {
   EXPECT_LT(max_abs_diff(empirical, covariance) / scale, 0.05);
   // The marginal variances of predict() are the covariance's diagonal.
   auto p = bayes->predict(batch);
-  EXPECT_LT(max_abs_diff(p.stddev[0].reshape({-1}).to(torch::kFloat64).square(),
-                         covariance.diagonal()),
-            1e-5);
+  EXPECT_LT(
+      max_abs_diff(p.stddev[0].reshape({-1}).to(torch::kFloat64).square(), covariance.diagonal()),
+      1e-5);
 }
 
 TEST(GpBayes, EmptyContextGivesThePriorAndBadOptionsAreClearErrors) {
-  Task task{torch::zeros({1, 0, 1}), torch::zeros({1, 0, 1}), torch::linspace(-1, 1, 5).view({1, 5, 1}),
-            torch::zeros({1, 5, 1})};
+  Task task{torch::zeros({1, 0, 1}), torch::zeros({1, 0, 1}),
+            torch::linspace(-1, 1, 5).view({1, 5, 1}), torch::zeros({1, 5, 1})};
   auto p = make_predictor("gp-bayes")->predict({task, {}});
   EXPECT_LT(p.mean.abs().max().item<double>(), 1e-12);
   EXPECT_LT(max_abs_diff(p.stddev, torch::full({1, 5, 1}, std::sqrt(1.04))), 1e-6);
@@ -141,8 +141,8 @@ TEST(GpBayes, EmptyContextGivesThePriorAndBadOptionsAreClearErrors) {
   options.gp_bayes.grid_points = 8;
   options.gp_max_context = 2;
   Task big{torch::rand({1, 3, 1}), torch::rand({1, 3, 1}), torch::rand({1, 2, 1}), {}};
-  NPE_EXPECT_THROW_WITH(make_predictor("gp-bayes", options)->predict({big, {}}),
-                        ResourceLimitError, "limited to 2");
+  NPE_EXPECT_THROW_WITH(make_predictor("gp-bayes", options)->predict({big, {}}), ResourceLimitError,
+                        "limited to 2");
 }
 
 }  // namespace

@@ -169,8 +169,7 @@ TEST(PairwiseAttentionModel, TeTnpLikelihoodAndGradientsMatchFloat64) {
   const auto fused = run(AttentionImplementation::fused, torch::kFloat32);
   ASSERT_EQ(exact.size(), fused.size());
   for (size_t i = 0; i < exact.size(); ++i) {
-    EXPECT_LT(relative_difference(fused[i].to(torch::kFloat64), exact[i]),
-              10 * kFloat32Gradients)
+    EXPECT_LT(relative_difference(fused[i].to(torch::kFloat64), exact[i]), 10 * kFloat32Gradients)
         << "tensor " << i;
   }
 }
