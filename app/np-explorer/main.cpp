@@ -190,6 +190,9 @@ int main(int argc, char** argv) {
   int status = opened ? 0 : 1;
   auto save = [&](bool complete) {
     const bool saved = window.grab().save(out);
+    // What the status bar says (models' times, any subsets of a large context).
+    std::printf("np-explorer: %s\n", qPrintable(window.statusText()));
+    std::fflush(stdout);
     if (!saved) std::fprintf(stderr, "np-explorer: cannot write %s\n", qPrintable(out));
     if (!complete) {
       std::fprintf(stderr,

@@ -28,17 +28,31 @@ MetricsTable::MetricsTable(const QString& held_out_help, QWidget* parent)
 }
 
 void MetricsTable::showResult(const PredictionResult& result, const ModelList& models) {
-  setRowCount(static_cast<int>(result.models.size()));
+  setRowCount(static_cast<int>(result.models.size() + result.pending.size()));
   int row = 0;
+  auto name_item = [&](const ModelEntry& entry, const QString& note) {
+    // A name's parts ("ConvCNP 2-D · trained |Δ|≤4") on lines of their own: the narrow column
+    // otherwise broke them inside "|Δ|≤4".
+    auto text = QString(entry.name).replace(QStringLiteral(" · "), "\n");
+    if (!note.isEmpty()) text += "\n(" + note + ")";
+    auto* name = new QTableWidgetItem(colour_icon(entry.colour), text);
+    name->setData(Qt::UserRole, entry.id);
+    setItem(row, 0, name);
+    return name;
+  };
   for (const auto& prediction : result.models) {
     const auto* entry = models.find(prediction.id);
     if (!entry) continue;
-    // A name's parts ("ConvCNP 2-D · trained |Δ|≤4") on lines of their own: the narrow column
-    // otherwise broke them inside "|Δ|≤4".
-    auto* name = new QTableWidgetItem(colour_icon(entry->colour),
-                                      QString(entry->name).replace(QStringLiteral(" · "), "\n"));
-    name->setData(Qt::UserRole, entry->id);
-    setItem(row, 0, name);
+    auto* name = name_item(*entry, prediction.subsetNote());
+    if (prediction.context.subset()) {
+      name->setToolTip(
+          tr("Predicted from %1 of the %2 context points, evenly spread: the whole context "
+             "would take about %3 s, over this round's budget of %4 s.")
+              .arg(prediction.context.context)
+              .arg(prediction.context.total)
+              .arg(prediction.context.whole_ms / 1000.0, 0, 'f', 1)
+              .arg((result.refine ? kSettledBudgetMs : kLiveBudgetMs) / 1000.0, 0, 'f', 1));
+    }
     if (!prediction.error.isEmpty()) {
       name->setToolTip(prediction.error);
       setItem(row, 1, new QTableWidgetItem(tr("error")));
@@ -53,6 +67,16 @@ void MetricsTable::showResult(const PredictionResult& result, const ModelList& m
                                              : QString("…")));
       setItem(row, 3, new QTableWidgetItem(QString::number(prediction.milliseconds, 'f', 1)));
     }
+    ++row;
+  }
+  // Models still computing (or skipped for a newer edit, which computes them next).
+  for (const auto& id : result.pending) {
+    const auto* entry = models.find(id);
+    if (!entry) continue;
+    name_item(*entry, {});
+    setItem(row, 1, new QTableWidgetItem("…"));
+    setItem(row, 2, new QTableWidgetItem("…"));
+    setItem(row, 3, new QTableWidgetItem(result.complete ? tr("waiting…") : tr("computing…")));
     ++row;
   }
   setRowCount(row);

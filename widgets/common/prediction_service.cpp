@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -82,15 +83,21 @@ struct Round {
   bool joint_outputs = false;
 };
 
-ModelPrediction predict_one(const Round& round, const ModelEntry& entry) {
+Predictor& predictor_of(const PredictionRequest& request, const ModelEntry& entry) {
+  return request.refine && entry.refined_predictor ? *entry.refined_predictor : *entry.predictor;
+}
+
+ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const ContextPlan& plan) {
   const auto& request = round.request;
-  const auto& batch = round.batch;
   const auto num_query = round.num_query;
   ModelPrediction out;
   out.id = entry.id;
+  out.context = plan;
   try {
-    auto& predictor =
-        request.refine && entry.refined_predictor ? *entry.refined_predictor : *entry.predictor;
+    auto& predictor = predictor_of(request, entry);
+    TaskBatch subset = round.batch;
+    if (plan.subset()) subset.task = subsample_context(round.batch.task, plan.context);
+    const auto& batch = subset;
     const auto start = std::chrono::steady_clock::now();
     auto p = predictor.predict(batch);
     require_finite(p);
@@ -116,8 +123,12 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry) {
     }
     if (round.joint_outputs && entry.capabilities.joint) {
       try {
-        add_joint_outputs(predictor, request, round.sample_points,
-                          entry.id == request.correlation_model, out);
+        auto sample_points = round.sample_points;
+        if (plan.subset()) {
+          sample_points.task = subsample_context(round.sample_points.task, plan.context);
+        }
+        add_joint_outputs(predictor, request, sample_points, entry.id == request.correlation_model,
+                          out);
       } catch (const std::exception& e) {
         out.sample_error = QString::fromUtf8(e.what());
         out.samples = out.correlation = torch::Tensor();
@@ -142,8 +153,7 @@ size_t model_lanes(size_t models) {
 
 }  // namespace
 
-PredictionResult compute_predictions(const PredictionRequest& request,
-                                     const std::function<void(const QString&)>& on_model) {
+PredictionResult compute_predictions(const PredictionRequest& request, const RoundHooks& hooks) {
   torch::NoGradGuard no_grad;
   PredictionResult result;
   result.serial = request.serial;
@@ -171,22 +181,78 @@ PredictionResult compute_predictions(const PredictionRequest& request,
     result.sample_x = round.sample_points.task.xt[0];
   }
   const size_t count = request.models.size();
-  result.models.resize(count);
-  // Model i always runs in lane i % lanes, so on the same thread as in earlier rounds.
-  // Helpers only where lanes can be used (made with the first round; the thread count is set
-  // once, at start-up).
+
+  // How much context each model sees, and what it will cost.
+  CostCalibration fresh;
+  CostCalibration& calibration = hooks.calibration ? *hooks.calibration : fresh;
+  const BatchShape shape{1, task.num_context(), round.batch.task.num_targets(),
+                         input_span(round.batch.task)};
+  const double budget = request.refine ? kSettledBudgetMs : kLiveBudgetMs;
+  std::vector<ContextPlan> plans(count);
+  for (size_t i = 0; i < count; ++i) {
+    const auto& entry = request.models[i];
+    if (!entry.predictor) continue;
+    plans[i] = plan_context(calibration, entry.id, predictor_of(request, entry), shape, budget);
+  }
+  auto expected_ms = [&](size_t i) {
+    return std::isfinite(plans[i].estimated_ms) ? plans[i].estimated_ms : 0.0;
+  };
+  // The cheapest first, so that they draw while the slow ones compute.
+  std::vector<size_t> order(count);
+  for (size_t i = 0; i < count; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return expected_ms(a) < expected_ms(b); });
+
+  // Model order[k] runs in lane k % lanes: the same thread as in earlier rounds while the
+  // models' costs keep their order. Helpers only where lanes can be used (made with the first
+  // round; the thread count is set once, at start-up).
   static LaneThreads helpers(model_lanes(std::numeric_limits<size_t>::max()) - 1);
   const size_t lanes = std::min(model_lanes(count), helpers.helpers() + 1);
+  std::vector<double> lane_ms(std::max<size_t>(lanes, 1), 0.0);
+  for (size_t k = 0; k < count; ++k) lane_ms[k % lane_ms.size()] += expected_ms(order[k]);
+  const bool progressive =
+      hooks.on_progress && *std::max_element(lane_ms.begin(), lane_ms.end()) > kProgressiveRoundMs;
+
+  result.models.resize(count);
+  std::vector<char> done(count, 0);
+  std::mutex done_mutex;
+  // The results so far, in the request's order.
+  auto snapshot = [&](bool complete) {
+    PredictionResult so_far = result;
+    so_far.models.clear();
+    so_far.complete = complete;
+    for (size_t i = 0; i < count; ++i) {
+      if (done[i]) {
+        so_far.models.push_back(result.models[i]);
+      } else {
+        so_far.pending.push_back(request.models[i].id);
+      }
+    }
+    return so_far;
+  };
   helpers.run(lanes, [&](size_t lane) {
     torch::NoGradGuard lane_no_grad;                                     // grad mode is per thread
     if (lane > 0 && at::get_num_threads() != 1) at::set_num_threads(1);  // as model_lanes asks
-    for (size_t i = lane; i < count; i += lanes) {
-      if (on_model) on_model(request.models[i].id);
-      result.models[i] = predict_one(round, request.models[i]);  // catches what a model throws
+    for (size_t k = lane; k < count; k += lanes) {
+      const size_t i = order[k];
+      const auto& entry = request.models[i];
+      if (expected_ms(i) > kSkippableModelMs && hooks.newer_request_waiting &&
+          hooks.newer_request_waiting()) {
+        continue;  // stays pending: the newer round computes it
+      }
+      if (hooks.on_model) hooks.on_model(entry.id);
+      auto prediction = predict_one(round, entry, plans[i]);  // catches what a model throws
+      if (prediction.error.isEmpty()) {
+        calibration.record(entry.id, plans[i].flops, prediction.milliseconds);
+      }
+      std::lock_guard lock(done_mutex);
+      result.models[i] = std::move(prediction);
+      done[i] = 1;
+      if (progressive) hooks.on_progress(snapshot(false));
     }
   });
   result.finished = std::chrono::steady_clock::now();
-  return result;
+  return snapshot(true);
 }
 
 AttentionResult compute_attention(const AttentionRequest& request) {
@@ -230,6 +296,7 @@ PredictionService::~PredictionService() {
 
 void PredictionService::request(PredictionRequest request) {
   m_pending = std::move(request);
+  if (m_busy) m_newer_request = true;
   dispatch();
 }
 
@@ -248,12 +315,20 @@ void PredictionService::dispatch() {
   if (m_pending) {
     auto request = std::move(*m_pending);
     m_pending.reset();
+    m_newer_request = false;
     m_busy = true;
     QMetaObject::invokeMethod(m_worker, [this, request = std::move(request)] {
       const auto serial = request.serial;
-      auto result = compute_predictions(request, [this, serial](const QString& id) {
+      RoundHooks hooks;
+      hooks.on_model = [this, serial](const QString& id) {
         QMetaObject::invokeMethod(this, [this, id, serial] { Q_EMIT modelStarted(id, serial); });
-      });
+      };
+      hooks.on_progress = [this](const PredictionResult& so_far) {
+        QMetaObject::invokeMethod(this, [this, so_far] { Q_EMIT predictionsReady(so_far); });
+      };
+      hooks.newer_request_waiting = [this] { return m_newer_request.load(); };
+      hooks.calibration = &m_calibration;
+      auto result = compute_predictions(request, hooks);
       QMetaObject::invokeMethod(this, [this, result = std::move(result)] {
         m_busy = false;
         Q_EMIT predictionsReady(result);

@@ -2,6 +2,7 @@
 // Off-GUI-thread predictions for every explorer tab. A tab posts requests; a newer request
 // supersedes one still waiting, so the view follows the mouse and the GUI never waits.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <QString>
 #include <QThread>
 
+#include "common/context_budget.h"
 #include "common/model_entry.h"
 #include "npe/data/task_source.h"
 
@@ -64,6 +66,11 @@ struct ModelPrediction {
   bool correlation_estimated = false;
   double sample_milliseconds = 0.0;
   QString sample_error;  ///< why samples or correlation failed (the prediction still stands)
+  /// How much of the context the model saw (context_budget.h): all of it unless its estimated
+  /// time for the whole context exceeded the round's budget.
+  ContextPlan context;
+  /// "on 4,096 of 200,000 points" when the model saw a subset, else empty.
+  QString subsetNote() const { return describe_subset(context); }
 };
 
 struct PredictionResult {
@@ -74,7 +81,13 @@ struct PredictionResult {
   std::chrono::steady_clock::time_point finished;  ///< when its last model was done
   torch::Tensor xt;                                ///< [Nt, Dx] query points
   torch::Tensor sample_x;  ///< [Ns, Dx] where samples and correlations are given
+  /// The models done so far, in the request's order.
   std::vector<ModelPrediction> models;
+  /// false for a delivery while a slow round is still running: `models` holds those done, the
+  /// others are in `pending`. The round's last delivery is complete; its `pending` then lists
+  /// the models it skipped because a newer request was waiting (the next round computes them).
+  bool complete = true;
+  std::vector<QString> pending;
 };
 
 /// Attention of one model's prediction at one query point over the context points.
@@ -89,11 +102,30 @@ struct AttentionResult {
   std::vector<double> weights;  ///< one per context point, normalised to sum to 1
 };
 
+/// What a round tells its caller while it runs, and how it learns the models' speed.
+struct RoundHooks {
+  /// Before each model starts, from the thread that runs it.
+  std::function<void(const QString& id)> on_model;
+  /// After each model of a round expected to take long (kProgressiveRoundMs): the results so
+  /// far (complete = false), from the thread that ran the model.
+  std::function<void(const PredictionResult& so_far)> on_progress;
+  /// True when a newer request waits: the round's remaining slow models are skipped.
+  std::function<bool()> newer_request_waiting;
+  /// Learns each model's speed (nullptr: a fresh calibration per round).
+  CostCalibration* calibration = nullptr;
+};
+
+/// Rounds whose slowest lane is expected to take longer than this report each model as it
+/// finishes; faster rounds are drawn once, as before.
+inline constexpr double kProgressiveRoundMs = 150.0;
+/// Models expected to take longer than this are skipped when a newer request waits.
+inline constexpr double kSkippableModelMs = 50.0;
+
 /// Computes one request (runs on the worker thread; exposed for tests). Models may run side by
-/// side on helper threads (see model_lanes): `on_model` is called before each model starts, from
-/// the thread that runs it.
+/// side on helper threads (see model_lanes), the cheapest first; each sees the context its
+/// budget allows (plan_context: kLiveBudgetMs, or kSettledBudgetMs on refined rounds).
 PredictionResult compute_predictions(const PredictionRequest& request,
-                                     const std::function<void(const QString&)>& on_model = {});
+                                     const RoundHooks& hooks = {});
 AttentionResult compute_attention(const AttentionRequest& request);
 
 /// Owns the worker thread and coalesces requests.
@@ -123,7 +155,9 @@ class PredictionService final : public QObject {
   void dispatch();
 
   QThread m_thread;
-  QObject* m_worker = nullptr;  // lives in m_thread
+  QObject* m_worker = nullptr;    // lives in m_thread
+  CostCalibration m_calibration;  // used on the worker thread
+  std::atomic<bool> m_newer_request{false};
   std::optional<PredictionRequest> m_pending;
   std::optional<AttentionRequest> m_pending_attention;
   bool m_busy = false;

@@ -542,10 +542,13 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
       continue;
     }
     const auto mean = to_vector(prediction.mean), stddev = to_vector(prediction.stddev);
-    m_plot->setModelCurve(prediction.id, entry->name, entry->colour, x,
+    const auto note = prediction.subsetNote();
+    const auto legend = note.isEmpty() ? entry->name : QString("%1 (%2)").arg(entry->name, note);
+    m_plot->setModelCurve(prediction.id, legend, entry->colour, x,
                           QVector<double>(mean.begin(), mean.end()),
                           QVector<double>(stddev.begin(), stddev.end()));
     m_last_ms[entry->name] = prediction.milliseconds + prediction.sample_milliseconds;
+    m_last_subset[entry->name] = note;
     times.emplace_back(entry->name, m_last_ms[entry->name]);
     if (prediction.samples.defined()) {
       const auto sx = to_vector(result.sample_x);
@@ -573,6 +576,7 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
   if (!m_correlation->isChecked()) m_correlations.clear();
   showCorrelation();
   m_metrics->showResult(result, *m_model_list);
+  if (!result.complete) return;  // the slow models of this round are still computing
   setLastRound(result.started, result.finished, std::move(times));
   Q_EMIT statusMessage(describeModels());
   Q_EMIT predictionsUpdated(result.refine);
@@ -580,8 +584,15 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
 
 QString FunctionExplorer::describeModels() const {
   QStringList parts;
-  for (const auto& [name, ms] : m_last_ms)
-    parts << QString("%1 %2 ms").arg(name).arg(ms, 0, 'f', 1);
+  for (const auto& [name, ms] : m_last_ms) {
+    const auto subset = m_last_subset.find(name);
+    parts << QString("%1 %2 ms%3")
+                 .arg(name)
+                 .arg(ms, 0, 'f', 1)
+                 .arg(subset == m_last_subset.end() || subset->second.isEmpty()
+                          ? QString()
+                          : QString(" (%1)").arg(subset->second));
+  }
   return tr("Models run on %1 · last prediction: %2")
       .arg(QString::fromStdString(describe_device(m_device)), parts.join(", "));
 }

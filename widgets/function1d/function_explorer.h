@@ -157,6 +157,7 @@ class FunctionExplorer final : public ExplorerPanel {
   uint64_t m_serial = 0;
   uint64_t m_sample_seed = 100;
   std::map<QString, double> m_last_ms;
+  std::map<QString, QString> m_last_subset;  // by model name: "on N of M points", or empty
   double m_attention_x = 0.0;
 };
 

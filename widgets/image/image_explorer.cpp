@@ -439,6 +439,9 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
       } else {
         row.mean = p.mean.view({kN, kN});
         row.stddev = p.stddev.view({kN, kN});
+        if (const auto note = p.subsetNote(); !note.isEmpty()) {
+          row.name = QString("%1 (%2)").arg(entry.name, note);
+        }
       }
     }
     if (!found) row.status = tr("computing…");
@@ -446,6 +449,7 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
   }
   m_grid->setRows(std::move(rows));
   m_metrics->showResult(result, *m_models);
+  if (!result.complete) return;  // the slow models of this round are still computing
   QStringList timing;
   std::vector<std::pair<QString, double>> times;
   for (const auto& p : result.models) {

@@ -1,5 +1,7 @@
 #include "image/image_source.h"
 
+#include <algorithm>
+
 #include <QImage>
 #include <QImageReader>
 #include <QPainter>
@@ -45,10 +47,28 @@ int test_image_count() {
 
 ImageSource picture_file(const QString& path) {
   QImageReader reader(path);
+  reader.setAutoTransform(true);
+  // The tab shows pictures at kSide x kSide: a large one is decoded scaled to at most
+  // kLargestDecodedSide on its longer side, where its format can (JPEG decodes at a fraction
+  // of the size). Formats that decode at full size first (PNG) need the whole picture in
+  // memory once: Qt refuses more than 128 MB by default (an 8,000 x 8,000 colour picture is
+  // 256 MB), so the limit is raised to kPictureAllocationLimitMb for this read.
+  constexpr int kLargestDecodedSide = 1024;
+  constexpr int kPictureAllocationLimitMb = 1024;  // up to about 16,000 x 16,000 in colour
+  const QSize full = reader.size();
+  if (full.isValid() &&
+      (full.width() > kLargestDecodedSide || full.height() > kLargestDecodedSide)) {
+    reader.setScaledSize(
+        full.scaled(kLargestDecodedSide, kLargestDecodedSide, Qt::KeepAspectRatio));
+  }
+  const int previous_limit = QImageReader::allocationLimit();
+  QImageReader::setAllocationLimit(std::max(previous_limit, kPictureAllocationLimitMb));
   QImage image = reader.read();
+  QImageReader::setAllocationLimit(previous_limit);
   if (image.isNull()) {
     throw DataError(("cannot read picture '" + path + "': " + reader.errorString()).toStdString());
   }
+  const QSize original = full.isValid() ? full : image.size();
   image = image.convertToFormat(QImage::Format_Grayscale8);
   const auto scaled = image.scaled(ImageSource::kSide, ImageSource::kSide, Qt::KeepAspectRatio,
                                    Qt::SmoothTransformation);
@@ -77,8 +97,8 @@ ImageSource picture_file(const QString& path) {
   source.pixels = pixels;
   source.description = QObject::tr("%1 (%2×%3, grey%4)")
                            .arg(path.section('/', -1))
-                           .arg(image.width())
-                           .arg(image.height())
+                           .arg(original.width())
+                           .arg(original.height())
                            .arg(invert ? QObject::tr(", inverted") : QString());
   return source;
 }

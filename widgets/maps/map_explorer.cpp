@@ -538,6 +538,7 @@ void MapExplorer::onPredictions(const PredictionResult& result) {
   rebuildLayerChoices();
   redraw();
   rebuildSmallMaps();
+  if (!result.complete) return;  // the slow models of this round are still computing
   QStringList timing;
   std::vector<std::pair<QString, double>> times;
   for (const auto& p : result.models) {

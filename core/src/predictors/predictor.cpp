@@ -1,5 +1,7 @@
 #include "npe/predictors/predictor.h"
 
+#include <limits>
+
 #include <torch/torch.h>
 
 #include "npe/errors.h"
@@ -19,6 +21,12 @@ torch::Tensor Predictor::sample(const TaskBatch& batch, int64_t count, uint64_t 
   (void)seed;
   throw ConfigError(info().display_name +
                     " predicts each target independently: it cannot draw coherent samples");
+}
+
+double Predictor::prediction_flops(const BatchShape& shape) const {
+  const auto model = neural_model();
+  if (!model || !info().capabilities.flop_model) return std::numeric_limits<double>::quiet_NaN();
+  return forward_flops(model->config(), shape);
 }
 
 }  // namespace npe

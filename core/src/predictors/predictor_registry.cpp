@@ -1,5 +1,6 @@
 #include "npe/predictors/predictor_registry.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -82,11 +83,21 @@ void check_gp_context(const PredictorInfo& info, const Task& task, int64_t max_c
   }
 }
 
+// Work of one exact GP posterior per task: the context covariance's Cholesky factor (Nc^3/3),
+// the solves for the targets' means and variances (Nc^2 Nt each way) and the kernel matrices
+// (about ten operations per pair and input dimension).
+double gp_posterior_flops(const BatchShape& s, int64_t dim_x) {
+  const double nc = double(s.num_context), nt = double(s.num_targets);
+  const double kernels = 10.0 * double(std::max<int64_t>(dim_x, 1)) * (nc * nc + nc * nt);
+  return double(s.batch) * (nc * nc * nc / 3.0 + 2.0 * nc * nc * nt + kernels);
+}
+
 // The GP baselines' joint outputs, all from their joint posterior (joint()).
 class GpPredictor : public Predictor {
  public:
   GpPredictor(PredictorInfo info, int64_t max_context)
       : Predictor(std::move(info)), m_max_context(max_context) {}
+  int64_t max_context() const override { return m_max_context; }
   torch::Tensor joint_log_likelihood(const TaskBatch& batch) override {
     validate_task(batch.task, /*require_target_outputs=*/true);
     return joint_log_likelihood_of(joint(batch), batch.task);
@@ -109,6 +120,9 @@ class GpPredictor : public Predictor {
 class OraclePredictor final : public GpPredictor {
  public:
   using GpPredictor::GpPredictor;
+  double prediction_flops(const BatchShape& shape) const override {
+    return gp_posterior_flops(shape, 1);
+  }
   Prediction predict(const TaskBatch& batch) override {
     return to_cpu(oracle_of(batch).predict(batch.task));
   }
@@ -152,6 +166,17 @@ class FittedGpPredictor final : public GpPredictor {
  public:
   FittedGpPredictor(PredictorInfo info, FittedGpOptions options, int64_t max_context)
       : GpPredictor(std::move(info), max_context), m_options(std::move(options)) {}
+  // Each Adam iteration of each kernel family factorises the context covariance and
+  // differentiates through it (about three factorisations' work); the periodic family first
+  // scores its grid of periods (one factorisation each); then one posterior.
+  double prediction_flops(const BatchShape& shape) const override {
+    const double nc = double(shape.num_context), cube = nc * nc * nc;
+    const double families = m_options.ard ? 1.0 : double(m_options.kernels.size());
+    const double period_grid = m_options.ard ? 0.0 : double(m_options.period_grid);
+    return double(shape.batch) *
+               (families * double(m_options.iterations) * cube + period_grid * cube / 3.0) +
+           gp_posterior_flops(shape, 1);
+  }
   Prediction predict(const TaskBatch& batch) override {
     check_context(batch.task);
     const auto& fitted = fit(batch.task);
@@ -197,6 +222,11 @@ class BayesGpPredictor final : public Predictor {
         m_max_context(o.gp_max_context) {}
   Prediction predict(const TaskBatch& batch) override {
     return to_cpu(gp_bayes_predict(posteriors(batch.task), batch.task));
+  }
+  int64_t max_context() const override { return m_max_context; }
+  // One exact posterior per hypothesis of the prior's grid (refinement adds a few).
+  double prediction_flops(const BatchShape& shape) const override {
+    return double(m_hypotheses.kernels.size()) * gp_posterior_flops(shape, 1);
   }
   torch::Tensor exact_marginal_log_likelihood(const TaskBatch& batch) override {
     validate_task(batch.task, /*require_target_outputs=*/true);

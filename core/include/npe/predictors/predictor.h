@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "npe/data/task_source.h"
+#include "npe/models/flops.h"
 #include "npe/models/joint_gaussian.h"
 #include "npe/models/model.h"
 #include "npe/models/prediction.h"
@@ -83,6 +84,13 @@ class Predictor {
   }
   /// The neural model behind a trainable predictor (nullptr for baselines).
   virtual std::shared_ptr<NeuralProcessImpl> neural_model() const { return nullptr; }
+  /// Estimated work of predict() (FLOPs) for batches of this shape, for planning interactive
+  /// work: the model's forward_flops() for neural kinds, the linear algebra (times the fit's
+  /// iterations) for GP baselines; NaN where unknown.
+  virtual double prediction_flops(const BatchShape& shape) const;
+  /// Most context points predict() accepts (0: any number). GP baselines are capped in
+  /// interactive tools, since their cost grows as the cube of the context size.
+  virtual int64_t max_context() const { return 0; }
 
  private:
   PredictorInfo m_info;
