@@ -163,6 +163,8 @@ void MainWindow::buildMenus() {
                   [this] { saveSession(true); });
   file->addSeparator();
   file->addAction(tr("&Export View…"), QKeySequence(tr("Ctrl+E")), this, [this] { exportView(); });
+  file->addAction(tr("Export &Predictions…"), QKeySequence(tr("Ctrl+Shift+E")), this,
+                  [this] { exportPredictions(); });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -282,6 +284,27 @@ void MainWindow::saveSession(bool choose_path) {
     statusBar()->showMessage(tr("Saved %1").arg(path), 3000);
   } catch (const Error& e) {
     showError(tr("Cannot save session"), QString::fromUtf8(e.what()));
+  }
+}
+
+void MainWindow::exportPredictions() {
+  auto* p = currentPanel();
+  if (!p) return;
+  if (p->predictionTable().columns.empty()) {
+    showError(tr("Cannot export predictions"),
+              tr("This tab has no predictions to export (yet): wait until the models have drawn."));
+    return;
+  }
+  auto path = QFileDialog::getSaveFileName(this, tr("Export predictions"),
+                                           "np-explorer-" + p->panelId() + "-predictions.csv",
+                                           tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += ".csv";
+  try {
+    p->exportPredictions(path);
+    statusBar()->showMessage(tr("Exported the predictions to %1").arg(path), 3000);
+  } catch (const Error& e) {
+    showError(tr("Cannot export predictions"), QString::fromUtf8(e.what()));
   }
 }
 

@@ -76,6 +76,8 @@ class MainWindow final : public QMainWindow {
   bool canOpen(const QString& path) const;
   void saveSession(bool choose_path);
   void exportView();
+  /// File → Export Predictions: the tab's last predictions as CSV (ExplorerPanel::predictionTable).
+  void exportPredictions();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
   void showError(const QString& title, const QString& message);

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include <torch/torch.h>
 
@@ -100,13 +99,6 @@ void report_warnings(const PointTable& table, const std::string& file) {
     std::fprintf(stderr, "npe predict: %s: %zu more rows skipped\n", file.c_str(),
                  table.warnings.size() - shown);
   }
-}
-
-std::string number(double v) {
-  if (std::isnan(v)) return "nan";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", v);
-  return text;
 }
 
 int run_predict(const PredictArguments& a) {
@@ -238,8 +230,8 @@ int run_predict(const PredictArguments& a) {
   }
 
   // The table: the target file's inputs (and outputs, when it has them), then the prediction.
-  std::ostringstream csv;
-  std::vector<std::string> header;
+  PointTable out;
+  auto& header = out.columns;
   for (int c : tx) header.push_back(target_table.columns[static_cast<size_t>(c)]);
   if (targets_have_y) {
     for (int c : ty) header.push_back(target_table.columns[static_cast<size_t>(c)]);
@@ -254,8 +246,6 @@ int run_predict(const PredictArguments& a) {
       header.push_back(suffixed("sample_" + std::to_string(k + 1), j));
     }
   }
-  for (size_t i = 0; i < header.size(); ++i) csv << (i ? "," : "") << header[i];
-  csv << "\n";
   const auto m = mean.to(torch::kFloat64), s = stddev.to(torch::kFloat64);
   const auto samples64 = samples.defined() ? samples.to(torch::kFloat64) : samples;
   double ll_sum = 0.0;
@@ -263,11 +253,9 @@ int run_predict(const PredictArguments& a) {
   int64_t predicted = 0;
   for (size_t row = 0; row < target_table.rows.size(); ++row) {
     const auto& values = target_table.rows[row];
-    bool first = true;
-    auto put = [&](double v) {
-      csv << (first ? "" : ",") << number(v);
-      first = false;
-    };
+    auto& line = out.rows.emplace_back();
+    line.reserve(header.size());
+    auto put = [&](double v) { line.push_back(v); };
     for (int c : tx) put(values[static_cast<size_t>(c)]);
     if (targets_have_y) {
       for (int c : ty) put(values[static_cast<size_t>(c)]);
@@ -291,9 +279,8 @@ int run_predict(const PredictArguments& a) {
         }
       }
     }
-    csv << "\n";
   }
-  write_file_atomically(a.out, csv.str());
+  write_point_table(a.out, out);
   std::printf("%s: %lld targets from %lld context points, written to %s\n",
               predictor->info().display_name.c_str(), static_cast<long long>(nt),
               static_cast<long long>(xc.size(1)), a.out.c_str());

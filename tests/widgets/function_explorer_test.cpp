@@ -22,6 +22,7 @@
 #include "function1d/function_plot.h"
 #include "function1d/point_set.h"
 #include "function1d/sweep_dialog.h"
+#include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
@@ -205,6 +206,47 @@ class FunctionExplorerTest : public QObject {
     // Unreadable files leave the context as it was.
     QVERIFY_THROWS_EXCEPTION(npe::DataError, m_explorer->openDataFile(dir.filePath("none.csv")));
     QCOMPARE(m_explorer->points()->points(), before);
+  }
+
+  void exportPredictionsWritesTheGridAndTheHeldOutPoints() {
+    QTemporaryDir dir;
+    const auto out = dir.filePath("predictions.csv");
+    // Nothing drawn yet from this explorer's rounds in full: a clear error, no file.
+    npe::widgets::FunctionExplorer fresh;
+    QVERIFY_THROWS_EXCEPTION(npe::DataError, fresh.exportPredictions(out));
+    QVERIFY(!QFileInfo::exists(out));
+
+    m_explorer->sampleContext(8);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    m_explorer->exportPredictions(out);
+    const auto table = npe::read_point_table(out.toStdString());
+    QVERIFY(table.warnings.empty());
+    const int x = table.column_index("x"), y = table.column_index("y"),
+              held = table.column_index("held_out"),
+              mean = table.column_index("GP_true_kernel_mean"),
+              sd = table.column_index("GP_true_kernel_std");
+    QVERIFY(x >= 0 && y >= 0 && held >= 0 && mean >= 0 && sd >= 0);
+    int grid = 0, held_out = 0;
+    for (const auto& row : table.rows) {
+      QVERIFY(std::isfinite(row[size_t(x)]));
+      QVERIFY(std::isfinite(row[size_t(mean)]));
+      QVERIFY(row[size_t(sd)] > 0.0);
+      if (row[size_t(held)] == 1.0) {
+        ++held_out;
+        QVERIFY(std::isfinite(row[size_t(y)]));
+      } else {
+        ++grid;
+        QVERIFY(std::isnan(row[size_t(y)]));
+      }
+    }
+    QCOMPARE(held_out, 100);
+    QVERIFY(grid >= 256);
+    // The grid comes first, in ascending x, spanning the plotted range.
+    for (int i = 1; i < grid; ++i)
+      QVERIFY(table.rows[size_t(i)][size_t(x)] > table.rows[size_t(i - 1)][size_t(x)]);
+    const auto range = m_explorer->plot()->xAxis->range();
+    QVERIFY(std::abs(table.rows.front()[size_t(x)] - range.lower) < 1e-6);
+    QVERIFY(std::abs(table.rows[size_t(grid - 1)][size_t(x)] - range.upper) < 1e-6);
   }
 
   void predictionsArriveForEveryEnabledModel() {

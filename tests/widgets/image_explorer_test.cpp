@@ -17,6 +17,7 @@
 #include "image/image_explorer.h"
 #include "image/prediction_grid.h"
 #include "npe/data/image_tasks.h"
+#include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
@@ -95,6 +96,29 @@ class ImageExplorerTest : public QObject {
     QCOMPARE(m_explorer->source().test_index, 7);
     QVERIFY_THROWS_EXCEPTION(npe::DataError, m_explorer->showTestImage(1000000));
     QCOMPARE(m_explorer->source().test_index, 7);
+  }
+
+  void exportPredictionsWritesEveryPixel() {
+    QTemporaryDir dir;
+    m_explorer->setModelEnabled("gp-se-ard", true);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    const auto out = dir.filePath("pixels.csv");
+    m_explorer->exportPredictions(out);
+    const auto table = npe::read_point_table(out.toStdString());
+    QCOMPARE(int(table.rows.size()), ImageExplorer::kCanvas * ImageExplorer::kCanvas);
+    const int context = table.column_index("context"), truth = table.column_index("truth"),
+              mean = table.column_index("GP_SE-ARD_mean");
+    QVERIFY(context >= 0 && truth >= 0 && mean >= 0);
+    double context_count = 0.0;
+    for (const auto& row : table.rows) {
+      context_count += row[size_t(context)];
+      QVERIFY(std::isfinite(row[size_t(mean)]));
+    }
+    QCOMPARE(int(context_count), m_explorer->mask()->count());
+    // Row-major pixels: the truth column is the displayed picture.
+    const auto shown = m_explorer->displayedTruth();
+    const int p = 30 * ImageExplorer::kCanvas + 27;
+    QVERIFY(std::abs(table.rows[size_t(p)][size_t(truth)] - shown[30][27].item<double>()) < 1e-6);
   }
 
   void paintEraseAndUndoWithTheMouse() {

@@ -16,6 +16,7 @@
 #include "maps/map_view.h"
 #include "maps/station_set.h"
 #include "npe/data/era5_tasks.h"
+#include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
@@ -149,6 +150,19 @@ class MapExplorerTest : public QObject {
     }
     QVERIFY(found);
     QVERIFY(!explorer.metrics()->cellText(id, 1).isEmpty());
+    // File → Export Predictions: one row per window cell with coordinates, truth and the model.
+    const auto out = dir.filePath("window.csv");
+    explorer.exportPredictions(out);
+    const auto table = npe::read_point_table(out.toStdString());
+    QCOMPARE(int(table.rows.size()), 225);
+    const int lat = table.column_index("latitude"), truth = table.column_index("truth_celsius");
+    QVERIFY(lat >= 0 && truth >= 0);
+    // latitude, longitude, truth, then a mean and a std per shown model.
+    QCOMPARE(table.columns.size(), 3 + 2 * result.models.size());
+    for (const auto& row : table.rows) {
+      QVERIFY(row[size_t(lat)] > 30.0 && row[size_t(lat)] < 75.0);
+      for (double v : row) QVERIFY(std::isfinite(v));
+    }
     // Layers of the model can be shown in 2-D and 3-D.
     if (!explorer.view()) QSKIP(kNoView);
     explorer.setLayer(id + "|stddev");

@@ -54,4 +54,26 @@ void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int 
   layout->addWidget(splitter);
 }
 
+std::string prediction_column(const QString& model_name, const std::string& what) {
+  std::string column;
+  for (const QChar c : model_name) {
+    const bool kept = c.unicode() < 128 && (c.isLetterOrNumber() || c == '-' || c == '.');
+    if (kept) {
+      column += char(c.unicode());
+    } else if (!column.empty() && column.back() != '_') {
+      column += '_';
+    }
+  }
+  if (!column.empty() && column.back() != '_') column += '_';
+  return column + what;
+}
+
+void ExplorerPanel::exportPredictions(const QString& path) const {
+  const auto table = predictionTable();
+  if (table.columns.empty()) {
+    throw DataError("no predictions to export yet: wait until the models have drawn");
+  }
+  write_point_table(path.toStdString(), table);
+}
+
 }  // namespace npe::widgets

@@ -11,6 +11,8 @@
 #include <QStringList>
 #include <QWidget>
 
+#include "npe/data/point_table.h"
+
 class QUndoStack;
 
 namespace npe {
@@ -20,6 +22,11 @@ struct CheckpointMetadata;
 namespace npe::widgets {
 
 class PredictionService;
+
+/// A model's column in a prediction table: "TE-TNP · trained |Δ|≤4" + "mean" gives
+/// "TE-TNP_trained_4_mean" (characters other than ASCII letters, digits, '-' and '.' become
+/// '_', runs of them one).
+std::string prediction_column(const QString& model_name, const std::string& what);
 
 class ExplorerPanel : public QWidget {
   Q_OBJECT
@@ -41,6 +48,13 @@ class ExplorerPanel : public QWidget {
   virtual void restoreSection(const QJsonObject& section) = 0;
   /// Writes the tab's view as PNG, PDF or SVG (by suffix), atomically. Throws npe::Error.
   virtual void exportView(const QString& path) = 0;
+  /// The predictions drawn last (a settled round), as a table: the query points' coordinates,
+  /// what is known there (truth, held-out or context flags) and each shown model's mean and
+  /// standard deviation ("<model>_mean", "<model>_std"). No columns: nothing to export yet.
+  virtual PointTable predictionTable() const { return {}; }
+  /// Writes predictionTable() as CSV, atomically. Throws npe::Error (no predictions yet, or the
+  /// file cannot be written).
+  void exportPredictions(const QString& path) const;
   /// Whether this tab can show the model of a checkpoint (decided by what the model predicts:
   /// its D_x and D_y, not by the name of the task it was trained on).
   virtual bool acceptsCheckpoint(const CheckpointMetadata& metadata) const = 0;

@@ -108,6 +108,8 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
       Prediction held{p.mean.narrow(1, num_query, p.mean.size(1) - num_query),
                       p.stddev.narrow(1, num_query, p.mean.size(1) - num_query)};
       out.held_out_ll = log_likelihood_per_task(held, request.held_out_y).item<double>();
+      out.held_out_mean = held.mean[0];
+      out.held_out_stddev = held.stddev[0];
     } else if (request.held_out_index.defined() && request.held_out_index.numel() > 0) {
       Prediction held{out.mean.index_select(0, request.held_out_index).unsqueeze(0),
                       out.stddev.index_select(0, request.held_out_index).unsqueeze(0)};
@@ -167,6 +169,8 @@ PredictionResult compute_predictions(const PredictionRequest& request, const Rou
   round.extra = request.held_out_x.defined() && request.held_out_x.size(1) > 0;
   if (round.extra) {
     round.batch.task.xt = torch::cat({task.xt, request.held_out_x.to(task.xt.dtype())}, 1);
+    result.held_out_x = request.held_out_x[0];
+    if (request.held_out_y.defined()) result.held_out_y = request.held_out_y[0];
   }
   // The sample points: evenly spread over the query points.
   round.joint_outputs =

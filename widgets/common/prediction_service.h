@@ -31,7 +31,8 @@ struct PredictionRequest {
   /// The translation the data are shown at. On the refined round the equivariance error
   /// compares the prediction with the prediction for the data translated back by -shift.
   Translation shift;
-  /// Held-out observations for the live log-likelihood, either as extra points
+  /// Held-out observations for the live log-likelihood (and the exported predictions), either as
+  /// extra points
   /// (held_out_x [1,Nh,Dx], held_out_y [1,Nh,Dy]) ...
   torch::Tensor held_out_x, held_out_y;
   /// ... or as known outputs of some query points: indices [Nh] into xt and outputs [Nh,Dy].
@@ -56,6 +57,8 @@ struct ModelPrediction {
   QString id;
   torch::Tensor mean, stddev;  ///< [Nt, Dy] on the CPU; undefined on error
   double held_out_ll = std::numeric_limits<double>::quiet_NaN();
+  /// [Nh, Dy] at the request's extra held-out points (held_out_x), when it has them.
+  torch::Tensor held_out_mean, held_out_stddev;
   double equivariance_error = std::numeric_limits<double>::quiet_NaN();
   double milliseconds = 0.0;
   QString error;  ///< non-empty when this model failed; the others still report
@@ -80,6 +83,8 @@ struct PredictionResult {
   std::chrono::steady_clock::time_point started;
   std::chrono::steady_clock::time_point finished;  ///< when its last model was done
   torch::Tensor xt;                                ///< [Nt, Dx] query points
+  /// The request's extra held-out points, [Nh, Dx] and [Nh, Dy] (undefined when none).
+  torch::Tensor held_out_x, held_out_y;
   torch::Tensor sample_x;  ///< [Ns, Dx] where samples and correlations are given
   /// The models done so far, in the request's order.
   std::vector<ModelPrediction> models;

@@ -51,6 +51,9 @@ class FunctionExplorer final : public ExplorerPanel {
   QJsonObject saveSection() const override { return session().to_json(); }
   void restoreSection(const QJsonObject& section) override;
   void exportView(const QString& path) override { exportPlot(path); }
+  /// x (display coordinates), y (the truth at held-out points, else NaN), held_out (1 for the
+  /// 100 held-out points, 0 on the plotted grid) and each model's mean and std.
+  PointTable predictionTable() const override;
   /// 1-D models: D_x = D_y = 1.
   bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
   /// CSV, TSV and whitespace-separated text files of (x, y) points.
@@ -156,6 +159,7 @@ class FunctionExplorer final : public ExplorerPanel {
   bool m_user_view = false;
   uint64_t m_serial = 0;
   uint64_t m_sample_seed = 100;
+  PredictionResult m_last_complete;  // the last round drawn in full, for exports
   std::map<QString, double> m_last_ms;
   std::map<QString, QString> m_last_subset;  // by model name: "on N of M points", or empty
   double m_attention_x = 0.0;

@@ -467,6 +467,38 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
   Q_EMIT predictionsUpdated(result.refine);
 }
 
+PointTable ImageExplorer::predictionTable() const {
+  PointTable table;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> shown;
+  for (const auto& p : m_last.models) {
+    const auto* entry = m_models->find(p.id);
+    if (!entry || !p.mean.defined() || p.mean.size(0) != kN * kN) continue;
+    shown.emplace_back(p.mean.to(torch::kFloat64).flatten(),
+                       p.stddev.to(torch::kFloat64).flatten());
+    table.columns.push_back(prediction_column(entry->name, "mean"));
+    table.columns.push_back(prediction_column(entry->name, "std"));
+  }
+  if (shown.empty()) return {};
+  table.columns.insert(table.columns.begin(), {"row", "column", "truth", "context"});
+  const auto truth = displayedTruth().to(torch::kFloat64).contiguous();
+  const auto* t = truth.data_ptr<double>();
+  std::vector<const double*> columns;
+  for (const auto& [mean, stddev] : shown) {
+    columns.push_back(mean.data_ptr<double>());
+    columns.push_back(stddev.data_ptr<double>());
+  }
+  for (int row = 0; row < kN; ++row) {
+    for (int column = 0; column < kN; ++column) {
+      const int p = row * kN + column;
+      const int base = baseIndex(row, column);
+      auto& line = table.rows.emplace_back();
+      line = {double(row), double(column), t[p], base >= 0 && m_mask->at(base) ? 1.0 : 0.0};
+      for (const auto* values : columns) line.push_back(values[p]);
+    }
+  }
+  return table;
+}
+
 QString ImageExplorer::describePixel(int row, int column) const {
   if (row < 0 || column < 0 || row >= kN || column >= kN) return {};
   const int p = row * kN + column;

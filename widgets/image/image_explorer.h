@@ -45,6 +45,9 @@ class ImageExplorer final : public ExplorerPanel {
   QJsonObject saveSection() const override;
   void restoreSection(const QJsonObject& section) override;
   void exportView(const QString& path) override;
+  /// One row per canvas pixel: row, column, truth (grey in [0, 1]), context (1 for context
+  /// pixels) and each model's mean and std.
+  PointTable predictionTable() const override;
   /// Image models: pixel coordinates in (D_x = 2), one grey value out (D_y = 1).
   bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
   void openCheckpoint(const QString& path) override;

@@ -556,6 +556,42 @@ void MapExplorer::onPredictions(const PredictionResult& result) {
   Q_EMIT predictionsUpdated(result.refine);
 }
 
+PointTable MapExplorer::predictionTable() const {
+  if (!m_source) return {};
+  const auto window = targetWindow();
+  const int w = window.width();
+  PointTable table;
+  std::vector<torch::Tensor> columns;
+  for (const auto& p : m_last.models) {
+    const auto* entry = m_models->find(p.id);
+    if (!entry) continue;
+    auto [mean, sd] = modelMaps(p.id);
+    if (!mean.defined()) continue;
+    columns.push_back(mean.contiguous());
+    columns.push_back(sd.contiguous());
+    table.columns.push_back(prediction_column(entry->name, "mean_celsius"));
+    table.columns.push_back(prediction_column(entry->name, "std_kelvin"));
+  }
+  if (columns.empty()) return {};
+  table.columns.insert(table.columns.begin(), {"latitude", "longitude", "truth_celsius"});
+  using torch::indexing::Slice;
+  const auto truth =
+      truthCelsius(m_hour)
+          .index({Slice(window.top(), window.top() + w), Slice(window.left(), window.left() + w)})
+          .to(torch::kFloat64)
+          .contiguous();
+  const auto& f = m_source->field();
+  for (int r = 0; r < w; ++r) {
+    for (int c = 0; c < w; ++c) {
+      auto& line = table.rows.emplace_back();
+      line = {f.latitudes[size_t(window.top() + r)], f.longitudes[size_t(window.left() + c)],
+              truth[r][c].item<double>()};
+      for (const auto& values : columns) line.push_back(values[r][c].item<double>());
+    }
+  }
+  return table;
+}
+
 std::pair<torch::Tensor, torch::Tensor> MapExplorer::modelMaps(const QString& id) const {
   const int w = targetWindow().width();
   for (const auto& p : m_last.models) {

@@ -50,6 +50,9 @@ class MapExplorer final : public ExplorerPanel {
   QJsonObject saveSection() const override;
   void restoreSection(const QJsonObject& section) override;
   void exportView(const QString& path) override;
+  /// One row per cell of the target window: latitude, longitude (degrees), the truth (°C) and
+  /// each model's mean (°C) and standard deviation (K).
+  PointTable predictionTable() const override;
   /// Map models: (latitude, longitude, time) in (D_x = 3), one value out (D_y = 1).
   bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
   void openCheckpoint(const QString& path) override;

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "npe/errors.h"
+#include "npe/models/checkpoint.h"
 
 namespace npe {
 namespace {
@@ -149,6 +151,38 @@ std::pair<int, int> default_xy_columns(const PointTable& table) {
   const int x = table.column_index("x"), y = table.column_index("y");
   if (x >= 0 && y >= 0 && x != y) return {x, y};
   return {0, 1};
+}
+
+void write_point_table(const std::filesystem::path& path, const PointTable& table) {
+  std::string text;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    text += (c ? "," : "") + table.columns[c];
+  }
+  text += "\n";
+  char number[32];
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& row = table.rows[r];
+    if (row.size() != table.columns.size()) {
+      throw DataError("cannot write '" + path.string() + "': row " + std::to_string(r + 1) +
+                      " has " + std::to_string(row.size()) + " values for " +
+                      std::to_string(table.columns.size()) + " columns");
+    }
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c) text += ',';
+      if (std::isnan(row[c])) {
+        text += "nan";
+      } else {
+        std::snprintf(number, sizeof number, "%.9g", row[c]);
+        text += number;
+      }
+    }
+    text += '\n';
+  }
+  try {
+    write_file_atomically(path, text);
+  } catch (const Error& e) {
+    throw DataError(e.what());
+  }
 }
 
 }  // namespace npe

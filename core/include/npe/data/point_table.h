@@ -1,6 +1,6 @@
 #pragma once
-// Reading the user's own 1-D data: delimited text files (CSV, TSV or whitespace-separated) of
-// (x, y) points, as context points for the explorer.
+// The user's own point data as delimited text files (CSV, TSV or whitespace-separated): read as
+// context points for the explorer and `npe predict`, written for predictions going out.
 
 #include <cstdint>
 #include <filesystem>
@@ -33,6 +33,12 @@ struct PointTable {
 /// DataError when the file cannot be read, has fewer than `min_columns` columns (two: x and y;
 /// one for files of inputs only), or has no numeric row.
 PointTable read_point_table(const std::filesystem::path& path, size_t min_columns = 2);
+
+/// Writes `table` as CSV: the column names, then one line per row, numbers with 9 significant
+/// digits (float32 values exactly) and NaN as "nan"; read_point_table reads it back. Atomic:
+/// nothing is written when it fails. Throws DataError for a row whose length differs from the
+/// columns' (nothing written) or a file that cannot be written.
+void write_point_table(const std::filesystem::path& path, const PointTable& table);
 
 /// The two columns to use as (x, y): columns named "x" and "y" when the header has them, else
 /// the first two. Returns {-1, -1} when the table has fewer than two columns.
