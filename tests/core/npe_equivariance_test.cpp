@@ -174,6 +174,34 @@ TEST(EquivariantModel, ImageConfiguredTeModelsFollowWholePixelShifts) {
   }
 }
 
+// The shipped image models that are translation equivariant, with their trained weights: exact
+// under whole-pixel translations of a task in canvas pixel coordinates (the images tab's Δ).
+TEST(EquivariantModel, ShippedTeImageModelsFollowWholePixelShifts) {
+  std::vector<std::string> problems;
+  auto shipped = find_shipped_models("tfmnist", &problems);
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  torch::manual_seed(12);
+  // Context pixels anywhere on the 56 x 56 canvas, targets on a block of it.
+  Task task{torch::randint(0, 56, {2, 150, 2}).to(torch::kFloat32),
+            torch::rand({2, 150, 1}),
+            torch::randint(0, 56, {2, 80, 2}).to(torch::kFloat32),
+            {}};
+  const TaskBatch batch{task, {}};
+  int checked = 0;
+  for (const auto& entry : shipped) {
+    if (!model_info(entry.metadata.model.kind).translation_equivariant) continue;
+    auto predictor = load_predictor(entry.path);
+    const auto reference = predictor->predict(batch);
+    for (const Translation& tau :
+         {Translation{1, 0}, Translation{3, -7}, Translation{10, 10}, Translation{-14, 14}}) {
+      EXPECT_LT(equivariance_error(*predictor, batch, tau, &reference), 1e-4)
+          << entry.path << " " << describe_translation(tau);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);  // TE-PT-TNP and ConvCNP 2-D, each for both training protocols
+}
+
 // Whole-pixel translations of images: the on-grid ConvCNP (and the TE models) are exact.
 TEST(EquivariantModel, OnGridConvCnpIsExactForWholePixelShifts) {
   torch::manual_seed(9);
