@@ -19,6 +19,8 @@ packages=(
   dataset-fashion-mnist
   # ERA5 maps: NetCDF and GRIB readers (core/), GSHHG coastlines drawn on the map tab.
   libnetcdf-dev libhdf5-dev libeccodes-dev gmt-gshhg-low
+  # ncdump: the tests check the CF header of `npe predict --grid`'s NetCDF output.
+  netcdf-bin
   libgtest-dev
   # npe-convert-reference and its test read checkpoints of the authors' PyTorch code.
   python3-torch

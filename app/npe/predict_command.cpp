@@ -19,6 +19,7 @@
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 #include "option_values.h"
+#include "predict_grid.h"
 
 namespace npe::cli {
 namespace {
@@ -33,6 +34,7 @@ struct PredictArguments {
   int64_t chunk = 4096;
   std::string device = "cpu";
   RuntimeArguments runtime;
+  GridPredictArguments grid;  // --grid and its options
 };
 
 /// Targets whose samples are drawn at once: a joint predictive costs the square (or cube) of
@@ -103,6 +105,25 @@ void report_warnings(const PointTable& table, const std::string& file) {
 
 int run_predict(const PredictArguments& a) {
   apply_runtime_options(a.runtime);
+  if (!a.grid.grid.empty()) {
+    if (!a.checkpoint) throw UsageError("--grid needs --checkpoint (a model trained on ERA5)");
+    if (!a.context.empty() || !a.targets.empty()) {
+      throw UsageError("--grid takes its targets from the grid: leave out --context and --targets");
+    }
+    if (a.grid.stations.empty() == !(a.grid.context_fraction > 0.0)) {
+      throw UsageError("--grid needs exactly one of --stations and --context-fraction");
+    }
+    auto grid = a.grid;
+    grid.checkpoint = *a.checkpoint;
+    grid.out = a.out;
+    grid.seed = a.seed;
+    grid.chunk = a.chunk;
+    grid.device = a.device;
+    return run_predict_grid(grid);
+  }
+  if (a.context.empty() || a.targets.empty()) {
+    throw UsageError("give --context and --targets (point files), or --grid");
+  }
   const auto device = parse_device(a.device);
   if (a.checkpoint.has_value() == a.baseline.model.has_value()) {
     throw UsageError(
@@ -299,22 +320,36 @@ Command add_predict_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "predict",
       "Predictive mean and standard deviation of a checkpoint or GP baseline at your own points "
-      "(CSV/TSV in, CSV out)");
+      "(CSV/TSV in, CSV out), or of an ERA5 model over a whole grid (--grid: NetCDF/GRIB in, "
+      "CF NetCDF out)");
   auto a = std::make_shared<PredictArguments>();
   auto* checkpoint = command->add_option("--checkpoint", a->checkpoint, "Trained model");
   add_baseline_options(*command, a->baseline, checkpoint);
+  command->add_option(
+      "--context", a->context,
+      "Context points: a delimited text file with a header; inputs in columns x or "
+      "x1, x2, ..., outputs in y or y1, y2, ... (in the units the model was trained "
+      "on)");
+  command->add_option("--targets", a->targets,
+                      "Target inputs, the same columns (outputs, when present, are copied to the "
+                      "output and scored)");
   command
-      ->add_option("--context", a->context,
-                   "Context points: a delimited text file with a header; inputs in columns x or "
-                   "x1, x2, ..., outputs in y or y1, y2, ... (in the units the model was trained "
-                   "on)")
+      ->add_option("--out", a->out,
+                   "CSV to write (with --grid: NetCDF); atomically, nothing on failure")
       ->required();
+  command->add_option("--grid", a->grid.grid,
+                      "Gridded data (NetCDF or GRIB): predict every cell with a value");
+  command->add_option("--variable", a->grid.variable,
+                      "--grid: the variable (default: the file's only gridded one)");
+  command->add_option("--time", a->grid.time,
+                      "--grid: the time, YYYY-MM-DDTHH:MM UTC (default: the file's first)");
+  command->add_option("--stations", a->grid.stations,
+                      "--grid: context stations, a CSV with columns latitude, longitude, value "
+                      "(in the data's units)");
   command
-      ->add_option("--targets", a->targets,
-                   "Target inputs, the same columns (outputs, when present, are copied to the "
-                   "output and scored)")
-      ->required();
-  command->add_option("--out", a->out, "CSV to write (atomically; nothing on failure)")->required();
+      ->add_option("--context-fraction", a->grid.context_fraction,
+                   "--grid: use this fraction of the grid's cells, drawn with --seed, as context")
+      ->check(CLI::Range(0.0, 1.0));
   command->add_option("--x-columns", a->x_columns, "Input columns by name (comma-separated)");
   command->add_option("--y-columns", a->y_columns, "Output columns by name (comma-separated)");
   command
@@ -322,7 +357,8 @@ Command add_predict_command(CLI::App& app) {
                    "Coherent samples per target from joint models (columns sample_1, ...)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000}))
       ->capture_default_str();
-  command->add_option("--seed", a->seed, "Seed of the samples")->capture_default_str();
+  command->add_option("--seed", a->seed, "Seed of the samples (with --grid: of the context cells)")
+      ->capture_default_str();
   command
       ->add_option("--chunk", a->chunk,
                    "Targets predicted at once (memory is bounded by this; joint models see all)")

@@ -12,7 +12,11 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 #include <nlohmann/json.hpp>
+
+#include "npe/data/gridded_field.h"
+#include "npe/data/gridded_writer.h"
 
 namespace {
 
@@ -400,6 +404,74 @@ TEST_F(NpeCli, PredictWithGpBaselinesInTwoDimensions) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("needs the process that generated the data"), std::string::npos)
       << r.output;
+}
+
+// npe predict --grid: an ERA5 model over a whole grid that is not laid out like its training file
+// (one time, a block of missing cells), written as CF NetCDF with values exactly where the data
+// has them.
+TEST_F(NpeCli, PredictOverAGridWritesCfNetcdf) {
+  const fs::path checkpoint = fs::path(NPE_SOURCE_DIR) / "models" / "era5" / "tepttnp.pt";
+  if (!fs::exists(checkpoint)) GTEST_SKIP() << "no shipped ERA5 model";
+  npe::GridOutput grid;
+  const int rows = 20, cols = 24;
+  for (int r = 0; r < rows; ++r) grid.latitudes.push_back(56.0 - 0.25 * r);
+  for (int c = 0; c < cols; ++c) grid.longitudes.push_back(-8.0 + 0.25 * c);
+  grid.valid_time = npe::utc_seconds(2019, 3, 10, 12);
+  auto r_index = torch::arange(rows, torch::kFloat64).view({rows, 1});
+  auto c_index = torch::arange(cols, torch::kFloat64).view({1, cols});
+  auto t2m = 278.0 + 0.15 * r_index - 0.1 * c_index + torch::sin(c_index / 3.0);
+  t2m.index_put_({torch::indexing::Slice(2, 6), torch::indexing::Slice(3, 9)}, std::nan(""));
+  grid.variables = {{"t2m", "2 metre temperature", "K", "air_temperature", t2m}};
+  const auto data = dir / "grid.nc";
+  npe::write_grid_netcdf(data, grid);
+
+  const auto out = dir / "prediction.nc";
+  auto r = run_npe("predict --checkpoint " + checkpoint.string() + " --grid " + data.string() +
+                   " --context-fraction 0.2 --seed 3 --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("456 cells from 91 context points"), std::string::npos) << r.output;
+  npe::GriddedReadOptions mean_only;
+  mean_only.variable = "mean";
+  const auto mean = npe::read_gridded_field(out, mean_only);
+  mean_only.variable = "std";
+  const auto stddev = npe::read_gridded_field(out, mean_only);
+  ASSERT_EQ(mean.values.sizes(), (std::vector<int64_t>{1, rows, cols}));
+  EXPECT_EQ(mean.latitudes, grid.latitudes);
+  EXPECT_EQ(mean.longitudes, grid.longitudes);
+  EXPECT_EQ(mean.valid_times, std::vector<int64_t>{grid.valid_time});
+  EXPECT_EQ(mean.units, "K");
+  const auto has_value = torch::isfinite(t2m);
+  // Values exactly where the data has them; close to the truth there.
+  EXPECT_TRUE(torch::equal(torch::isfinite(mean.values[0]), has_value));
+  EXPECT_TRUE(torch::equal(torch::isfinite(stddev.values[0]), has_value));
+  const auto error = (mean.values[0].to(torch::kFloat64) - t2m).masked_select(has_value);
+  EXPECT_LT(error.abs().mean().item<double>(), 1.5);
+  EXPECT_GT(stddev.values[0].masked_select(has_value).min().item<float>(), 0.0f);
+  // What tools see: a CF header with the coordinates' units.
+  if (std::system("command -v ncdump > /dev/null 2>&1") == 0) {
+    FILE* pipe = ::popen(("ncdump -h " + out.string()).c_str(), "r");
+    std::string header;
+    std::array<char, 512> buffer{};
+    while (pipe && std::fgets(buffer.data(), buffer.size(), pipe)) header += buffer.data();
+    if (pipe) ::pclose(pipe);
+    EXPECT_NE(header.find(":Conventions = \"CF-1.8\""), std::string::npos) << header;
+    EXPECT_NE(header.find("latitude:units = \"degrees_north\""), std::string::npos) << header;
+    EXPECT_NE(header.find("float mean(time, latitude, longitude)"), std::string::npos) << header;
+  }
+
+  // A model of another task, or a mistake in the options: an error, and nothing written.
+  const auto refused = dir / "refused.nc";
+  r = run_npe("predict --checkpoint " +
+              (fs::path(NPE_SOURCE_DIR) / "models/gp1d/tetnp.pt").string() + " --grid " +
+              data.string() + " --context-fraction 0.2 --out " + refused.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("needs a model trained on gridded temperatures"), std::string::npos)
+      << r.output;
+  r = run_npe("predict --checkpoint " + checkpoint.string() + " --grid " + data.string() +
+              " --out " + refused.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("exactly one of --stations and --context-fraction"), std::string::npos);
+  EXPECT_FALSE(fs::exists(refused));
 }
 
 // Every subcommand has its own --help listing its typed options.
