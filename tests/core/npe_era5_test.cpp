@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
@@ -56,6 +57,24 @@ class Era5Files : public testing::SeededTest {
 
 void check(int status) {
   ASSERT_EQ(status, NC_NOERR) << nc_strerror(status);
+}
+
+// File dialogs and drag and drop take their suffixes from the readers: every reader declares
+// some, lower case without a dot, and no two readers claim the same one.
+TEST(GriddedReaders, DeclareTheirSuffixes) {
+  std::set<std::string> seen;
+  for (const auto& reader : gridded_readers()) {
+    ASSERT_FALSE(reader->suffixes().empty()) << reader->format_name();
+    for (const auto& suffix : reader->suffixes()) {
+      EXPECT_TRUE(seen.insert(suffix).second) << suffix;
+      EXPECT_EQ(suffix.find('.'), std::string::npos) << suffix;
+      for (char c : suffix) EXPECT_FALSE(std::isupper(static_cast<unsigned char>(c))) << suffix;
+    }
+  }
+  const auto all = gridded_suffixes();
+  EXPECT_EQ(all.size(), seen.size());
+  for (const char* expected : {"nc", "grib", "grib2"})
+    EXPECT_TRUE(seen.count(expected)) << expected;
 }
 
 TEST_F(Era5Files, NetcdfAndGribGiveTheSameField) {

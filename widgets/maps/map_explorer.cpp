@@ -33,6 +33,7 @@
 #include "maps/coastlines.h"
 #include "maps/map_view.h"
 #include "maps/station_set.h"
+#include "npe/data/gridded_field.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 
@@ -203,9 +204,11 @@ QWidget* MapExplorer::buildControls() {
   data_form->addRow(m_data_label);
   data_form->addRow(open);
   connect(open, &QPushButton::clicked, this, [this] {
+    QStringList patterns;
+    for (const auto& suffix : dataSuffixes()) patterns << "*." + suffix;
     const auto path = QFileDialog::getOpenFileName(
         this, tr("Open gridded data"), {},
-        tr("NetCDF or GRIB (*.nc *.nc4 *.grib *.grb *.grib1 *.grib2);;All files (*)"));
+        tr("NetCDF or GRIB (%1);;All files (*)").arg(patterns.join(' ')));
     if (path.isEmpty()) return;
     reportErrors(tr("Could not open data"), [&] { openDataFile(path); });
   });
@@ -554,6 +557,12 @@ void MapExplorer::onPredictions(const PredictionResult& result) {
                            .arg(m_east)
                            .arg(timing.join(", ")));
   Q_EMIT predictionsUpdated(result.refine);
+}
+
+QStringList MapExplorer::dataSuffixes() const {
+  QStringList suffixes;
+  for (const auto& suffix : gridded_suffixes()) suffixes << QString::fromStdString(suffix);
+  return suffixes;
 }
 
 PointTable MapExplorer::predictionTable() const {

@@ -56,9 +56,8 @@ class MapExplorer final : public ExplorerPanel {
   /// Map models: (latitude, longitude, time) in (D_x = 3), one value out (D_y = 1).
   bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
   void openCheckpoint(const QString& path) override;
-  QStringList dataSuffixes() const override {
-    return {"nc", "nc4", "grib", "grb", "grib1", "grib2"};
-  }
+  /// The gridded readers' suffixes (gridded_suffixes()).
+  QStringList dataSuffixes() const override;
   /// Opens a NetCDF or GRIB file. Throws npe::Error; the state is kept on error.
   QString unavailableReason() const override;
   void openDataFile(const QString& path) override;

@@ -136,6 +136,14 @@ const std::vector<std::unique_ptr<GriddedReader>>& gridded_readers() {
   return readers;
 }
 
+std::vector<std::string> gridded_suffixes() {
+  std::vector<std::string> all;
+  for (const auto& reader : gridded_readers()) {
+    for (const auto& suffix : reader->suffixes()) all.push_back(suffix);
+  }
+  return all;
+}
+
 GriddedField read_gridded_field(const std::filesystem::path& path,
                                 const GriddedReadOptions& options) {
   std::error_code ec;

@@ -56,6 +56,9 @@ class GriddedReader {
  public:
   virtual ~GriddedReader() = default;
   virtual std::string format_name() const = 0;  ///< "NetCDF", "GRIB"
+  /// File name suffixes of the format, lower case without the dot ("nc", "grib2"), for file
+  /// dialogs and drag and drop (files are still recognised by their first bytes).
+  virtual std::vector<std::string> suffixes() const = 0;
   /// Whether the first bytes of a file (up to 8) mark this format.
   virtual bool recognises(const std::string& magic) const = 0;
   virtual GriddedField read(const std::filesystem::path& path,
@@ -64,6 +67,8 @@ class GriddedReader {
 
 /// Every registered reader, in the order they are tried.
 const std::vector<std::unique_ptr<GriddedReader>>& gridded_readers();
+/// Every registered reader's suffixes, in reader order.
+std::vector<std::string> gridded_suffixes();
 /// Reads a field with the reader that recognises the file's first bytes. Throws DataError for
 /// missing files, unknown formats and everything a reader rejects.
 GriddedField read_gridded_field(const std::filesystem::path& path,

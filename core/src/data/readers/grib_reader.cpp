@@ -158,6 +158,9 @@ void parse_definitions_once() {
 class GribReader final : public GriddedReader {
  public:
   std::string format_name() const override { return "GRIB"; }
+  std::vector<std::string> suffixes() const override {
+    return {"grib", "grb", "grib1", "grib2", "grb2"};
+  }
   bool recognises(const std::string& magic) const override { return magic.rfind("GRIB", 0) == 0; }
 
   GriddedField read(const std::filesystem::path& path,

@@ -202,6 +202,7 @@ std::pair<double, int64_t> parse_time_units(const std::string& units,
 class NetcdfReader final : public GriddedReader {
  public:
   std::string format_name() const override { return "NetCDF"; }
+  std::vector<std::string> suffixes() const override { return {"nc", "nc4", "netcdf", "cdf"}; }
   bool recognises(const std::string& magic) const override {
     return magic.rfind("CDF\x01", 0) == 0 || magic.rfind("CDF\x02", 0) == 0 ||
            magic.rfind("CDF\x05", 0) == 0 || magic.rfind("\x89HDF", 0) == 0;
