@@ -23,9 +23,10 @@ double CostCalibration::estimate_ms(const QString& id, double flops) const {
 }
 
 void CostCalibration::record(const QString& id, double flops, double milliseconds) {
-  // Under 20 ms the overhead and the timer's noise say more than the work does.
-  if (!std::isfinite(flops) || flops <= 0.0 || !(milliseconds > 20.0)) return;
-  const double measured = flops / (milliseconds - kOverheadMs);
+  if (!std::isfinite(flops) || flops <= 0.0 || !(milliseconds > 0.0)) return;
+  // Short calls count too (a model whose default estimate is far too slow must learn it even
+  // when it takes milliseconds), with at most half of the time put down to the overhead.
+  const double measured = flops / std::max(milliseconds - kOverheadMs, milliseconds / 2.0);
   std::lock_guard lock(m_mutex);
   auto [it, fresh] = m_flops_per_ms.try_emplace(id, measured);
   // Geometric mean with the history: one slow round (another program busy) moves the estimate

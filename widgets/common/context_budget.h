@@ -43,8 +43,7 @@ class CostCalibration {
 
   /// Estimated milliseconds of `flops` of work for the model `id` (NaN flops: NaN).
   double estimate_ms(const QString& id, double flops) const;
-  /// A measured call: `flops` of estimated work took `milliseconds`. Calls too short to say
-  /// more than their overhead are ignored.
+  /// A measured call: `flops` of estimated work took `milliseconds` (> 0).
   void record(const QString& id, double flops, double milliseconds);
   double flops_per_ms(const QString& id) const;
 
