@@ -7,6 +7,7 @@
 #include "npe/data/idx.h"
 #include "npe/data/image_tasks.h"
 #include "npe/data/task_registry.h"
+#include "npe/models/model_catalog.h"
 #include "npe/models/model_registry.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/training/evaluation.h"
@@ -178,6 +179,42 @@ TEST_F(ImageData, RegistryBuildsAndRebuildsImageTasks) {
 // A short run on the tiny image tasks raises the validation log-likelihood of every model
 // that handles images.
 class ImageModel : public ImageData, public ::testing::WithParamInterface<std::string> {};
+
+// The shipped heteroscedastic image models (trained weights) say where they are unsure: on a
+// test picture their standard deviation varies across the canvas (the homoscedastic models' is
+// one number), small on the empty background and large on the object.
+TEST(ShippedImageModels, HeteroscedasticOnesVaryTheirStddevAcrossPixels) {
+  std::vector<std::string> problems;
+  const auto shipped = find_shipped_models("tfmnist", &problems);
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  int checked = 0;
+  for (const auto& entry : shipped) {
+    if (!entry.metadata.model.heteroscedastic) continue;
+    std::unique_ptr<TaskSource> source;
+    try {
+      source = task_source_from_json(entry.metadata.task);
+    } catch (const DataError& e) {
+      GTEST_SKIP() << "Fashion-MNIST is not installed: " << e.what();
+    }
+    auto predictor = load_predictor(entry.path);
+    auto batch = source->sample(4, 5, {}, Split::Test);
+    const auto p = predictor->predict(batch);
+    for (int64_t b = 0; b < 4; ++b) {
+      const auto sd = p.stddev[b].flatten();
+      EXPECT_GT((sd.max() / sd.min()).item<double>(), 3.0) << entry.path << " task " << b;
+      // Less sure where the picture is bright (the object) than where it is empty.
+      const auto truth = batch.task.yt[b].flatten();
+      const auto on_object = truth > 0.2, background = truth < 0.01;
+      ASSERT_GT(on_object.sum().item<int64_t>(), 0);
+      ASSERT_GT(background.sum().item<int64_t>(), 0);
+      EXPECT_GT(sd.masked_select(on_object).mean().item<double>(),
+                2.0 * sd.masked_select(background).mean().item<double>())
+          << entry.path << " task " << b;
+    }
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no heteroscedastic image model is shipped";
+}
 
 TEST_P(ImageModel, ShortTrainingRunLowersTheLoss) {
   torch::manual_seed(3);
