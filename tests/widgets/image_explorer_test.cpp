@@ -189,6 +189,29 @@ class ImageExplorerTest : public QObject {
     QCOMPARE(m_explorer->translationV(), -ImageExplorer::kMaxTranslation);
   }
 
+  void heteroscedasticModelsAreNamedApartFromTheirTwins() {
+    QTemporaryDir dir;
+    npe::ImageTaskConfig task;
+    npe::ImageTaskSource source(task);
+    auto config = npe::default_model_config("pttnp", "small", source);
+    config.heteroscedastic = true;
+    auto model = npe::make_model(config);
+    npe::CheckpointMetadata metadata;
+    metadata.model = config;
+    metadata.task = source.to_json();
+    const auto path = dir.filePath("pttnp-het.pt");
+    npe::save_checkpoint(path.toStdString(), *model, metadata);
+    m_explorer->openCheckpoint(path);
+    const auto* entry = m_explorer->modelList()->find(QFileInfo(path).absoluteFilePath());
+    QVERIFY(entry);
+    QVERIFY2(entry->name.contains("σ per pixel"), qPrintable(entry->name));
+    m_explorer->openCheckpoint(write_image_checkpoint(dir));  // homoscedastic
+    const auto* twin = m_explorer->modelList()->find(
+        QFileInfo(dir.filePath("convcnp2d-tiny.pt")).absoluteFilePath());
+    QVERIFY(twin);
+    QVERIFY2(!twin->name.contains("σ per pixel"), qPrintable(twin->name));
+  }
+
   void predictionsMetricsAndHover() {
     QTemporaryDir dir;
     m_explorer->openCheckpoint(write_image_checkpoint(dir));

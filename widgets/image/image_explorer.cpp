@@ -260,6 +260,9 @@ void ImageExplorer::addShippedModels() {
 }
 
 void ImageExplorer::addModel(ModelEntry entry, bool enabled) {
+  // A model with a σ per pixel is told apart from its homoscedastic twin of the same kind.
+  const auto model = entry.predictor ? entry.predictor->neural_model() : nullptr;
+  if (model && model->config().heteroscedastic) entry.name += tr(" · σ per pixel");
   // Every image model says where it saw pictures in training.
   const int window = train_window_of(entry.task);
   if (window >= 0) entry.name += tr(" · trained |Δ|≤%1").arg(window);
