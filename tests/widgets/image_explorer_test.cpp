@@ -26,6 +26,18 @@ using npe::widgets::ImageExplorer;
 
 namespace {
 
+// An untrained model of `config` saved in `dir` as if trained on `source`'s task.
+QString save_untrained(const QTemporaryDir& dir, const QString& file,
+                       const npe::ModelConfig& config, const npe::ImageTaskSource& source) {
+  auto model = npe::make_model(config);
+  npe::CheckpointMetadata metadata;
+  metadata.model = config;
+  metadata.task = source.to_json();
+  const auto path = dir.filePath(file);
+  npe::save_checkpoint(path.toStdString(), *model, metadata);
+  return path;
+}
+
 // A tiny untrained on-grid ConvCNP saved as if trained on the central protocol.
 QString write_image_checkpoint(const QTemporaryDir& dir) {
   npe::ImageTaskConfig task;
@@ -35,13 +47,7 @@ QString write_image_checkpoint(const QTemporaryDir& dir) {
   auto config = npe::default_model_config("convcnp2d", "small", source);
   config.conv_channels = 8;
   config.cnn_layers = 2;
-  auto model = npe::make_model(config);
-  npe::CheckpointMetadata metadata;
-  metadata.model = config;
-  metadata.task = source.to_json();
-  const auto path = dir.filePath("convcnp2d-tiny.pt");
-  npe::save_checkpoint(path.toStdString(), *model, metadata);
-  return path;
+  return save_untrained(dir, "convcnp2d-tiny.pt", config, source);
 }
 
 void send_mouse(QWidget* widget, QEvent::Type type, QPointF position, Qt::MouseButton button,
@@ -195,12 +201,7 @@ class ImageExplorerTest : public QObject {
     npe::ImageTaskSource source(task);
     auto config = npe::default_model_config("pttnp", "small", source);
     config.heteroscedastic = true;
-    auto model = npe::make_model(config);
-    npe::CheckpointMetadata metadata;
-    metadata.model = config;
-    metadata.task = source.to_json();
-    const auto path = dir.filePath("pttnp-het.pt");
-    npe::save_checkpoint(path.toStdString(), *model, metadata);
+    const auto path = save_untrained(dir, "pttnp-het.pt", config, source);
     m_explorer->openCheckpoint(path);
     const auto* entry = m_explorer->modelList()->find(QFileInfo(path).absoluteFilePath());
     QVERIFY(entry);
