@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -11,6 +12,7 @@
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
 #include "npe/seeds.h"
+#include "npe/training/optimizer_state.h"
 #include "npe/training/training_job.h"
 #include "test_support.h"
 
@@ -247,6 +249,99 @@ TEST_F(TrainingJobTest, InvalidOptionsAreRejectedBeforeAnyWork) {
   s = spec("cnp", 4);
   s.options.lr_schedule = "linear";
   NPE_EXPECT_THROW_WITH(TrainingJob job(s), ConfigError, "unknown learning-rate schedule");
+}
+
+// The optimiser's state travels by parameter name: a model built anew (other tensor addresses,
+// as after a restart, on another device or under another libtorch) gets every moment back, and a
+// model whose parameter has another shape is refused by name.
+TEST(AdamwState, TravelsByParameterNameAndRefusesAShapeMismatch) {
+  auto make = [](int64_t width) {
+    auto module = std::make_shared<torch::nn::Module>();
+    module->register_module("layer", torch::nn::Linear(3, width));
+    return module;
+  };
+  auto source = make(4);
+  torch::optim::AdamW optimizer(source->parameters(), torch::optim::AdamWOptions(1e-2));
+  for (int step = 0; step < 3; ++step) {
+    optimizer.zero_grad();
+    const auto out = source->children()[0]->as<torch::nn::Linear>()->forward(torch::ones({2, 3}));
+    out.pow(2).sum().backward();
+    optimizer.step();
+  }
+  std::stringstream bytes;
+  {
+    torch::serialize::OutputArchive archive;
+    write_adamw_state(archive, optimizer, *source);
+    archive.save_to(bytes);
+  }
+  auto read_into = [&bytes](const torch::nn::Module& target, torch::optim::AdamW& into) {
+    bytes.seekg(0);
+    torch::serialize::InputArchive archive;
+    archive.load_from(bytes);
+    return read_adamw_state(archive, into, target, "test.pt");
+  };
+
+  auto same = make(4);
+  torch::optim::AdamW restored(same->parameters(), torch::optim::AdamWOptions(1e-2));
+  ASSERT_TRUE(read_into(*same, restored));
+  check_adamw_state(restored, *same, "test.pt");  // every state fits its parameter
+  // Written out again, the restored optimiser gives the original's records.
+  auto records_of = [](const torch::optim::AdamW& of, const torch::nn::Module& model) {
+    torch::serialize::OutputArchive out;
+    write_adamw_state(out, of, model);
+    std::stringstream stream;
+    out.save_to(stream);
+    torch::serialize::InputArchive in, records;
+    in.load_from(stream);
+    EXPECT_TRUE(in.try_read("npe_adamw_state", records));
+    return records;
+  };
+  auto original = records_of(optimizer, *source);
+  auto copy = records_of(restored, *same);
+  for (const std::string name : {"layer.weight", "layer.bias"}) {
+    for (const std::string record : {"/exp_avg", "/exp_avg_sq"}) {
+      torch::Tensor a, b;
+      ASSERT_TRUE(original.try_read(name + record, a)) << name << record;
+      ASSERT_TRUE(copy.try_read(name + record, b)) << name << record;
+      EXPECT_TRUE(torch::equal(a, b)) << name << record;
+      EXPECT_GT(a.abs().sum().item<double>(), 0.0) << name << record;
+    }
+    c10::IValue step;
+    ASSERT_TRUE(copy.try_read(name + "/step", step));
+    EXPECT_EQ(step.toInt(), 3);
+  }
+
+  auto wider = make(5);
+  torch::optim::AdamW refused(wider->parameters(), torch::optim::AdamWOptions(1e-2));
+  NPE_EXPECT_THROW_WITH(read_into(*wider, refused), CheckpointError, "layer.weight");
+
+  // An archive without the record (a checkpoint from before it existed) is not an error.
+  torch::serialize::OutputArchive empty;
+  std::stringstream empty_bytes;
+  empty.save_to(empty_bytes);
+  torch::serialize::InputArchive empty_archive;
+  empty_archive.load_from(empty_bytes);
+  EXPECT_FALSE(read_adamw_state(empty_archive, refused, *wider, "old.pt"));
+}
+
+// A resumable checkpoint written before the optimiser state was keyed by name (libtorch's own
+// optimiser archive; written by npe of 2026-11-26 under libtorch 1.13) still resumes, with every
+// parameter's state restored.
+TEST_F(TrainingJobTest, CheckpointWithLibtorchsOptimiserArchiveStillResumes) {
+  const auto path = dir / "legacy.pt";
+  fs::copy_file(fs::path(NPE_TEST_DATA_DIR) / "legacy-optimizer-cnp.pt", path);
+  auto job = TrainingJob::resume(path);
+  ASSERT_EQ(job->step(), 3);
+  const auto parameters = job->model().named_parameters();
+  ASSERT_GT(parameters.size(), 0U);
+  EXPECT_EQ(job->optimizer().state().size(), parameters.size());
+  job->set_total_steps(5);
+  EXPECT_EQ(job->run().steps, 5);
+  // Saved again, it is in the new form, and resumes from that.
+  job->save(path);
+  auto again = TrainingJob::resume(path);
+  EXPECT_EQ(again->step(), 5);
+  EXPECT_EQ(again->optimizer().state().size(), parameters.size());
 }
 
 TEST(TrainOptions, JsonRoundTrip) {

@@ -104,9 +104,8 @@ torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::pa
                             *problem + ")");
     }
     const std::string bytes = archive_without_debug_records(path);
-    // libtorch 1.13 takes c10::optional, 2.x std::optional: build it from the value.
-    archive.load_from(bytes.data(), bytes.size(),
-                      map_to ? c10::optional<torch::Device>(*map_to) : c10::nullopt);
+    // Always mapped: a record written from a GPU must open on a machine without one.
+    archive.load_from(bytes.data(), bytes.size(), map_to.value_or(torch::Device(torch::kCPU)));
   } catch (const CheckpointError&) {
     throw;
   } catch (const c10::Error& e) {

@@ -8,6 +8,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "npe/errors.h"
 #include "pairwise_kernel_attention.h"
@@ -50,6 +51,47 @@ double time_attention_kernel(Precision precision) {
   return best;
 }
 
+// Autocast state per device type. libtorch 2.4 replaced the per-device functions
+// (is_cpu_enabled, get_autocast_gpu_dtype, ...) by ones that take the device type and deprecated
+// the old ones, which later releases drop; 1.13 has only the old ones.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool autocast_enabled(c10::DeviceType device) {
+  return at::autocast::is_autocast_enabled(device);
+}
+void set_autocast_enabled(c10::DeviceType device, bool enabled) {
+  at::autocast::set_autocast_enabled(device, enabled);
+}
+at::ScalarType autocast_dtype(c10::DeviceType device) {
+  return at::autocast::get_autocast_dtype(device);
+}
+void set_autocast_dtype(c10::DeviceType device, at::ScalarType dtype) {
+  at::autocast::set_autocast_dtype(device, dtype);
+}
+#else
+bool autocast_enabled(c10::DeviceType device) {
+  return device == c10::DeviceType::CUDA ? at::autocast::is_enabled()
+                                         : at::autocast::is_cpu_enabled();
+}
+void set_autocast_enabled(c10::DeviceType device, bool enabled) {
+  if (device == c10::DeviceType::CUDA) {
+    at::autocast::set_enabled(enabled);
+  } else {
+    at::autocast::set_cpu_enabled(enabled);
+  }
+}
+at::ScalarType autocast_dtype(c10::DeviceType device) {
+  return device == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype()
+                                         : at::autocast::get_autocast_cpu_dtype();
+}
+void set_autocast_dtype(c10::DeviceType device, at::ScalarType dtype) {
+  if (device == c10::DeviceType::CUDA) {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+  }
+}
+#endif
+
 }  // namespace
 
 Precision parse_precision(const std::string& name) {
@@ -83,44 +125,33 @@ AttentionImplementation attention_implementation() {
 
 Bf16Autocast::Bf16Autocast(bool enabled, bool cuda) : m_enabled(enabled), m_cuda(cuda) {
   if (!m_enabled) return;
-  namespace ac = at::autocast;
-  m_was_enabled = m_cuda ? ac::is_enabled() : ac::is_cpu_enabled();
-  m_previous_dtype =
-      static_cast<int>(m_cuda ? ac::get_autocast_gpu_dtype() : ac::get_autocast_cpu_dtype());
-  if (m_cuda) {
-    ac::set_autocast_gpu_dtype(at::kBFloat16);
-    ac::set_enabled(true);
-  } else {
-    ac::set_autocast_cpu_dtype(at::kBFloat16);
-    ac::set_cpu_enabled(true);
-  }
-  ac::increment_nesting();
+  const auto device = m_cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU;
+  m_was_enabled = autocast_enabled(device);
+  m_previous_dtype = static_cast<int>(autocast_dtype(device));
+  set_autocast_dtype(device, at::kBFloat16);
+  set_autocast_enabled(device, true);
+  at::autocast::increment_nesting();
 }
 
 Bf16Autocast::~Bf16Autocast() {
   if (!m_enabled) return;
-  namespace ac = at::autocast;
   // The cast weights are cached while any autocast scope is open; the outermost one drops them.
-  if (ac::decrement_nesting() == 0) ac::clear_cache();
-  const auto dtype = static_cast<at::ScalarType>(m_previous_dtype);
-  if (m_cuda) {
-    ac::set_enabled(m_was_enabled);
-    ac::set_autocast_gpu_dtype(dtype);
-  } else {
-    ac::set_cpu_enabled(m_was_enabled);
-    ac::set_autocast_cpu_dtype(dtype);
-  }
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  const auto device = m_cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU;
+  set_autocast_enabled(device, m_was_enabled);
+  set_autocast_dtype(device, static_cast<at::ScalarType>(m_previous_dtype));
 }
 
 AutocastOff::AutocastOff()
-    : m_cpu(at::autocast::is_cpu_enabled()), m_cuda(at::autocast::is_enabled()) {
-  at::autocast::set_cpu_enabled(false);
-  at::autocast::set_enabled(false);
+    : m_cpu(autocast_enabled(c10::DeviceType::CPU)),
+      m_cuda(autocast_enabled(c10::DeviceType::CUDA)) {
+  set_autocast_enabled(c10::DeviceType::CPU, false);
+  set_autocast_enabled(c10::DeviceType::CUDA, false);
 }
 
 AutocastOff::~AutocastOff() {
-  at::autocast::set_cpu_enabled(m_cpu);
-  at::autocast::set_enabled(m_cuda);
+  set_autocast_enabled(c10::DeviceType::CPU, m_cpu);
+  set_autocast_enabled(c10::DeviceType::CUDA, m_cuda);
 }
 
 double measure_bf16_speedup() {

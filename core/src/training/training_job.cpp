@@ -14,6 +14,7 @@
 #include "npe/runtime.h"
 #include "npe/seeds.h"
 #include "npe/training/evaluation.h"
+#include "npe/training/optimizer_state.h"
 
 namespace npe {
 namespace {
@@ -27,7 +28,8 @@ std::string utc_now() {
 }
 
 constexpr const char* kTrainingStateKey = "npe_training_state";
-constexpr const char* kOptimizerKey = "npe_optimizer";
+// libtorch's own optimiser archive: what checkpoints before write_adamw_state held.
+constexpr const char* kLegacyOptimizerKey = "npe_optimizer";
 constexpr int kTrainingStateVersion = 1;
 // Validation batches are always this size, so validation figures do not depend on the training
 // batch size and runs with different batch sizes are compared on the same tasks.
@@ -165,11 +167,14 @@ std::unique_ptr<TrainingJob> TrainingJob::resume(const std::filesystem::path& ch
                           ", its training state from step " + std::to_string(job->m_step));
   }
   try {
-    torch::serialize::InputArchive optimizer_archive;
-    if (!archive.try_read(kOptimizerKey, optimizer_archive)) {
-      throw CheckpointError(where + " lacks the optimiser state needed to resume");
+    if (!read_adamw_state(archive, *job->m_optimizer, *job->m_model, where)) {
+      torch::serialize::InputArchive optimizer_archive;
+      if (!archive.try_read(kLegacyOptimizerKey, optimizer_archive)) {
+        throw CheckpointError(where + " lacks the optimiser state needed to resume");
+      }
+      job->m_optimizer->load(optimizer_archive);
+      check_adamw_state(*job->m_optimizer, *job->m_model, where);
     }
-    job->m_optimizer->load(optimizer_archive);
   } catch (const c10::Error& e) {
     throw CheckpointError(where + " has a corrupt optimiser state: " +
                           std::string(e.what_without_backtrace()).substr(0, 200));
@@ -353,9 +358,7 @@ void TrainingJob::save(const std::filesystem::path& path) {
   for (const auto& record : m_history) state["history"].push_back(record.to_json());
   save_checkpoint(path, *m_model, metadata(), [&](torch::serialize::OutputArchive& archive) {
     archive.write(kTrainingStateKey, c10::IValue(state.dump()));
-    torch::serialize::OutputArchive optimizer_archive;
-    m_optimizer->save(optimizer_archive);
-    archive.write(kOptimizerKey, optimizer_archive);
+    write_adamw_state(archive, *m_optimizer, *m_model);
   });
 }
 

@@ -77,7 +77,7 @@ void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model
 
 /// Opens a checkpoint's archive to read records besides the weights. Throws CheckpointError
 /// naming the file when it is missing or cannot be read as an archive.
-/// Tensors are loaded onto `map_to` when given (else where they were saved).
+/// Tensors are loaded onto `map_to` when given, else onto the CPU (whatever device wrote them).
 torch::serialize::InputArchive open_checkpoint_archive(
     const std::filesystem::path& path, std::optional<torch::Device> map_to = std::nullopt);
 

@@ -125,6 +125,8 @@ class TrainingJob {
   const std::vector<TrainingRecord>& history() const { return m_history; }
   double wall_time_s() const { return m_wall_time_s; }
   NeuralProcessImpl& model() { return *m_model; }
+  /// The optimiser, with its per-parameter state (what a checkpoint carries besides weights).
+  const torch::optim::AdamW& optimizer() const { return *m_optimizer; }
   const TaskSource& source() const { return *m_source; }
 
  private:
