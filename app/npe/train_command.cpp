@@ -245,6 +245,11 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
                  "--resume %s)\n",
                  spec.model.kind.c_str(), (long long)result.steps, (long long)job->total_steps(),
                  out.c_str(), out.c_str());
+  } else if (spec.options.validation_tasks == 0 || !std::isfinite(result.validation_ll)) {
+    // --val-tasks 0: nothing was validated, so there is no figure to print (not "nan ± nan").
+    std::fprintf(summary, "trained %s for %lld steps in %s (not validated); saved %s\n",
+                 spec.model.kind.c_str(), (long long)result.steps,
+                 format_duration(result.wall_time_s).c_str(), out.c_str());
   } else {
     std::fprintf(summary,
                  "trained %s for %lld steps in %s; validation log-likelihood %.4f ± %.4f "

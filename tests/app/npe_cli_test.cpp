@@ -332,7 +332,11 @@ std::vector<std::vector<std::string>> read_csv(const fs::path& path) {
 // targets file has, then mean and std; a target with a NaN input gets nan predictions.
 TEST_F(NpeCli, PredictWritesMeanAndStdForEveryTargetRow) {
   const auto model = (dir / "cnp.pt").string();
-  ASSERT_EQ(run_npe("train --model cnp --steps 5 --val-tasks 0 --seed 3 --out " + model).status, 0);
+  const auto trained = run_npe("train --model cnp --steps 5 --val-tasks 0 --seed 3 --out " + model);
+  ASSERT_EQ(trained.status, 0) << trained.output;
+  // Not validated: said so, with no "nan ± nan" figure.
+  EXPECT_NE(trained.output.find("(not validated)"), std::string::npos) << trained.output;
+  EXPECT_EQ(trained.output.find("nan"), std::string::npos) << trained.output;
   write_text(dir / "context.csv", "x,y\n-1,0.5\n0,1.0\n0.5,nan\n1,-0.5\n");
   write_text(dir / "targets.csv", "x,y\n-2,0.1\n0.25,0.9\nnan,0\n2,-0.3\n");
   const auto out = dir / "prediction.csv";
