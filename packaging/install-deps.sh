@@ -11,6 +11,8 @@ packages=(
   # oneDNN's headers: the TE attention kernel calls the oneDNN that libtorch links (libdnnl2).
   libdnnl-dev
   nlohmann-json3-dev zlib1g-dev libcli11-dev
+  # npe predict --image reads and writes PNG pictures (libpng, in core/).
+  libpng-dev
   # Checkpoints are zip archives: minizip checks their directory before libtorch reads them.
   libminizip-dev
   # Gloo's headers, for libtorch's c10d process group (data-parallel training under torchrun).

@@ -20,6 +20,7 @@
 #include "npe/runtime.h"
 #include "option_values.h"
 #include "predict_grid.h"
+#include "predict_image.h"
 
 namespace npe::cli {
 namespace {
@@ -34,7 +35,8 @@ struct PredictArguments {
   int64_t chunk = 4096;
   std::string device = "cpu";
   RuntimeArguments runtime;
-  GridPredictArguments grid;  // --grid and its options
+  GridPredictArguments grid;    // --grid and its options
+  ImagePredictArguments image;  // --image, --mask
 };
 
 /// Targets whose samples are drawn at once: a joint predictive costs the square (or cube) of
@@ -121,8 +123,25 @@ int run_predict(const PredictArguments& a) {
     grid.device = a.device;
     return run_predict_grid(grid);
   }
+  if (!a.image.image.empty() || !a.image.mask.empty()) {
+    if (!a.checkpoint) throw UsageError("--image needs --checkpoint (a model of pictures)");
+    if (a.image.image.empty() || a.image.mask.empty()) {
+      throw UsageError("--image and --mask go together: the picture and its context pixels");
+    }
+    if (!a.context.empty() || !a.targets.empty() || !a.grid.grid.empty()) {
+      throw UsageError(
+          "--image takes its context from --mask and predicts every pixel: leave "
+          "out --context, --targets and --grid");
+    }
+    auto image = a.image;
+    image.checkpoint = *a.checkpoint;
+    image.out = a.out;
+    image.chunk = a.chunk;
+    image.device = a.device;
+    return run_predict_image(image);
+  }
   if (a.context.empty() || a.targets.empty()) {
-    throw UsageError("give --context and --targets (point files), or --grid");
+    throw UsageError("give --context and --targets (point files), --grid, or --image and --mask");
   }
   const auto device = parse_device(a.device);
   if (a.checkpoint.has_value() == a.baseline.model.has_value()) {
@@ -320,8 +339,9 @@ Command add_predict_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "predict",
       "Predictive mean and standard deviation of a checkpoint or GP baseline at your own points "
-      "(CSV/TSV in, CSV out), or of an ERA5 model over a whole grid (--grid: NetCDF/GRIB in, "
-      "CF NetCDF out)");
+      "(CSV/TSV in, CSV out), of an ERA5 model over a whole grid (--grid: NetCDF/GRIB in, "
+      "CF NetCDF out), or of an image model over a picture (--image, --mask: PNG in, PNG or CSV "
+      "out)");
   auto a = std::make_shared<PredictArguments>();
   auto* checkpoint = command->add_option("--checkpoint", a->checkpoint, "Trained model");
   add_baseline_options(*command, a->baseline, checkpoint);
@@ -335,8 +355,17 @@ Command add_predict_command(CLI::App& app) {
                       "output and scored)");
   command
       ->add_option("--out", a->out,
-                   "CSV to write (with --grid: NetCDF); atomically, nothing on failure")
+                   "CSV to write (with --grid: NetCDF; with --image: PNG of the mean, the "
+                   "standard deviation beside it as NAME-std.png, or CSV); atomically, nothing "
+                   "on failure")
       ->required();
+  command->add_option("--image", a->image.image,
+                      "A picture (PNG, grey or RGB, values as the model was trained on: "
+                      "Fashion-MNIST models expect a light object on black, about 28 pixels "
+                      "across): predict every pixel");
+  command->add_option("--mask", a->image.mask,
+                      "--image: a PNG of the same size whose white pixels (at least half grey) "
+                      "are the context");
   command->add_option("--grid", a->grid.grid,
                       "Gridded data (NetCDF or GRIB): predict every cell with a value");
   command->add_option("--variable", a->grid.variable,

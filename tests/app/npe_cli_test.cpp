@@ -17,6 +17,10 @@
 
 #include "npe/data/gridded_field.h"
 #include "npe/data/gridded_writer.h"
+#include "npe/data/image_tasks.h"
+#include "npe/data/png_image.h"
+#include "npe/data/point_table.h"
+#include "npe/predictors/predictor_registry.h"
 
 namespace {
 
@@ -408,6 +412,84 @@ TEST_F(NpeCli, PredictWithGpBaselinesInTwoDimensions) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("needs the process that generated the data"), std::string::npos)
       << r.output;
+}
+
+// npe predict --image: a picture and a mask in; the mean and standard deviation out as PNG
+// pictures of the same size (the in-process prediction to within the 8-bit rounding) or as a CSV
+// of every pixel. A mask of another size and a model that is not an image model are clear errors
+// that write nothing.
+TEST_F(NpeCli, PredictOverAPictureWritesPngAndCsv) {
+  const auto model = (dir / "cnp.pt").string();
+  const auto trained =
+      run_npe("train --model cnp --task tfmnist --steps 2 --val-tasks 0 --out " + model);
+  ASSERT_EQ(trained.status, 0) << trained.output;
+  const int64_t h = 20, w = 31;  // not square, odd width: centres are row h/2, column w/2
+  auto picture = torch::zeros({h, w, 1});
+  picture.slice(0, 5, 15).slice(1, 8, 22).fill_(0.8);  // a light block on black
+  torch::manual_seed(0);
+  const auto mask = (torch::rand({h, w, 1}) > 0.7).to(torch::kFloat32);
+  npe::write_png(dir / "picture.png", picture);
+  npe::write_png(dir / "mask.png", mask);
+  const std::string inputs = " --checkpoint " + model + " --image " +
+                             (dir / "picture.png").string() + " --mask " +
+                             (dir / "mask.png").string();
+
+  // The same prediction in process.
+  const auto is_context = mask.reshape({-1}).ge(0.5);
+  const auto index = is_context.nonzero().squeeze(1);
+  const auto x = npe::pixel_coordinates(h, w);
+  npe::TaskBatch batch;
+  batch.task.xc = x.index_select(0, index).unsqueeze(0);
+  batch.task.yc =
+      npe::read_png(dir / "picture.png", 1).reshape({-1, 1}).index_select(0, index).unsqueeze(0);
+  batch.task.xt = x.unsqueeze(0);
+  const auto expected = npe::load_predictor(model, torch::kCPU)->predict(batch);
+  const auto mean = expected.mean[0].reshape({-1});
+  const auto stddev = expected.stddev[0].reshape({-1});
+
+  auto r = run_npe("predict" + inputs + " --out " + (dir / "mean.png").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto mean_png = npe::read_png(dir / "mean.png", 1);
+  const auto std_png = npe::read_png(dir / "mean-std.png", 1);
+  ASSERT_EQ(mean_png.sizes(), (std::vector<int64_t>{h, w, 1}));
+  ASSERT_EQ(std_png.sizes(), (std::vector<int64_t>{h, w, 1}));
+  const double rounding = 0.5 / 255 + 1e-6;
+  EXPECT_LE((mean_png.reshape({-1}) - mean.clamp(0, 1)).abs().max().item<double>(), rounding);
+  EXPECT_LE((std_png.reshape({-1}) - stddev.clamp(0, 1)).abs().max().item<double>(), rounding);
+
+  r = run_npe("predict" + inputs + " --out " + (dir / "pixels.csv").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto table = npe::read_point_table(dir / "pixels.csv");
+  EXPECT_EQ(table.columns,
+            (std::vector<std::string>{"row", "column", "y", "context", "mean", "std"}));
+  ASSERT_EQ(static_cast<int64_t>(table.rows.size()), h * w);
+  double context_rows = 0;
+  for (int64_t i = 0; i < h * w; ++i) {
+    const auto& row = table.rows[static_cast<size_t>(i)];
+    EXPECT_EQ(row[0], i / w);
+    EXPECT_EQ(row[1], i % w);
+    context_rows += row[3];
+    EXPECT_NEAR(row[4], mean[i].item<double>(), 1e-6);
+    EXPECT_NEAR(row[5], stddev[i].item<double>(), 1e-6);
+  }
+  EXPECT_EQ(context_rows, is_context.sum().item<double>());
+
+  npe::write_png(dir / "small-mask.png", torch::ones({h - 1, w, 1}));
+  r = run_npe("predict --checkpoint " + model + " --image " + (dir / "picture.png").string() +
+              " --mask " + (dir / "small-mask.png").string() + " --out " +
+              (dir / "bad.png").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("small-mask.png"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "bad.png"));
+  EXPECT_FALSE(fs::exists(dir / "bad-std.png"));
+
+  const auto curve_model = (dir / "curves.pt").string();
+  ASSERT_EQ(run_npe("train --model cnp --steps 1 --val-tasks 0 --out " + curve_model).status, 0);
+  r = run_npe("predict --checkpoint " + curve_model + " --image " + (dir / "picture.png").string() +
+              " --mask " + (dir / "mask.png").string() + " --out " + (dir / "bad.png").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("needs a model of pictures"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "bad.png"));
 }
 
 // npe predict --grid: an ERA5 model over a whole grid that is not laid out like its training file

@@ -112,9 +112,14 @@ torch::Tensor place_on_canvas(const torch::Tensor& image, int64_t canvas, int64_
 }
 
 torch::Tensor canvas_coordinates(int64_t canvas) {
-  const int64_t centre = canvas / 2;  // a pixel's index, also for odd sizes
-  auto r = torch::arange(canvas, torch::kFloat32) - static_cast<float>(centre);
-  auto grid = torch::meshgrid({r, r}, "ij");
+  return pixel_coordinates(canvas, canvas);
+}
+
+torch::Tensor pixel_coordinates(int64_t height, int64_t width) {
+  // Centres are pixel indices (side / 2), also for odd sides.
+  auto r = torch::arange(height, torch::kFloat32) - static_cast<float>(height / 2);
+  auto c = torch::arange(width, torch::kFloat32) - static_cast<float>(width / 2);
+  auto grid = torch::meshgrid({r, c}, "ij");
   return torch::stack({grid[0].reshape({-1}), grid[1].reshape({-1})}, -1);
 }
 

@@ -48,6 +48,9 @@ torch::Tensor place_on_canvas(const torch::Tensor& image, int64_t canvas, int64_
 /// Pixel coordinates of a canvas, row-major: [canvas^2, 2] float32 of (row - canvas/2,
 /// column - canvas/2).
 torch::Tensor canvas_coordinates(int64_t canvas);
+/// Pixel coordinates of a height x width picture, row-major: [height * width, 2] float32 of
+/// (row - height/2, column - width/2), the image models' inputs (canvas_coordinates when square).
+torch::Tensor pixel_coordinates(int64_t height, int64_t width);
 
 /// Translated image-completion tasks. The dataset is read on first use (and shared by every
 /// source reading the same file). Throws DataError from sample() when it cannot be read.
