@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "npe/atomic_file.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"

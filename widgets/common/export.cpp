@@ -2,7 +2,6 @@
 
 #include <filesystem>
 
-#include <QFile>
 #include <QFileInfo>
 #include <QPageSize>
 #include <QPainter>
@@ -11,19 +10,15 @@
 #include <QSvgGenerator>
 #include <QWidget>
 
+#include "npe/atomic_file.h"
 #include "npe/errors.h"
 
 namespace npe::widgets {
 
 void write_atomically(const QString& path, const std::function<bool(const QString&)>& write) {
-  const QString temporary = path + ".part";
-  const bool ok = write(temporary);
-  std::error_code error;
-  if (ok) std::filesystem::rename(temporary.toStdString(), path.toStdString(), error);
-  if (!ok || error) {
-    QFile::remove(temporary);
-    throw Error(("cannot write '" + path + "'").toStdString());
-  }
+  npe::write_atomically(path.toStdString(), [&write](const std::filesystem::path& temporary) {
+    return write(QString::fromStdString(temporary.string()));
+  });
 }
 
 void export_widget(QWidget* widget, const QString& path) {

@@ -10,8 +10,9 @@ class QWidget;
 
 namespace npe::widgets {
 
-/// Calls write(temporary_path) and renames the result onto `path` only when it succeeded, so a
-/// failed export never leaves half a file. Throws npe::Error naming the path.
+/// npe::write_atomically for Qt's writers: calls write(temporary_path) and renames the result
+/// onto `path` only when it succeeded, so a failed export never leaves half a file. Throws
+/// npe::Error naming the path.
 void write_atomically(const QString& path, const std::function<bool(const QString&)>& write);
 
 /// Renders `widget` (and its children) to PNG (at 2x), PDF or SVG by suffix, atomically.

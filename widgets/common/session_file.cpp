@@ -2,8 +2,8 @@
 
 #include <QFile>
 #include <QJsonDocument>
-#include <QSaveFile>
 
+#include "npe/atomic_file.h"
 #include "npe/errors.h"
 
 namespace npe::widgets {
@@ -60,10 +60,11 @@ SessionFile read_session_file(const QString& path) {
 }
 
 void write_session_file(const QString& path, const SessionFile& session) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) ||
-      file.write(QJsonDocument(session_to_json(session)).toJson()) < 0 || !file.commit()) {
-    throw DataError(("cannot write session '" + path + "': " + file.errorString()).toStdString());
+  try {
+    write_file_atomically(path.toStdString(),
+                          QJsonDocument(session_to_json(session)).toJson().toStdString());
+  } catch (const Error& e) {
+    throw DataError(("cannot write session '" + path + "': ").toStdString() + e.what());
   }
 }
 

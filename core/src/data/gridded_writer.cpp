@@ -1,4 +1,5 @@
 #include "npe/data/gridded_writer.h"
+#include "npe/atomic_file.h"
 
 #include <netcdf.h>
 #include <netcdf_mem.h>

@@ -8,8 +8,8 @@
 
 #include <torch/torch.h>
 
+#include "npe/atomic_file.h"
 #include "npe/errors.h"
-#include "npe/models/checkpoint.h"  // write_file_atomically
 
 namespace npe {
 namespace {

@@ -1,4 +1,5 @@
 #include "npe/data/point_table.h"
+#include "npe/atomic_file.h"
 
 #include <algorithm>
 #include <cctype>

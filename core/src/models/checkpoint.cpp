@@ -16,6 +16,7 @@
 #include "models/archive_debug_records.h"
 #include "models/archive_guard.h"
 #include "models/first_line.h"
+#include "npe/atomic_file.h"
 #include "npe/errors.h"
 #include "npe/json_numbers.h"
 #include "npe/models/model_registry.h"
@@ -53,41 +54,6 @@ std::vector<std::pair<std::string, torch::Tensor>> named_state(torch::nn::Module
   return state;
 }
 
-constexpr const char* kTemporaryMarker = ".tmp-";
-
-std::filesystem::path temporary_sibling(const std::filesystem::path& path) {
-  std::random_device random;
-  return path.string() + kTemporaryMarker + std::to_string(random());
-}
-
-// Flushes a file's (or folder's) contents to the disk: a rename is only as durable as what it
-// renames, so without this a power loss right after the rename can leave an empty file.
-bool sync_to_disk(const std::filesystem::path& path, bool directory) {
-  const int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd < 0) return false;
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  return synced;
-}
-
-// Makes `tmp` durable and renames it over `path`; removes `tmp` and returns the reason on
-// failure (empty on success).
-std::string commit_temporary(const std::filesystem::path& tmp, const std::filesystem::path& path) {
-  if (!sync_to_disk(tmp, false)) {
-    std::filesystem::remove(tmp);
-    return std::string("cannot flush it to disk: ") + std::strerror(errno);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    return ec.message();
-  }
-  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  sync_to_disk(folder, true);  // best effort: some file systems refuse to sync folders
-  return {};
-}
-
 }  // namespace
 
 torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::path& path,
@@ -120,16 +86,6 @@ torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::pa
                           first_line(e.what()) + ")");
   }
   return archive;
-}
-
-void remove_stale_temporaries(const std::filesystem::path& path) {
-  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const auto prefix = path.filename().string() + kTemporaryMarker;
-  std::error_code ec;
-  for (const auto& item : std::filesystem::directory_iterator(folder, ec)) {
-    const auto name = item.path().filename().string();
-    if (name.compare(0, prefix.size(), prefix) == 0) std::filesystem::remove(item.path(), ec);
-  }
 }
 
 namespace {
@@ -277,21 +233,6 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
   return m;
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& contents) {
-  const auto tmp = temporary_sibling(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << contents;
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      throw Error("cannot write '" + path.string() + "'");
-    }
-  }
-  const auto problem = commit_temporary(tmp, path);
-  if (!problem.empty()) throw Error("cannot replace '" + path.string() + "': " + problem);
-}
-
 void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model,
                      const CheckpointMetadata& metadata, const ArchiveWriter& extra) {
   auto state = named_state(model);
@@ -306,17 +247,20 @@ void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
   }
-  const auto tmp = temporary_sibling(path);
   try {
-    archive.save_to(tmp.string());
-  } catch (const c10::Error& e) {
-    std::filesystem::remove(tmp);
-    throw CheckpointError("cannot write checkpoint '" + path.string() +
-                          "': " + first_line(e.what_without_backtrace()));
-  }
-  const auto problem = commit_temporary(tmp, path);
-  if (!problem.empty()) {
-    throw CheckpointError("cannot write checkpoint '" + path.string() + "': " + problem);
+    write_atomically(path, [&archive, &path](const std::filesystem::path& tmp) {
+      try {
+        archive.save_to(tmp.string());
+      } catch (const c10::Error& e) {
+        throw CheckpointError("cannot write checkpoint '" + path.string() +
+                              "': " + first_line(e.what_without_backtrace()));
+      }
+      return true;
+    });
+  } catch (const CheckpointError&) {
+    throw;
+  } catch (const Error& e) {
+    throw CheckpointError("cannot write checkpoint '" + path.string() + "': " + e.what());
   }
 }
 

@@ -1,4 +1,5 @@
 #include "npe/training/training_job.h"
+#include "npe/atomic_file.h"
 
 #include <algorithm>
 #include <chrono>

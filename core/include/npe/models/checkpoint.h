@@ -81,9 +81,6 @@ void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model
 torch::serialize::InputArchive open_checkpoint_archive(
     const std::filesystem::path& path, std::optional<torch::Device> map_to = std::nullopt);
 
-/// Removes temporary files an interrupted atomic write of `path` left behind ("PATH.tmp-*").
-void remove_stale_temporaries(const std::filesystem::path& path);
-
 /// A loaded model (in eval mode, on `device`) and its metadata.
 struct LoadedCheckpoint {
   std::shared_ptr<NeuralProcessImpl> model;
@@ -98,8 +95,5 @@ LoadedCheckpoint load_checkpoint(const std::filesystem::path& path,
 
 /// Reads only the metadata. Throws CheckpointError.
 CheckpointMetadata read_checkpoint_metadata(const std::filesystem::path& path);
-
-/// Writes text to `path` atomically (temporary file, fsync, rename). Throws Error on failure.
-void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
 
 }  // namespace npe

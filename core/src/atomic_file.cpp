@@ -1,0 +1,95 @@
+#include "npe/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "npe/errors.h"
+
+namespace npe {
+namespace {
+
+constexpr const char* kTemporaryMarker = ".tmp-";
+
+std::filesystem::path temporary_sibling(const std::filesystem::path& path) {
+  std::random_device random;
+  return path.string() + kTemporaryMarker + std::to_string(random());
+}
+
+// Flushes a file's (or folder's) contents to the disk: a rename is only as durable as what it
+// renames, so without this a power loss right after the rename can leave an empty file.
+bool sync_to_disk(const std::filesystem::path& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
+  if (fd < 0) return false;
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  return synced;
+}
+
+// Makes `tmp` durable and renames it over `path`; removes `tmp` and returns the reason on
+// failure (empty on success).
+std::string commit_temporary(const std::filesystem::path& tmp, const std::filesystem::path& path) {
+  if (!sync_to_disk(tmp, false)) {
+    const std::string reason = std::string("cannot flush it to disk: ") + std::strerror(errno);
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    return reason;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    return ec.message();
+  }
+  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  sync_to_disk(folder, true);  // best effort: some file systems refuse to sync folders
+  return {};
+}
+
+}  // namespace
+
+void write_atomically(const std::filesystem::path& path,
+                      const std::function<bool(const std::filesystem::path& temporary)>& write) {
+  const auto tmp = temporary_sibling(path);
+  bool written = false;
+  try {
+    written = write(tmp);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw;
+  }
+  if (!written) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw Error("cannot write '" + path.string() + "'");
+  }
+  const auto problem = commit_temporary(tmp, path);
+  if (!problem.empty()) throw Error("cannot replace '" + path.string() + "': " + problem);
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& contents) {
+  write_atomically(path, [&contents](const std::filesystem::path& tmp) {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << contents;
+    out.flush();
+    return static_cast<bool>(out);
+  });
+}
+
+void remove_stale_temporaries(const std::filesystem::path& path) {
+  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const auto prefix = path.filename().string() + kTemporaryMarker;
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(folder, ec)) {
+    const auto name = item.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0) std::filesystem::remove(item.path(), ec);
+  }
+}
+
+}  // namespace npe

@@ -1,0 +1,75 @@
+// Atomic file replacement: a file is either the old one or the whole new one, and a failed or
+// interrupted write leaves neither half a file nor a temporary behind.
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "npe/atomic_file.h"
+#include "npe/errors.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+size_t files_in(const fs::path& folder) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& item : fs::directory_iterator(folder)) ++n;
+  return n;
+}
+
+class AtomicFileTest : public npe::testing::TemporaryFolderTest {};
+
+TEST_F(AtomicFileTest, ReplacesTheWholeFileOrNothing) {
+  const auto path = dir / "table.csv";
+  write_file_atomically(path, "old\n");
+  write_file_atomically(path, "new contents\n");
+  EXPECT_EQ(read_text(path), "new contents\n");
+  EXPECT_EQ(files_in(dir), 1U);
+
+  // A writer that fails, or throws, leaves the old file and no temporary.
+  NPE_EXPECT_THROW_WITH(write_atomically(path,
+                                         [](const fs::path& tmp) {
+                                           std::ofstream(tmp) << "half";
+                                           return false;
+                                         }),
+                        Error, "table.csv");
+  EXPECT_THROW(write_atomically(path,
+                                [](const fs::path& tmp) -> bool {
+                                  std::ofstream(tmp) << "half";
+                                  throw std::runtime_error("disk full");
+                                }),
+               std::runtime_error);
+  EXPECT_EQ(read_text(path), "new contents\n");
+  EXPECT_EQ(files_in(dir), 1U);
+
+  // A folder that does not exist: an error naming the file, nothing created.
+  NPE_EXPECT_THROW_WITH(write_file_atomically(dir / "missing" / "x.csv", "x"), Error, "x.csv");
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+}
+
+TEST_F(AtomicFileTest, StaleTemporariesOfOneFileAreRemoved) {
+  const auto path = dir / "job.pt";
+  std::ofstream(dir / "job.pt.tmp-123") << "left by a killed write";
+  std::ofstream(dir / "other.pt.tmp-5") << "another file's";
+  std::ofstream(path) << "the checkpoint";
+  remove_stale_temporaries(path);
+  EXPECT_FALSE(fs::exists(dir / "job.pt.tmp-123"));
+  EXPECT_TRUE(fs::exists(dir / "other.pt.tmp-5"));
+  EXPECT_EQ(read_text(path), "the checkpoint");
+}
+
+}  // namespace
+}  // namespace npe
