@@ -10,6 +10,7 @@
 #include "npe/atomic_file.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
+#include "npe/json_fields.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
@@ -64,10 +65,6 @@ struct TrainArguments {
   bool steps_given = false;
   RuntimeArguments runtime;
 };
-
-nlohmann::json finite_or_null(double value) {
-  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
-}
 
 // One JSON object per line on stdout, flushed at once: the protocol of --progress-json.
 void emit(const nlohmann::json& event) {
@@ -188,10 +185,10 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
           emit({{"event", "progress"},
                 {"step", s.step},
                 {"total_steps", s.total_steps},
-                {"loss", finite_or_null(s.loss)},
-                {"smoothed_loss", finite_or_null(s.smoothed_loss)},
+                {"loss", json_number_or_null(s.loss)},
+                {"smoothed_loss", json_number_or_null(s.smoothed_loss)},
                 {"steps_per_s", s.steps_per_s},
-                {"eta_s", finite_or_null(s.eta_s)},
+                {"eta_s", json_number_or_null(s.eta_s)},
                 {"wall_time_s", s.wall_time_s},
                 {"device", device_text}});
           last_line = now;
@@ -233,8 +230,8 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
           {"step", result.steps},
           {"total_steps", job->total_steps()},
           {"stopped", result.cancelled},
-          {"val_ll", finite_or_null(result.validation_ll)},
-          {"val_ll_stderr", finite_or_null(result.validation_ll_stderr)},
+          {"val_ll", json_number_or_null(result.validation_ll)},
+          {"val_ll_stderr", json_number_or_null(result.validation_ll_stderr)},
           {"wall_time_s", result.wall_time_s},
           {"checkpoint", out.string()}});
   }

@@ -1,8 +1,12 @@
 // Validation of task tensors and translation helpers.
 
+#include "npe/data/era5_tasks.h"
+#include "npe/data/gp_tasks.h"
+#include "npe/data/image_tasks.h"
 #include "npe/errors.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/prediction.h"
+#include "npe/training/training.h"
 #include "test_support.h"
 
 namespace npe {
@@ -51,6 +55,26 @@ TEST(Prediction, LogLikelihoodOfStandardNormalAtZero) {
   Prediction p{torch::zeros({1, 2, 1}), torch::ones({1, 2, 1})};
   auto ll = log_likelihood_per_task(p, torch::zeros({1, 2, 1}));
   EXPECT_NEAR(ll.item<double>(), -0.5 * std::log(2 * M_PI), 1e-6);
+}
+
+// Every configuration reads its fields one way (npe/json_fields.h): a value of the wrong type is
+// a ConfigError naming the configuration and the field, and a number stored as null (JSON has
+// no NaN) reads back as NaN.
+TEST(ConfigurationFields, AWrongTypeNamesTheConfigurationAndTheField) {
+  using nlohmann::json;
+  NPE_EXPECT_THROW_WITH(GpTaskConfig::from_json(json{{"noise_std", "loud"}}), ConfigError,
+                        "task configuration field 'noise_std'");
+  NPE_EXPECT_THROW_WITH(ImageTaskConfig::from_json(json{{"canvas", "big"}}), ConfigError,
+                        "image task configuration field 'canvas'");
+  NPE_EXPECT_THROW_WITH(Era5TaskConfig::from_json(json{{"window", "wide"}}), ConfigError,
+                        "ERA5 task configuration field 'window'");
+  NPE_EXPECT_THROW_WITH(TrainOptions::from_json(json{{"steps", "many"}}), ConfigError,
+                        "training options field 'steps'");
+  NPE_EXPECT_THROW_WITH(ModelConfig::from_json(json{{"dim_model", "wide"}}), ConfigError,
+                        "model configuration field 'dim_model'");
+  EXPECT_TRUE(std::isnan(Era5TaskConfig::from_json(json{{"mean", nullptr}}).mean));
+  EXPECT_EQ(Era5TaskConfig::from_json(json{{"mean", 281.5}}).mean, 281.5);
+  EXPECT_EQ(GpTaskConfig::from_json(json{{"noise_std", 0.5}}).noise_std, 0.5);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "npe/data/era5_tasks.h"
+#include "npe/json_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,28 +33,6 @@ std::shared_ptr<const GriddedField> cached_field(const fs::path& path,
   auto field = std::make_shared<const GriddedField>(read_gridded_field(path, {variable}));
   cache.emplace(key, field);
   return field;
-}
-
-template <typename T>
-void read_field(const nlohmann::json& json, const char* key, T& field) {
-  if (!json.contains(key)) return;
-  try {
-    json.at(key).get_to(field);
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(std::string("ERA5 task configuration field '") + key + "': " + e.what());
-  }
-}
-
-// NaN is stored as null (JSON has no NaN).
-void read_optional_number(const nlohmann::json& json, const char* key, double& field) {
-  if (json.contains(key) && json.at(key).is_null()) {
-    field = std::nan("");
-    return;
-  }
-  read_field(json, key, field);
-}
-nlohmann::json optional_number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nullptr;
 }
 
 Era5Region region_from_string(const std::string& s) {
@@ -92,33 +71,35 @@ nlohmann::json Era5TaskConfig::to_json() const {
           {"train_days", train_days},
           {"validation_days", validation_days},
           {"test_region", to_string(test_region)},
-          {"mean", optional_number(mean)},
-          {"stddev", optional_number(stddev)},
-          {"origin_longitude", optional_number(origin_longitude)}};
+          {"mean", json_number_or_null(mean)},
+          {"stddev", json_number_or_null(stddev)},
+          {"origin_longitude", json_number_or_null(origin_longitude)}};
 }
+
+constexpr const char* kWhat = "ERA5 task configuration";
 
 Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("ERA5 task configuration must be a JSON object");
   Era5TaskConfig c;
   std::string data, region = to_string(c.test_region);
-  read_field(json, "name", c.name);
-  read_field(json, "data", data);
+  read_json_field(json, "name", c.name, kWhat);
+  read_json_field(json, "data", data, kWhat);
   c.data = data;
-  read_field(json, "variable", c.variable);
-  read_field(json, "window", c.window);
-  read_field(json, "time_steps", c.time_steps);
-  read_field(json, "step_hours", c.step_hours);
-  read_field(json, "min_context_fraction", c.min_context_fraction);
-  read_field(json, "max_context_fraction", c.max_context_fraction);
-  read_field(json, "max_targets", c.max_targets);
-  read_field(json, "split_latitude", c.split_latitude);
-  read_field(json, "train_days", c.train_days);
-  read_field(json, "validation_days", c.validation_days);
-  read_field(json, "test_region", region);
+  read_json_field(json, "variable", c.variable, kWhat);
+  read_json_field(json, "window", c.window, kWhat);
+  read_json_field(json, "time_steps", c.time_steps, kWhat);
+  read_json_field(json, "step_hours", c.step_hours, kWhat);
+  read_json_field(json, "min_context_fraction", c.min_context_fraction, kWhat);
+  read_json_field(json, "max_context_fraction", c.max_context_fraction, kWhat);
+  read_json_field(json, "max_targets", c.max_targets, kWhat);
+  read_json_field(json, "split_latitude", c.split_latitude, kWhat);
+  read_json_field(json, "train_days", c.train_days, kWhat);
+  read_json_field(json, "validation_days", c.validation_days, kWhat);
+  read_json_field(json, "test_region", region, kWhat);
   c.test_region = region_from_string(region);
-  read_optional_number(json, "mean", c.mean);
-  read_optional_number(json, "stddev", c.stddev);
-  read_optional_number(json, "origin_longitude", c.origin_longitude);
+  read_json_number_or_nan(json, "mean", c.mean, kWhat);
+  read_json_number_or_nan(json, "stddev", c.stddev, kWhat);
+  read_json_number_or_nan(json, "origin_longitude", c.origin_longitude, kWhat);
   c.validate();
   return c;
 }

@@ -1,4 +1,5 @@
 #include "npe/data/gp_tasks.h"
+#include "npe/json_fields.h"
 
 #include <cmath>
 #include <random>
@@ -11,16 +12,6 @@
 
 namespace npe {
 namespace {
-
-template <typename T>
-T read_field(const nlohmann::json& json, const char* key, T fallback) {
-  if (!json.contains(key)) return fallback;
-  try {
-    return json.at(key).get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(std::string("task configuration field '") + key + "': " + e.what());
-  }
-}
 
 // Fills a [rows, cols] float64 tensor with U(low, high) draws from the shared engine.
 torch::Tensor uniform(std::mt19937_64& engine, int64_t rows, int64_t cols, double low,
@@ -62,28 +53,32 @@ nlohmann::json GpTaskConfig::to_json() const {
           {"dim_y", dim_y}};
 }
 
+constexpr const char* kWhat = "task configuration";
+
 GpTaskConfig GpTaskConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("task configuration must be a JSON object");
   GpTaskConfig c;
   if (json.contains("kernels")) {
     c.kernels.clear();
-    for (const auto& name : read_field<std::vector<std::string>>(json, "kernels", {})) {
+    std::vector<std::string> names;
+    read_json_field(json, "kernels", names, kWhat);
+    for (const auto& name : names) {
       c.kernels.push_back(kernel_kind_from_name(name));
     }
   }
-  c.min_lengthscale = read_field(json, "min_lengthscale", c.min_lengthscale);
-  c.max_lengthscale = read_field(json, "max_lengthscale", c.max_lengthscale);
-  c.signal_variance = read_field(json, "signal_variance", c.signal_variance);
-  c.noise_std = read_field(json, "noise_std", c.noise_std);
-  c.min_num_context = read_field(json, "min_num_context", c.min_num_context);
-  c.max_num_context = read_field(json, "max_num_context", c.max_num_context);
-  c.num_targets = read_field(json, "num_targets", c.num_targets);
-  c.context_low = read_field(json, "context_low", c.context_low);
-  c.context_high = read_field(json, "context_high", c.context_high);
-  c.target_low = read_field(json, "target_low", c.target_low);
-  c.target_high = read_field(json, "target_high", c.target_high);
-  c.dim_x = read_field(json, "dim_x", c.dim_x);
-  c.dim_y = read_field(json, "dim_y", c.dim_y);
+  read_json_field(json, "min_lengthscale", c.min_lengthscale, kWhat);
+  read_json_field(json, "max_lengthscale", c.max_lengthscale, kWhat);
+  read_json_field(json, "signal_variance", c.signal_variance, kWhat);
+  read_json_field(json, "noise_std", c.noise_std, kWhat);
+  read_json_field(json, "min_num_context", c.min_num_context, kWhat);
+  read_json_field(json, "max_num_context", c.max_num_context, kWhat);
+  read_json_field(json, "num_targets", c.num_targets, kWhat);
+  read_json_field(json, "context_low", c.context_low, kWhat);
+  read_json_field(json, "context_high", c.context_high, kWhat);
+  read_json_field(json, "target_low", c.target_low, kWhat);
+  read_json_field(json, "target_high", c.target_high, kWhat);
+  read_json_field(json, "dim_x", c.dim_x, kWhat);
+  read_json_field(json, "dim_y", c.dim_y, kWhat);
   c.validate();
   return c;
 }

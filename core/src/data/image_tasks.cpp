@@ -1,4 +1,5 @@
 #include "npe/data/image_tasks.h"
+#include "npe/json_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,16 +33,6 @@ torch::Tensor cached_images(const fs::path& path) {
   return images;
 }
 
-template <typename T>
-void read_field(const nlohmann::json& json, const char* key, T& field) {
-  if (!json.contains(key)) return;
-  try {
-    json.at(key).get_to(field);
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(std::string("image task configuration field '") + key + "': " + e.what());
-  }
-}
-
 }  // namespace
 
 fs::path default_fashion_mnist_dir() {
@@ -68,18 +59,19 @@ ImageTaskConfig ImageTaskConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("image task configuration must be a JSON object");
   ImageTaskConfig c;
   std::string dir;
-  read_field(json, "name", c.name);
-  read_field(json, "data_dir", dir);
+  read_json_field(json, "name", c.name, "image task configuration");
+  read_json_field(json, "data_dir", dir, "image task configuration");
   c.data_dir = dir;
-  read_field(json, "train_images", c.train_images);
-  read_field(json, "test_images", c.test_images);
-  read_field(json, "canvas", c.canvas);
-  read_field(json, "train_max_translation", c.train_max_translation);
-  read_field(json, "test_max_translation", c.test_max_translation);
-  read_field(json, "min_context_fraction", c.min_context_fraction);
-  read_field(json, "max_context_fraction", c.max_context_fraction);
-  read_field(json, "max_targets", c.max_targets);
-  read_field(json, "validation_images", c.validation_images);
+  read_json_field(json, "train_images", c.train_images, "image task configuration");
+  read_json_field(json, "test_images", c.test_images, "image task configuration");
+  read_json_field(json, "canvas", c.canvas, "image task configuration");
+  read_json_field(json, "train_max_translation", c.train_max_translation,
+                  "image task configuration");
+  read_json_field(json, "test_max_translation", c.test_max_translation, "image task configuration");
+  read_json_field(json, "min_context_fraction", c.min_context_fraction, "image task configuration");
+  read_json_field(json, "max_context_fraction", c.max_context_fraction, "image task configuration");
+  read_json_field(json, "max_targets", c.max_targets, "image task configuration");
+  read_json_field(json, "validation_images", c.validation_images, "image task configuration");
   c.validate();
   return c;
 }

@@ -1,4 +1,5 @@
 #include "npe/models/model_config.h"
+#include "npe/json_fields.h"
 
 #include "npe/data/task_source.h"
 #include "npe/errors.h"
@@ -52,14 +53,9 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("model configuration must be a JSON object");
   check_json_numbers(json, "model configuration");
   ModelConfig config;
-  try {
-#define NPE_READ(field) \
-  if (json.contains(#field)) json.at(#field).get_to(config.field);
-    NPE_MODEL_CONFIG_FIELDS(NPE_READ)
+#define NPE_READ(field) read_json_field(json, #field, config.field, "model configuration");
+  NPE_MODEL_CONFIG_FIELDS(NPE_READ)
 #undef NPE_READ
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(std::string("model configuration: ") + e.what());
-  }
   return config;
 }
 

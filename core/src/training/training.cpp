@@ -1,4 +1,5 @@
 #include "npe/training/training.h"
+#include "npe/json_fields.h"
 
 #include "npe/errors.h"
 #include "npe/seeds.h"
@@ -22,20 +23,16 @@ nlohmann::json TrainOptions::to_json() const {
 TrainOptions TrainOptions::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("training options are not a JSON object");
   TrainOptions o;
-  try {
-    o.steps = json.value("steps", o.steps);
-    o.batch_size = json.value("batch_size", o.batch_size);
-    o.accumulate = json.value("accumulate", o.accumulate);
-    o.learning_rate = json.value("learning_rate", o.learning_rate);
-    o.lr_schedule = json.value("lr_schedule", o.lr_schedule);
-    o.weight_decay = json.value("weight_decay", o.weight_decay);
-    o.grad_clip_value = json.value("grad_clip_value", o.grad_clip_value);
-    o.seed = json.value("seed", o.seed);
-    o.validation_every = json.value("validation_every", o.validation_every);
-    o.validation_tasks = json.value("validation_tasks", o.validation_tasks);
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(std::string("malformed training options: ") + e.what());
-  }
+  read_json_field(json, "steps", o.steps, "training options");
+  read_json_field(json, "batch_size", o.batch_size, "training options");
+  read_json_field(json, "accumulate", o.accumulate, "training options");
+  read_json_field(json, "learning_rate", o.learning_rate, "training options");
+  read_json_field(json, "lr_schedule", o.lr_schedule, "training options");
+  read_json_field(json, "weight_decay", o.weight_decay, "training options");
+  read_json_field(json, "grad_clip_value", o.grad_clip_value, "training options");
+  read_json_field(json, "seed", o.seed, "training options");
+  read_json_field(json, "validation_every", o.validation_every, "training options");
+  read_json_field(json, "validation_tasks", o.validation_tasks, "training options");
   o.validate();
   return o;
 }

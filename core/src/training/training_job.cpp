@@ -1,5 +1,6 @@
 #include "npe/training/training_job.h"
 #include "npe/atomic_file.h"
+#include "npe/json_fields.h"
 
 #include <algorithm>
 #include <chrono>
@@ -47,10 +48,6 @@ double number_or_nan(const nlohmann::json& json, const char* key) {
   return found != json.end() && found->is_number() ? found->get<double>() : TrainingRecord::kNaN;
 }
 
-nlohmann::json finite_or_null(double value) {
-  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
-}
-
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
@@ -62,12 +59,12 @@ double seconds_since(Clock::time_point start) {
 nlohmann::json TrainingRecord::to_json() const {
   return {{"step", step},
           {"wall_time_s", wall_time_s},
-          {"loss", finite_or_null(loss)},
-          {"val_ll", finite_or_null(validation_ll)},
-          {"val_ll_stderr", finite_or_null(validation_ll_stderr)},
-          {"shifted_ll", finite_or_null(shifted_ll)},
-          {"shifted_ll_stderr", finite_or_null(shifted_ll_stderr)},
-          {"equivariance_error", finite_or_null(equivariance_error)}};
+          {"loss", json_number_or_null(loss)},
+          {"val_ll", json_number_or_null(validation_ll)},
+          {"val_ll_stderr", json_number_or_null(validation_ll_stderr)},
+          {"shifted_ll", json_number_or_null(shifted_ll)},
+          {"shifted_ll_stderr", json_number_or_null(shifted_ll_stderr)},
+          {"equivariance_error", json_number_or_null(equivariance_error)}};
 }
 
 TrainingRecord TrainingRecord::from_json(const nlohmann::json& json) {
@@ -353,7 +350,7 @@ void TrainingJob::save(const std::filesystem::path& path) {
                           {"options", m_spec.options.to_json()},
                           {"step", m_step},
                           {"wall_time_s", m_wall_time_s},
-                          {"smoothed_loss", finite_or_null(m_smoothed_loss)},
+                          {"smoothed_loss", json_number_or_null(m_smoothed_loss)},
                           {"world_size", m_group ? m_group->world_size() : 1},
                           {"history", nlohmann::json::array()}};
   for (const auto& record : m_history) state["history"].push_back(record.to_json());
