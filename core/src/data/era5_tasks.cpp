@@ -1,5 +1,4 @@
 #include "npe/data/era5_tasks.h"
-#include "npe/json_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +10,9 @@
 
 #include <torch/torch.h>
 
+#include "npe/data/dataset_cache.h"
 #include "npe/errors.h"
+#include "npe/json_fields.h"
 #include "npe/models/model_config.h"
 
 namespace npe {
@@ -19,20 +20,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The data are immutable and every source of one file shares them.
 std::shared_ptr<const GriddedField> cached_field(const fs::path& path,
                                                  const std::string& variable) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const GriddedField>> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::error_code ec;
-  auto canonical = fs::weakly_canonical(path, ec);
-  const auto key = (ec ? path : canonical).string() + "\n" + variable;
-  auto found = cache.find(key);
-  if (found != cache.end()) return found->second;
-  auto field = std::make_shared<const GriddedField>(read_gridded_field(path, {variable}));
-  cache.emplace(key, field);
-  return field;
+  return cached_dataset<GriddedField>(path, variable,
+                                      [&] { return read_gridded_field(path, {variable}); });
 }
 
 Era5Region region_from_string(const std::string& s) {

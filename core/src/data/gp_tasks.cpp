@@ -1,5 +1,4 @@
 #include "npe/data/gp_tasks.h"
-#include "npe/json_fields.h"
 
 #include <cmath>
 #include <random>
@@ -7,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "npe/errors.h"
+#include "npe/json_fields.h"
 #include "npe/linalg.h"
 #include "npe/predictors/gp.h"
 

@@ -1,5 +1,4 @@
 #include "npe/data/gridded_writer.h"
-#include "npe/atomic_file.h"
 
 #include <netcdf.h>
 #include <netcdf_mem.h>
@@ -11,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "npe/atomic_file.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 

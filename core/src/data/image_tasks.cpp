@@ -1,5 +1,4 @@
 #include "npe/data/image_tasks.h"
-#include "npe/json_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +10,9 @@
 
 #include <torch/torch.h>
 
+#include "npe/data/dataset_cache.h"
 #include "npe/errors.h"
+#include "npe/json_fields.h"
 #include "npe/models/model_config.h"
 
 namespace npe {
@@ -19,18 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Datasets are large (47 MB for Fashion-MNIST's training set) and immutable: read each file
-// once per process.
 torch::Tensor cached_images(const fs::path& path) {
-  static std::mutex mutex;
-  static std::map<std::string, torch::Tensor> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto key = fs::weakly_canonical(path).string();
-  auto found = cache.find(key);
-  if (found != cache.end()) return found->second;
-  auto images = read_mnist(path).images;
-  cache.emplace(key, images);
-  return images;
+  return *cached_dataset<torch::Tensor>(path, "images",
+                                        [&path] { return read_mnist(path).images; });
 }
 
 }  // namespace

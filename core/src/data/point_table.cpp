@@ -1,5 +1,4 @@
 #include "npe/data/point_table.h"
-#include "npe/atomic_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "npe/atomic_file.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 

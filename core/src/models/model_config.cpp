@@ -1,8 +1,8 @@
 #include "npe/models/model_config.h"
-#include "npe/json_fields.h"
 
 #include "npe/data/task_source.h"
 #include "npe/errors.h"
+#include "npe/json_fields.h"
 #include "npe/json_numbers.h"
 #include "npe/models/model_registry.h"
 

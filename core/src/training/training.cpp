@@ -1,7 +1,7 @@
 #include "npe/training/training.h"
-#include "npe/json_fields.h"
 
 #include "npe/errors.h"
+#include "npe/json_fields.h"
 #include "npe/seeds.h"
 #include "npe/training/training_job.h"
 

@@ -1,6 +1,4 @@
 #include "npe/training/training_job.h"
-#include "npe/atomic_file.h"
-#include "npe/json_fields.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,8 +6,10 @@
 
 #include <torch/torch.h>
 
+#include "npe/atomic_file.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
+#include "npe/json_fields.h"
 #include "npe/models/model_registry.h"
 #include "npe/predictors/equivariance.h"
 #include "npe/predictors/predictor_registry.h"
