@@ -27,6 +27,7 @@
 #include "npe/seeds.h"
 #include "npe/training/evaluation.h"
 #include "npe/training/training.h"
+#include "npe/training/training_job.h"
 #include "option_values.h"
 #include "peak_bench.h"
 #include "reference_workload.h"
@@ -500,7 +501,7 @@ int bench_train(const TrainBenchArguments& a) {
     options.validation_tasks = 0;
     options.device = device;
     Clock::time_point timed_start;
-    train_model(*model, *source, options, [&](const TrainProgress& p) {
+    train_model(*model, *source, options, [&](const TrainingStatus& p) {
       if (device.is_cuda()) torch::cuda::synchronize();
       if (p.step == warmup) timed_start = Clock::now();
       return true;

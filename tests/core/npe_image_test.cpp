@@ -12,6 +12,7 @@
 #include "npe/predictors/predictor_registry.h"
 #include "npe/training/evaluation.h"
 #include "npe/training/training.h"
+#include "npe/training/training_job.h"
 #include "test_support.h"
 
 namespace npe {

@@ -6,6 +6,7 @@
 #include "npe/predictors/predictor_registry.h"
 #include "npe/training/evaluation.h"
 #include "npe/training/training.h"
+#include "npe/training/training_job.h"
 #include "test_support.h"
 
 namespace npe {
@@ -89,7 +90,7 @@ TEST_P(EveryModel, TrainingReportsProgressAndCanBeCancelled) {
   options.steps = 50;
   options.validation_tasks = 0;
   int64_t calls = 0;
-  auto result = train_model(*model, generator, options, [&](const TrainProgress& p) {
+  auto result = train_model(*model, generator, options, [&](const TrainingStatus& p) {
     ++calls;
     EXPECT_TRUE(std::isfinite(p.loss));
     return p.step < 3;

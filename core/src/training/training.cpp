@@ -58,7 +58,7 @@ uint64_t training_batch_seed(uint64_t seed, int64_t step, int64_t shard) {
 }
 
 TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,
-                        const TrainOptions& options, const TrainProgressCallback& progress) {
+                        const TrainOptions& options, const TrainingCallback& progress) {
   TrainingSpec spec;
   spec.model = model.config();
   spec.task = source.to_json();
@@ -67,18 +67,7 @@ TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,
   // Non-owning handles: the caller keeps the model and the source.
   TrainingJob job(std::move(spec), std::shared_ptr<NeuralProcessImpl>(&model, [](auto*) {}),
                   std::shared_ptr<const TaskSource>(&source, [](auto*) {}));
-  double validation_ll = TrainingRecord::kNaN;
-  return job.run([&](const TrainingStatus& status) {
-    if (status.validation) validation_ll = status.validation->validation_ll;
-    if (!progress) return true;
-    TrainProgress report;
-    report.step = status.step;
-    report.total_steps = status.total_steps;
-    report.loss = status.loss;
-    report.validation_ll = validation_ll;
-    report.elapsed_s = status.wall_time_s;
-    return progress(report);
-  });
+  return job.run(progress);
 }
 
 }  // namespace npe

@@ -51,19 +51,6 @@ struct TrainOptions {
 /// r's (or accumulated micro-batch r's) part of the step.
 uint64_t training_batch_seed(uint64_t seed, int64_t step, int64_t shard);
 
-struct TrainProgress {
-  int64_t step = 0;
-  int64_t total_steps = 0;
-  /// Mean training loss over the steps since the last report.
-  double loss = std::numeric_limits<double>::quiet_NaN();
-  /// Latest validation log-likelihood (NaN before the first validation).
-  double validation_ll = std::numeric_limits<double>::quiet_NaN();
-  double elapsed_s = 0.0;
-};
-
-/// Called after every step; returning false stops training (the result says cancelled).
-using TrainProgressCallback = std::function<bool(const TrainProgress&)>;
-
 struct TrainResult {
   int64_t steps = 0;
   double final_loss = std::numeric_limits<double>::quiet_NaN();
@@ -74,12 +61,5 @@ struct TrainResult {
   /// (step, validation log-likelihood) pairs.
   std::vector<std::pair<int64_t, double>> validation_history;
 };
-
-/// Trains `model` (moved to options.device) on tasks from `source`, without checkpoints (a
-/// TrainingJob, training_job.h, is the resumable form). Validation uses a fixed set
-/// of tasks that does not depend on options.seed. Throws InvalidInputError when the loss
-/// becomes non-finite (with the step), ConfigError for bad options.
-TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,
-                        const TrainOptions& options, const TrainProgressCallback& progress = {});
 
 }  // namespace npe

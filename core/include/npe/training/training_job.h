@@ -151,4 +151,11 @@ class TrainingJob {
   double m_session_start_wall_time_s = 0.0;
 };
 
+/// Trains `model` (moved to options.device) on tasks from `source`, without checkpoints (a
+/// TrainingJob, training_job.h, is the resumable form). Validation uses a fixed set
+/// of tasks that does not depend on options.seed. Throws InvalidInputError when the loss
+/// becomes non-finite (with the step), ConfigError for bad options.
+TrainResult train_model(NeuralProcessImpl& model, const TaskSource& source,
+                        const TrainOptions& options, const TrainingCallback& progress = {});
+
 }  // namespace npe
