@@ -147,7 +147,7 @@ int bench_accuracy_once(const AccuracyArguments& a) {
     const auto& caps = info.capabilities;
     const bool suits = caps.needs_oracle     ? has_oracle
                        : caps.needs_gp_prior ? prior.has_value()
-                                             : (info.name == "gp-se-ard") == (source->dim_x() > 1);
+                                             : caps.default_for_dim_x(source->dim_x());
     if (filter.empty() ? !suits : !wanted(filter, info.name)) continue;
     if (caps.needs_gp_prior && !prior) {
       throw UsageError(info.name + " averages over the prior of GP tasks; " + source->name() +
@@ -376,7 +376,8 @@ int bench_latency(const LatencyArguments& a) {
     std::vector<std::shared_ptr<Predictor>> baselines;
     for (const auto& info : predictor_infos()) {
       if (info.capabilities.trainable || !device.is_cpu() || !wanted(filter, info.name)) continue;
-      if (filter.empty() && info.name == "gp-se-ard") continue;  // gp-fitted covers 1-D
+      // The latency workload is 1-D: the baseline chosen for it by default.
+      if (filter.empty() && !info.capabilities.default_for_dim_x(1)) continue;
       PredictorOptions options;
       options.fitted.iterations = fit_iterations;
       std::shared_ptr<Predictor> baseline = make_predictor(info.name, options);

@@ -17,7 +17,7 @@ using testing::max_abs_diff;
 TEST(Kernels, EqualVarianceAtZeroDistanceAndAreSymmetric) {
   auto x = torch::randn({7, 2}, torch::kFloat64);
   for (auto kind : all_kernel_kinds()) {
-    KernelSpec spec{kind, 0.7, 1.0, 1.0};
+    KernelSpec spec{kind, 0.7, 1.0, 1.0, {}};
     auto k = kernel_matrix(spec, x, x);
     EXPECT_LT(max_abs_diff(k.diagonal(), torch::ones({7}, torch::kFloat64)), 1e-9)
         << kernel_name(kind);
@@ -29,7 +29,7 @@ TEST(Kernels, EqualVarianceAtZeroDistanceAndAreSymmetric) {
 TEST(Kernels, PeriodicKernelRepeatsWithItsPeriod) {
   auto x = torch::tensor({{0.0}}, torch::kFloat64);
   auto shifted = torch::tensor({{2.0}}, torch::kFloat64);
-  KernelSpec spec{KernelKind::Periodic, 0.5, 1.0, 1.0};
+  KernelSpec spec{KernelKind::Periodic, 0.5, 1.0, 1.0, {}};
   EXPECT_NEAR(kernel_matrix(spec, x, shifted).item<double>(), 1.0, 1e-9);
 }
 
@@ -58,7 +58,7 @@ TEST(Kernels, UnknownNameIsAClearError) {
 TEST(GpPosterior, MatchesClosedFormForOnePoint) {
   // One observation y = 1 at x = 0, SE kernel (lengthscale 1, variance 1), noise 0.5;
   // prediction at x = 1: mean = k / (1 + s^2), var = 1 - k^2 / (1 + s^2) + s^2, k = e^{-1/2}.
-  KernelSpec spec{KernelKind::SquaredExponential, 1.0, 1.0, 1.0};
+  KernelSpec spec{KernelKind::SquaredExponential, 1.0, 1.0, 1.0, {}};
   auto p = gp_posterior_predictive(spec, 0.5, torch::tensor({{0.0}}, torch::kFloat64),
                                    torch::tensor({{1.0}}, torch::kFloat64),
                                    torch::tensor({{1.0}}, torch::kFloat64));
@@ -68,7 +68,7 @@ TEST(GpPosterior, MatchesClosedFormForOnePoint) {
 }
 
 TEST(GpPosterior, EmptyContextGivesThePrior) {
-  KernelSpec spec{KernelKind::Matern52, 1.0, 2.0, 1.0};
+  KernelSpec spec{KernelKind::Matern52, 1.0, 2.0, 1.0, {}};
   auto p = gp_posterior_predictive(spec, 0.1, torch::zeros({0, 1}), torch::zeros({0, 1}),
                                    torch::rand({5, 1}));
   EXPECT_LT(p.mean.abs().max().item<double>(), 1e-12);
@@ -76,7 +76,7 @@ TEST(GpPosterior, EmptyContextGivesThePrior) {
 }
 
 TEST(GpPosterior, DuplicateInputsAreStable) {
-  KernelSpec spec{KernelKind::SquaredExponential, 1.0, 1.0, 1.0};
+  KernelSpec spec{KernelKind::SquaredExponential, 1.0, 1.0, 1.0, {}};
   auto xc = torch::zeros({10, 1});
   auto yc = torch::ones({10, 1});
   auto p = gp_posterior_predictive(spec, 1e-6, xc, yc, torch::zeros({1, 1}));
@@ -121,7 +121,9 @@ TEST(GpTaskGenerator, FollowsThePaperRanges) {
       const double ell = k.kind == KernelKind::Periodic ? k.period : k.lengthscale;
       EXPECT_GE(ell, 0.25);
       EXPECT_LE(ell, 4.0);
-      if (k.kind == KernelKind::Periodic) EXPECT_EQ(k.lengthscale, 1.0);
+      if (k.kind == KernelKind::Periodic) {
+        EXPECT_EQ(k.lengthscale, 1.0);
+      }
     }
     // Inputs stay in float64 until a model sees them.
     EXPECT_EQ(batch.task.xc.scalar_type(), torch::kFloat64);

@@ -106,5 +106,20 @@ TEST(SeArdGp, FitsOneLengthscalePerDimension) {
   EXPECT_GT(log_likelihood_per_task(p, task.yt).item<double>(), 0.5);
 }
 
+// For every input dimension exactly one fitted baseline is the tools' default (gp-fitted in 1-D,
+// gp-se-ard beyond): the choice follows capabilities, not names compared in each tool.
+TEST(PredictorCapabilities, ExactlyOneFittedBaselineIsTheDefaultForEachInputDimension) {
+  for (int64_t dim_x : {1, 2, 3, 10}) {
+    std::vector<std::string> defaults;
+    for (const auto& info : predictor_infos()) {
+      const auto& caps = info.capabilities;
+      if (caps.trainable || caps.needs_oracle || caps.needs_gp_prior) continue;
+      if (caps.default_for_dim_x(dim_x)) defaults.push_back(info.name);
+    }
+    ASSERT_EQ(defaults.size(), 1U) << "D_x = " << dim_x;
+    EXPECT_EQ(defaults[0], dim_x == 1 ? "gp-fitted" : "gp-se-ard");
+  }
+}
+
 }  // namespace
 }  // namespace npe

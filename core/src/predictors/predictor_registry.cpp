@@ -281,6 +281,10 @@ std::vector<PredictorInfo> baseline_infos() {
   oracle.needs_oracle = true;
   auto bayes = equivariant;
   bayes.needs_gp_prior = true;
+  auto fitted_1d = equivariant;
+  fitted_1d.default_max_dim_x = 1;
+  auto fitted_any = equivariant;
+  fitted_any.default_min_dim_x = 2;
   return {
       {"gp-oracle", "GP (true kernel)",
        "Exact GP posterior under the process that generated the data: the best any model can do.",
@@ -293,11 +297,11 @@ std::vector<PredictorInfo> baseline_infos() {
       {"gp-fitted", "GP (fitted)",
        "GP whose kernel family (SE, periodic, Matérn-5/2) and hyperparameters are fitted to the "
        "context by maximising the marginal likelihood.",
-       equivariant},
+       fitted_1d},
       {"gp-se-ard", "GP (SE-ARD)",
        "GP with a squared-exponential kernel, one lengthscale per input dimension, fitted per "
        "task (any D_x).",
-       equivariant},
+       fitted_any},
   };
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // One interface for everything that predicts: trained neural processes and GP baselines.
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,14 @@ struct PredictorCapabilities {
   bool joint = false;
   /// Named sizes (default_model_config) for trainable predictors.
   std::vector<std::string> size_presets;
+  /// Input dimensions for which tools pick this baseline by default where several would do
+  /// (gp-fitted's kernel families are 1-D; gp-se-ard is the choice beyond). It predicts for any
+  /// dimension it supports when asked by name.
+  int64_t default_min_dim_x = 1;
+  int64_t default_max_dim_x = std::numeric_limits<int64_t>::max();
+  bool default_for_dim_x(int64_t dim_x) const {
+    return dim_x >= default_min_dim_x && dim_x <= default_max_dim_x;
+  }
 };
 
 struct PredictorInfo {
