@@ -9,6 +9,7 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "common/explorer_panel.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
 #include "common/session_file.h"
@@ -193,6 +194,29 @@ class ImageExplorerTest : public QObject {
     m_explorer->setTranslation(100, -100);
     QCOMPARE(m_explorer->translationH(), ImageExplorer::kMaxTranslation);
     QCOMPARE(m_explorer->translationV(), -ImageExplorer::kMaxTranslation);
+  }
+
+  // Checkpoints go to the tab of the task they were trained on, not merely to a tab whose models
+  // have the same D_x and D_y: a 2-D model of another task stays out of the Images tab; one
+  // that records no task (imported, older) is placed by its dimensions.
+  void checkpointsAreRoutedByTheirTask() {
+    npe::CheckpointMetadata metadata;
+    metadata.model.dim_x = 2;
+    metadata.model.dim_y = 1;
+    metadata.task = {{"kind", "image"}};
+    QVERIFY(m_explorer->acceptsCheckpoint(metadata));
+    metadata.task = {{"kind", "gp1d"}};
+    QVERIFY(!m_explorer->acceptsCheckpoint(metadata));
+    metadata.task = nlohmann::json();
+    QVERIFY(m_explorer->acceptsCheckpoint(metadata));
+    metadata.model.dim_y = 3;
+    QVERIFY(!m_explorer->acceptsCheckpoint(metadata));
+    metadata.model.dim_x = 1;
+    metadata.model.dim_y = 1;
+    metadata.task = {{"kind", "image"}};
+    QVERIFY(!npe::widgets::checkpoint_fits_tab(metadata, "gp1d", 1, 1));
+    metadata.task = {{"kind", "gp1d"}};
+    QVERIFY(npe::widgets::checkpoint_fits_tab(metadata, "gp1d", 1, 1));
   }
 
   void heteroscedasticModelsAreNamedApartFromTheirTwins() {

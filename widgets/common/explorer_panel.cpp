@@ -9,6 +9,7 @@
 
 #include "common/prediction_service.h"
 #include "npe/errors.h"
+#include "npe/models/checkpoint.h"
 
 namespace npe::widgets {
 
@@ -74,6 +75,14 @@ void ExplorerPanel::exportPredictions(const QString& path) const {
     throw DataError("no predictions to export yet: wait until the models have drawn");
   }
   write_point_table(path.toStdString(), table);
+}
+
+bool checkpoint_fits_tab(const CheckpointMetadata& metadata, const std::string& task_kind,
+                         int64_t dim_x, int64_t dim_y) {
+  if (metadata.model.dim_x != dim_x || metadata.model.dim_y != dim_y) return false;
+  const std::string kind =
+      metadata.task.is_object() ? metadata.task.value("kind", std::string()) : std::string();
+  return kind.empty() || kind == task_kind;
 }
 
 }  // namespace npe::widgets

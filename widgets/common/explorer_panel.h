@@ -28,6 +28,13 @@ class PredictionService;
 /// '_', runs of them one).
 std::string prediction_column(const QString& model_name, const std::string& what);
 
+/// Whether a checkpoint's model belongs in the tab for tasks of `task_kind` ("gp1d", "image",
+/// "era5") whose models map D_x inputs to D_y outputs: the kind of task it was trained on decides
+/// (a 2-D task that is not pictures must not open in the Images tab); a checkpoint recording no
+/// task kind (imported from the authors' code, or older) is decided by its D_x and D_y.
+bool checkpoint_fits_tab(const CheckpointMetadata& metadata, const std::string& task_kind,
+                         int64_t dim_x, int64_t dim_y);
+
 class ExplorerPanel : public QWidget {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(ExplorerPanel)
@@ -55,8 +62,7 @@ class ExplorerPanel : public QWidget {
   /// Writes predictionTable() as CSV, atomically. Throws npe::Error (no predictions yet, or the
   /// file cannot be written).
   void exportPredictions(const QString& path) const;
-  /// Whether this tab can show the model of a checkpoint (decided by what the model predicts:
-  /// its D_x and D_y, not by the name of the task it was trained on).
+  /// Whether this tab can show the model of a checkpoint (checkpoint_fits_tab).
   virtual bool acceptsCheckpoint(const CheckpointMetadata& metadata) const = 0;
   /// Opens a checkpoint of an accepted task. Throws npe::Error.
   virtual void openCheckpoint(const QString& path) = 0;

@@ -856,7 +856,7 @@ void FunctionExplorer::openDataFile(const QString& path) {
 }
 
 bool FunctionExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
-  return metadata.model.dim_x == 1 && metadata.model.dim_y == 1;
+  return checkpoint_fits_tab(metadata, "gp1d", 1, 1);
 }
 
 QStringList FunctionExplorer::shownModelNames() const {

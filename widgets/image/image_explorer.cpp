@@ -270,7 +270,7 @@ void ImageExplorer::addModel(ModelEntry entry, bool enabled) {
 }
 
 bool ImageExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
-  return metadata.model.dim_x == 2 && metadata.model.dim_y == 1;
+  return checkpoint_fits_tab(metadata, "image", 2, 1);
 }
 
 void ImageExplorer::openCheckpoint(const QString& path) {

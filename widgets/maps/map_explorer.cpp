@@ -344,7 +344,7 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
 }
 
 bool MapExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
-  return metadata.model.dim_x == 3 && metadata.model.dim_y == 1;
+  return checkpoint_fits_tab(metadata, "era5", 3, 1);
 }
 
 void MapExplorer::openCheckpoint(const QString& path) {
