@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -15,6 +16,7 @@
 
 #include "commands.h"
 #include "memory_bench.h"
+#include "npe/data/era5_tasks.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
@@ -89,9 +91,78 @@ struct AccuracyArguments {
   std::string variant;  // label of the task variant being run (era5: the region)
 };
 
-int bench_accuracy_once(const AccuracyArguments& a);
+// Per model, the results of each variant of a group (ERA5: one region's test blocks), in the
+// order of the variants, so that groups can be compared variant by variant.
+struct VariantResults {
+  std::vector<std::string> models;  // in order of first appearance
+  std::map<std::string, std::map<std::string, std::vector<EvalResult>>> by_group;  // group, model
+};
 
-// Tasks with evaluation variants (the ERA5 training and test regions) are benched once per
+int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped = nullptr,
+                        const std::string& group = {});
+
+// Mean and standard error over variants (the independent units of a group).
+std::pair<double, double> mean_and_stderr(const std::vector<double>& values) {
+  const double n = double(values.size());
+  double mean = 0.0;
+  for (double v : values) mean += v / n;
+  double squares = 0.0;
+  for (double v : values) squares += (v - mean) * (v - mean);
+  const double se = values.size() > 1 ? std::sqrt(squares / (n - 1.0) / n) : std::nan("");
+  return {mean, se};
+}
+
+// The summary over each group's variants: mean log-likelihood ± s.e. over variants, 90 %
+// coverage, and between two groups the paired difference variant by variant (ERA5: unseen
+// region minus training region on the same test blocks).
+void print_group_summary(const VariantResults& r, const TaskSource& source) {
+  if (r.by_group.empty()) return;
+  // Groups in the order the variants named them.
+  std::vector<std::string> ordered;
+  for (const auto& v : source.evaluation_variants()) {
+    if (!v.group.empty() && std::find(ordered.begin(), ordered.end(), v.group) == ordered.end())
+      ordered.push_back(v.group);
+  }
+  const auto k = r.by_group.begin()->second.begin()->second.size();
+  std::printf(
+      "\nSummary over %zu variants per group (± standard error over variants: they are the "
+      "independent units)\n%-18s",
+      k, "model");
+  for (const auto& g : ordered) std::printf(" %16s %9s", ("LL " + g).c_str(), "cov90");
+  if (ordered.size() == 2) std::printf(" %20s", (ordered[1] + " − " + ordered[0]).c_str());
+  std::printf("\n");
+  for (const auto& model : r.models) {
+    std::printf("%-18s", model.c_str());
+    std::vector<std::vector<double>> lls;
+    for (const auto& g : ordered) {
+      const auto& results = r.by_group.at(g).at(model);
+      std::vector<double> ll, coverage;
+      for (const auto& result : results) {
+        ll.push_back(result.ll_mean);
+        coverage.push_back(result.coverage[1]);
+      }
+      const auto [m, se] = mean_and_stderr(ll);
+      std::printf(" %8.3f ± %5.3f %9.2f", m, se, mean_and_stderr(coverage).first);
+      lls.push_back(ll);
+    }
+    if (lls.size() == 2 && lls[0].size() == lls[1].size()) {
+      std::vector<double> difference;
+      for (size_t i = 0; i < lls[0].size(); ++i) difference.push_back(lls[1][i] - lls[0][i]);
+      const auto [m, se] = mean_and_stderr(difference);
+      std::printf(" %11.3f ± %5.3f", m, se);
+    }
+    std::printf("\n");
+  }
+  if (const auto* era5 = dynamic_cast<const Era5TaskSource*>(&source)) {
+    std::printf(
+        "Log-likelihoods in nats per target in standardised units (σ = %.4f %s); per %s, "
+        "subtract ln σ = %.4f.\n",
+        era5->output_scale(), era5->field().units.c_str(), era5->field().units.c_str(),
+        std::log(era5->output_scale()));
+  }
+}
+
+// Tasks with evaluation variants (the ERA5 regions and test blocks) are benched once per
 // variant, unless the task options already choose one.
 int bench_accuracy(const AccuracyArguments& a) {
   const auto options = parse_key_values(a.task_options, "--task-option");
@@ -101,6 +172,7 @@ int bench_accuracy(const AccuracyArguments& a) {
     for (const auto& [key, value] : v.overrides.items()) chosen = chosen || options.contains(key);
   }
   if (variants.empty() || chosen) return bench_accuracy_once(a);
+  VariantResults grouped;
   for (const auto& v : variants) {
     auto run = a;
     for (const auto& [key, value] : v.overrides.items()) {
@@ -108,12 +180,14 @@ int bench_accuracy(const AccuracyArguments& a) {
     }
     run.variant = v.label;
     if (!a.json) std::printf("\n=== %s ===\n", v.label.c_str());
-    if (int rc = bench_accuracy_once(run)) return rc;
+    if (int rc = bench_accuracy_once(run, &grouped, v.group)) return rc;
   }
+  if (!a.json) print_group_summary(grouped, *make_task_source(a.task, options));
   return 0;
 }
 
-int bench_accuracy_once(const AccuracyArguments& a) {
+int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
+                        const std::string& group) {
   apply_runtime_options(a.runtime);
   const auto& task_name = a.task;
   const auto task_options = parse_key_values(a.task_options, "--task-option");
@@ -188,6 +262,14 @@ int bench_accuracy_once(const AccuracyArguments& a) {
   const auto zero = std::find(shifts.begin(), shifts.end(), 0.0);
   const std::optional<size_t> base =
       zero == shifts.end() ? std::nullopt : std::optional<size_t>(zero - shifts.begin());
+  if (grouped && !group.empty()) {
+    for (size_t e = 0; e < entries.size(); ++e) {
+      const auto& name = entries[e].name;
+      if (std::find(grouped->models.begin(), grouped->models.end(), name) == grouped->models.end())
+        grouped->models.push_back(name);
+      grouped->by_group[group][name].push_back(results[e][base.value_or(0)]);
+    }
+  }
   std::optional<size_t> oracle, ceiling;
   for (size_t e = 0; e < entries.size(); ++e) {
     if (entries[e].predictor->info().capabilities.needs_oracle) oracle = e;

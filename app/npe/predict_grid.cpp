@@ -85,9 +85,28 @@ int run_predict_grid(const GridPredictArguments& a) {
                    a.grid.c_str(), dlat, dlon, training.latitude_step(), training.longitude_step());
     }
   }
+  // A model trained with place features (elevation, land fraction) gets those of each cell,
+  // aligned to this grid from the invariants file its task names; a station takes its nearest
+  // cell's.
+  const auto features = read_place_features(
+      task.invariants.empty() ? default_era5_invariants_path() : task.invariants, task.features,
+      field);
+  const int64_t dim_x = 3 + features.count();
+  auto nearest = [](const std::vector<double>& axis, double value) {
+    int64_t best = 0;
+    for (size_t i = 1; i < axis.size(); ++i)
+      if (std::abs(axis[i] - value) < std::abs(axis[size_t(best)] - value)) best = int64_t(i);
+    return best;
+  };
   auto input_of = [&](double latitude, double longitude) {
-    return std::array<float, 3>{float((latitude - task.split_latitude) / dlat),
-                                float((longitude - task.origin_longitude) / dlon), 0.0f};
+    std::vector<float> x = {float((latitude - task.split_latitude) / dlat),
+                            float((longitude - task.origin_longitude) / dlon), 0.0f};
+    if (features.count() > 0) {
+      const auto cell =
+          features.values[nearest(field.latitudes, latitude)][nearest(field.longitudes, longitude)];
+      for (int64_t f = 0; f < features.count(); ++f) x.push_back(cell[f].item<float>());
+    }
+    return x;
   };
 
   const auto truth = field.values[t].to(torch::kFloat64).contiguous();  // [rows, cols]
@@ -131,7 +150,7 @@ int run_predict_grid(const GridPredictArguments& a) {
   }
   const auto num_context = static_cast<int64_t>(yc.size());
   Task context_task;
-  context_task.xc = torch::tensor(xc).view({1, num_context, 3});
+  context_task.xc = torch::tensor(xc).view({1, num_context, dim_x});
   context_task.yc = torch::tensor(yc).view({1, num_context, 1});
 
   // Every cell with a value is a target; cells without one stay NaN.
@@ -153,7 +172,7 @@ int run_predict_grid(const GridPredictArguments& a) {
     }
     TaskBatch batch;
     batch.task = context_task;
-    batch.task.xt = torch::tensor(xt).view({1, int64_t(end - begin), 3});
+    batch.task.xt = torch::tensor(xt).view({1, int64_t(end - begin), dim_x});
     const auto p = predictor->predict(batch);
     const auto index = torch::tensor(
         std::vector<int64_t>(targets.begin() + long(begin), targets.begin() + long(end)));

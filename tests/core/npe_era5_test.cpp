@@ -15,6 +15,7 @@
 
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
+#include "npe/data/place_features.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/prediction.h"
@@ -492,17 +493,54 @@ TEST_F(Era5Files, FieldsAboveTheValueLimitAreRefusedInEveryFormat) {
 TEST_F(Era5Files, SplitKeepsTrainingCellsAndTimesOutOfTheTestSet) {
   SKIP_WITHOUT_ERA5();
   Era5TaskSource source;
-  const auto train = source.extent(Split::Train), validation = source.extent(Split::Validation),
-             test = source.extent(Split::Test);
+  const auto train = source.extent(Split::Train), test = source.extent(Split::Test);
   // South (training): rows of latitude < 54; north (test): > 54; 54.0 itself is a buffer.
   EXPECT_EQ(train.row_begin, 17);
   EXPECT_EQ(train.row_end, 33);
   EXPECT_EQ(test.row_begin, 0);
   EXPECT_EQ(test.row_end, 16);
-  EXPECT_EQ(train.time_end, 20 * 24);
-  EXPECT_EQ(validation.time_begin, 20 * 24);
-  EXPECT_EQ(test.time_begin, 24 * 24);
-  EXPECT_EQ(test.time_end, 744);
+  // Two-day blocks: train, test, train, validation, ... over the 31 days.
+  const auto& blocks = source.day_blocks();
+  ASSERT_EQ(blocks.size(), 16u);
+  const Era5BlockUse cycle[] = {Era5BlockUse::Train, Era5BlockUse::Test, Era5BlockUse::Train,
+                                Era5BlockUse::Validation};
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    EXPECT_EQ(blocks[k].use, cycle[k % 4]) << k;
+    EXPECT_EQ(blocks[k].time_begin, int64_t(k) * 48);
+    EXPECT_EQ(blocks[k].time_end, std::min<int64_t>(744, int64_t(k + 1) * 48));
+  }
+  // Every window of a split lies inside one block of that split: no training hour in a test
+  // window, none of a test window in training.
+  const int64_t span = (source.config().time_steps - 1) * source.time_stride();
+  for (auto split : {Split::Train, Split::Validation, Split::Test}) {
+    const auto use = split == Split::Train        ? Era5BlockUse::Train
+                     : split == Split::Validation ? Era5BlockUse::Validation
+                                                  : Era5BlockUse::Test;
+    ASSERT_FALSE(source.window_starts(split).empty());
+    for (int64_t t : source.window_starts(split)) {
+      const auto* first = source.block_at(t);
+      ASSERT_NE(first, nullptr);
+      EXPECT_EQ(first->use, use);
+      EXPECT_EQ(source.block_at(t + span), first) << "window at " << t << " leaves its block";
+    }
+  }
+  EXPECT_EQ(source.window_starts(Split::Test).size(), 4u * (48 - 24));
+  // One test block alone, for results per block.
+  Era5TaskSource one([] {
+    Era5TaskConfig c;
+    c.test_block = 2;
+    return c;
+  }());
+  EXPECT_EQ(one.window_starts(Split::Test).front(), 9 * 48);
+  EXPECT_EQ(one.window_starts(Split::Test).back(), 9 * 48 + 23);
+  EXPECT_THROW(make_task_source("era5", {{"test_block", 4}}), ConfigError);
+  const auto variants = source.evaluation_variants();
+  ASSERT_EQ(variants.size(), 8u);  // 2 regions x 4 test blocks
+  EXPECT_EQ(variants[0].group, "south");
+  EXPECT_EQ(variants[7].group, "north");
+  EXPECT_EQ(variants[5].overrides.at("test_block"), 1);
+  EXPECT_NE(variants[1].label.find("2019-03-11 to 2019-03-12"), std::string::npos)
+      << variants[1].label;
   // Latitude input: grid units north of 54 N; the training tasks lie south, test tasks north.
   auto south = source.sample(16, 3, {}, Split::Train).task;
   auto north = source.sample(16, 3, {}, Split::Test).task;
@@ -525,10 +563,106 @@ TEST_F(Era5Files, SplitKeepsTrainingCellsAndTimesOutOfTheTestSet) {
   // The statistics travel with the configuration (and so with checkpoints).
   auto rebuilt = task_source_from_json(source.to_json());
   EXPECT_DOUBLE_EQ(rebuilt->to_json().at("mean").get<double>(), c.mean);
-  // Deterministic per seed; the validation and test splits differ from training.
+  // Deterministic per seed.
   EXPECT_TRUE(torch::equal(source.sample(4, 9).task.yc, source.sample(4, 9).task.yc));
   auto kelvin = source.unstandardise(source.standardise(torch::tensor({280.0}, torch::kFloat64)));
   EXPECT_NEAR(kelvin.item<double>(), 280.0, 1e-9);
+}
+
+TEST_F(Era5Files, CheckpointsOfTheFirstProtocolKeepTheirTasks) {
+  SKIP_WITHOUT_ERA5();
+  // A task configuration as checkpoints stored it before place features and day blocks.
+  const auto old = nlohmann::json::parse(R"({"kind": "era5", "name": "era5", "data": "",
+      "variable": "", "window": 15, "time_steps": 5, "step_hours": 6, "max_targets": 128,
+      "min_context_fraction": 0.01, "max_context_fraction": 0.3333333333333333,
+      "split_latitude": 54.0, "train_days": 20, "validation_days": 4, "test_region": "north",
+      "mean": 281.3802277711784, "stddev": 2.1880994033481804, "origin_longitude": -4.0})");
+  auto source = task_source_from_json(old);
+  EXPECT_EQ(source->dim_x(), 3);
+  const auto& era5 = dynamic_cast<const Era5TaskSource&>(*source);
+  ASSERT_EQ(era5.day_blocks().size(), 3u);
+  EXPECT_EQ(era5.day_blocks()[0].time_end, 20 * 24);
+  EXPECT_EQ(era5.day_blocks()[1].time_end, 24 * 24);
+  EXPECT_EQ(era5.window_starts(Split::Test).front(), 24 * 24);
+  EXPECT_EQ(era5.window_starts(Split::Test).back(), 744 - 25);
+  EXPECT_EQ(era5.evaluation_variants().size(), 2u);
+  EXPECT_EQ(era5.out_of_range_translation().size(), 3u);
+  // Written back, it stays the first protocol.
+  EXPECT_EQ(task_source_from_json(source->to_json())->dim_x(), 3);
+}
+
+TEST_F(Era5Files, ElevationAndLandFractionAreInputsAlignedByCoordinates) {
+  SKIP_WITHOUT_ERA5();
+  if (!fs::exists(default_era5_invariants_path())) GTEST_SKIP() << "no invariants file";
+  // The invariants file, read as a time-invariant field; refused as a field over time.
+  GriddedReadOptions options;
+  options.variable = "z";
+  options.time_invariant = true;
+  const auto z = read_gridded_field(default_era5_invariants_path(), options);
+  EXPECT_EQ(z.values.sizes(), (std::vector<int64_t>{1, 153, 281}));
+  EXPECT_TRUE(z.valid_times.empty());
+  EXPECT_DOUBLE_EQ(z.latitudes.front(), 72.0);
+  NPE_EXPECT_THROW_WITH(read_gridded_field(default_era5_invariants_path(), {"z"}), DataError,
+                        "not on (time, latitude, longitude)");
+  NPE_EXPECT_THROW_WITH(read_gridded_field(grib_file(), options), DataError, "NetCDF");
+
+  Era5TaskSource source;
+  ASSERT_EQ(source.dim_x(), 5);
+  const auto& f = source.field();
+  const auto& features = source.place_features();
+  ASSERT_EQ(features.values.sizes(), (std::vector<int64_t>{33, 49, 2}));
+  // Row and column of a coordinate of the data grid.
+  auto row = [&](double lat) { return int64_t(std::lround((f.latitudes[0] - lat) / 0.25)); };
+  auto col = [&](double lon) { return int64_t(std::lround((lon - f.longitudes[0]) / 0.25)); };
+  // The same cells straight from the invariants file, found by their coordinates there.
+  auto z_at = [&](double lat, double lon) {
+    const auto r = int64_t(std::lround((72.0 - lat) / 0.25));
+    const auto c = int64_t(std::lround((lon - z.longitudes[0]) / 0.25));
+    return z.values[0][r][c].item<double>() / 9.80665 / 1000.0;
+  };
+  for (auto [lat, lon] : {std::pair{56.75, -5.0}, std::pair{50.0, -10.0}, std::pair{58.0, 2.0},
+                          std::pair{53.0, -1.5}}) {
+    EXPECT_NEAR(features.values[row(lat)][col(lon)][0].item<double>(), z_at(lat, lon), 1e-4)
+        << lat << ", " << lon;
+  }
+  // The Scottish Highlands are high land, the Atlantic south-west of Ireland is sea level.
+  EXPECT_GT(features.values[row(56.75)][col(-5.0)][0].item<double>(), 0.3);
+  EXPECT_GT(features.values[row(56.75)][col(-5.0)][1].item<double>(), 0.9);
+  EXPECT_NEAR(features.values[row(50.0)][col(-10.0)][0].item<double>(), 0.0, 0.02);
+  EXPECT_LT(features.values[row(50.0)][col(-10.0)][1].item<double>(), 0.05);
+  // Every point of a task carries its cell's features after the three coordinates, and a
+  // translation moves the coordinates only.
+  auto task = source.sample(2, 5, {}, Split::Train).task;
+  auto moved = source.sample(2, 5, {3.0}, Split::Train).task;
+  EXPECT_TRUE(torch::allclose(moved.xc.narrow(-1, 0, 3), task.xc.narrow(-1, 0, 3) + 3.0));
+  EXPECT_TRUE(torch::equal(moved.xc.narrow(-1, 3, 2), task.xc.narrow(-1, 3, 2)));
+  const auto xc = task.xc[0];
+  for (int64_t i = 0; i < 5; ++i) {
+    const auto r = int64_t(std::lround((f.latitudes[0] - 54.0) / 0.25 - xc[i][0].item<double>()));
+    const auto c = int64_t(std::lround(xc[i][1].item<double>() + (-4.0 - f.longitudes[0]) / 0.25));
+    EXPECT_NEAR(xc[i][3].item<double>(), features.values[r][c][0].item<double>(), 1e-6);
+    EXPECT_NEAR(xc[i][4].item<double>(), features.values[r][c][1].item<double>(), 1e-6);
+  }
+  EXPECT_THROW(source.sample(1, 0, {1.0, 0.0, 0.0, 0.5, 0.0}), ConfigError);
+  EXPECT_EQ(source.out_of_range_translation().size(), 5u);
+  // The switch to train without them, and the errors.
+  EXPECT_EQ(make_task_source("era5", {{"features", nlohmann::json::array()}})->dim_x(), 3);
+  EXPECT_EQ(make_task_source("era5", {{"features", {"land_sea"}}})->dim_x(), 4);
+  NPE_EXPECT_THROW_WITH(make_task_source("era5", {{"features", {"slope"}}}), ConfigError,
+                        "unknown feature 'slope'");
+  GriddedField outside = f;
+  outside.latitudes = {20.0, 19.75};
+  NPE_EXPECT_THROW_WITH(read_place_features(default_era5_invariants_path(), {"elevation"}, outside),
+                        DataError, "no elevation at latitude 20");
+  // Models take them: the coordinates' distances for TE attention, the features with the values.
+  auto config = testing::tiny_config("tepttnp", 5, 1);
+  config.dim_features = 2;
+  auto model = make_model(config);
+  torch::NoGradGuard no_grad;
+  auto other = task;
+  other.xt = task.xt.clone();
+  other.xt.narrow(-1, 3, 1).add_(0.5);  // targets 500 m higher
+  EXPECT_GT(testing::max_abs_diff(model->predict(task).mean, model->predict(other).mean), 1e-5);
 }
 
 TEST_F(Era5Files, GribAndTestRegionOptionsAndErrors) {
@@ -536,7 +670,7 @@ TEST_F(Era5Files, GribAndTestRegionOptionsAndErrors) {
   auto grib = make_task_source("era5", {{"data", grib_file().string()}, {"test_region", "south"}});
   auto south_test = grib->sample(4, 1, {}, Split::Test).task;
   EXPECT_LT(south_test.xc.select(-1, 0).max().item<double>(), 0.0);
-  EXPECT_EQ(grib->evaluation_variants().size(), 0u + 2u);
+  EXPECT_EQ(grib->evaluation_variants().size(), 2u * 4u);
   EXPECT_THROW(make_task_source("era5", {{"test_region", "east"}}), ConfigError);
   EXPECT_THROW(make_task_source("era5", {{"window", 40}}), ConfigError);  // larger than a region
   EXPECT_THROW(make_task_source("era5", {{"data", "/nonexistent/era5.nc"}}), DataError);
@@ -550,9 +684,11 @@ TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {
   task.yc = task.yc.slice(1, 0, 60);
   task.xt = task.xt.slice(1, 0, 80);
   task.yt = task.yt.slice(1, 0, 80);
-  const Translation shift = {-17.0, 9.0, 3.0};  // whole cells and steps: exact for the ConvCNP
-  for (const char* kind : {"tetnp", "tepttnp", "convcnp2d"}) {
-    auto config = testing::tiny_config(kind, 3, 1);
+  // Whole cells and steps (exact for the ConvCNP); the place features stay with the cells.
+  const Translation shift = {-17.0, 9.0, 3.0, 0.0, 0.0};
+  for (const char* kind : {"tetnp", "tepttnp", "convcnp2d", "bsatnp", "tetnpnd"}) {
+    auto config = testing::tiny_config(kind, 5, 1);
+    config.dim_features = 2;
     auto model = make_model(config);
     model->eval();
     torch::NoGradGuard no_grad;
@@ -561,7 +697,9 @@ TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {
     EXPECT_LT(testing::max_abs_diff(a.stddev, b.stddev), 1e-4) << kind;
   }
   // A model that sees x directly is not.
-  auto model = make_model(testing::tiny_config("pttnp", 3, 1));
+  auto plain = testing::tiny_config("pttnp", 5, 1);
+  plain.dim_features = 2;
+  auto model = make_model(plain);
   torch::NoGradGuard no_grad;
   EXPECT_GT(
       testing::max_abs_diff(model->predict(task).mean, model->predict(task.translated(shift)).mean),

@@ -79,7 +79,7 @@ void ExplorerPanel::exportPredictions(const QString& path) const {
 
 bool checkpoint_fits_tab(const CheckpointMetadata& metadata, const std::string& task_kind,
                          int64_t dim_x, int64_t dim_y) {
-  if (metadata.model.dim_x != dim_x || metadata.model.dim_y != dim_y) return false;
+  if (metadata.model.dim_coordinates() != dim_x || metadata.model.dim_y != dim_y) return false;
   const std::string kind =
       metadata.task.is_object() ? metadata.task.value("kind", std::string()) : std::string();
   return kind.empty() || kind == task_kind;

@@ -87,6 +87,18 @@ Predictor& predictor_of(const PredictionRequest& request, const ModelEntry& entr
   return request.refine && entry.refined_predictor ? *entry.refined_predictor : *entry.predictor;
 }
 
+// A checkpoint whose task configuration names no place features (trained before they existed,
+// or without them); baselines (no task) take every input.
+bool trained_without_place_features(const ModelEntry& entry) {
+  if (!entry.task.is_object()) return false;
+  const auto features = entry.task.find("features");
+  return features == entry.task.end() || !features->is_array() || features->empty();
+}
+
+Task coordinates_of(const Task& t, int64_t dim_coordinates) {
+  return {t.xc.narrow(-1, 0, dim_coordinates), t.yc, t.xt.narrow(-1, 0, dim_coordinates), t.yt};
+}
+
 ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const ContextPlan& plan) {
   const auto& request = round.request;
   const auto num_query = round.num_query;
@@ -96,7 +108,18 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
   try {
     auto& predictor = predictor_of(request, entry);
     TaskBatch subset = round.batch;
-    if (plan.subset()) subset.task = subsample_context(round.batch.task, plan.context);
+    auto shift = request.shift;
+    auto sample_points = round.sample_points;
+    const bool coordinates_only =
+        request.place_features > 0 && trained_without_place_features(entry);
+    if (coordinates_only) {
+      const auto dc = subset.task.dim_x() - request.place_features;
+      subset.task = coordinates_of(subset.task, dc);
+      if (sample_points.task.xt.defined())
+        sample_points.task = coordinates_of(sample_points.task, dc);
+      shift.resize(static_cast<size_t>(dc));
+    }
+    if (plan.subset()) subset.task = subsample_context(subset.task, plan.context);
     const auto& batch = subset;
     const auto start = std::chrono::steady_clock::now();
     auto p = predictor.predict(batch);
@@ -120,14 +143,13 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
       // Prediction for the data moved back by -shift, compared with this one moved back:
       // zero for an exactly translation-equivariant model.
       Translation back;
-      for (double s : request.shift) back.push_back(-s);
+      for (double s : shift) back.push_back(-s);
       out.equivariance_error = back.empty() ? 0.0 : equivariance_error(predictor, batch, back, &p);
     }
     if (round.joint_outputs && entry.capabilities.joint) {
       try {
-        auto sample_points = round.sample_points;
         if (plan.subset()) {
-          sample_points.task = subsample_context(round.sample_points.task, plan.context);
+          sample_points.task = subsample_context(sample_points.task, plan.context);
         }
         add_joint_outputs(predictor, request, sample_points, entry.id == request.correlation_model,
                           out);

@@ -31,6 +31,9 @@ struct PredictionRequest {
   /// The translation the data are shown at. On the refined round the equivariance error
   /// compares the prediction with the prediction for the data translated back by -shift.
   Translation shift;
+  /// The last place_features inputs (and shift components) are properties of the place (ERA5:
+  /// elevation, land fraction); a checkpoint whose task had none sees the coordinates only.
+  int64_t place_features = 0;
   /// Held-out observations for the live log-likelihood (and the exported predictions), either as
   /// extra points
   /// (held_out_x [1,Nh,Dx], held_out_y [1,Nh,Dy]) ...

@@ -335,9 +335,10 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
           .arg(f.latitude_step())
           .arg(f.num_times())
           .arg(QString::fromStdString(format_utc(f.valid_times.front()))));
-  // Start in the test period (days the models did not train on), at noon.
-  const auto test = m_source->extent(Split::Test);
-  setHour(std::clamp(static_cast<int>(test.time_begin) + 12, m_time->minimum(), m_time->maximum()));
+  // Start on a test day (one the models did not train on), at noon.
+  const auto& test_starts = m_source->window_starts(Split::Test);
+  const int test_hour = test_starts.empty() ? 0 : static_cast<int>(test_starts.front()) + first;
+  setHour(std::clamp(test_hour + 12, m_time->minimum(), m_time->maximum()));
   setShift(m_north, m_east);
   redraw();
   schedulePredictions(false);
@@ -394,10 +395,11 @@ void MapExplorer::setHour(int index) {
 void MapExplorer::updateTimeLabel() {
   if (!m_source) return;
   const auto& f = m_source->field();
-  const auto test = m_source->extent(Split::Test), train = m_source->extent(Split::Train);
-  const QString period = m_hour < train.time_end    ? tr("training days")
-                         : m_hour < test.time_begin ? tr("validation days")
-                                                    : tr("test days");
+  const auto* block = m_source->block_at(m_hour);
+  const QString period = !block                                   ? QString()
+                         : block->use == Era5BlockUse::Train      ? tr("training days")
+                         : block->use == Era5BlockUse::Validation ? tr("validation days")
+                                                                  : tr("test days");
   m_time_label->setText(tr("%1 (hour %2, %3)")
                             .arg(QString::fromStdString(format_utc(f.valid_times[m_hour])))
                             .arg(m_hour)
@@ -522,8 +524,12 @@ void MapExplorer::schedulePredictions(bool refine) {
   PredictionRequest request;
   request.serial = ++m_serial;
   request.refine = refine;
-  request.shift = {double(m_north), double(m_east), 0.0};
-  request.batch.task = {xc.view({1, -1, 3}), yct.view({1, -1, 1}), xt.view({1, -1, 3}), {}};
+  const auto dim_x = m_source->dim_x();
+  request.shift = Translation(static_cast<size_t>(dim_x), 0.0);
+  request.shift[0] = m_north;
+  request.shift[1] = m_east;
+  request.place_features = m_source->place_features().count();
+  request.batch.task = {xc.view({1, -1, dim_x}), yct.view({1, -1, 1}), xt.view({1, -1, dim_x}), {}};
   request.held_out_index = held_index;
   request.held_out_index_y =
       m_source->standardise(truth.index_select(0, held_index)).to(torch::kFloat32).view({-1, 1});

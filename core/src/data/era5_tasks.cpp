@@ -32,7 +32,36 @@ Era5Region region_from_string(const std::string& s) {
   throw ConfigError("ERA5 test_region must be 'south' or 'north', not '" + s + "'");
 }
 
+Era5BlockUse block_use_from_string(const std::string& s) {
+  if (s == "train") return Era5BlockUse::Train;
+  if (s == "validation") return Era5BlockUse::Validation;
+  if (s == "test") return Era5BlockUse::Test;
+  throw ConfigError("ERA5 block_pattern entries must be 'train', 'validation' or 'test', not '" +
+                    s + "'");
+}
+
+Era5BlockUse use_of(Split split) {
+  return split == Split::Train        ? Era5BlockUse::Train
+         : split == Split::Validation ? Era5BlockUse::Validation
+                                      : Era5BlockUse::Test;
+}
+
+std::shared_ptr<const PlaceFeatures> cached_features(const fs::path& invariants,
+                                                     const std::vector<std::string>& names,
+                                                     const GriddedField& field) {
+  std::string key = field.source.string() + "\n" + field.variable;
+  for (const auto& n : names) key += "\n" + n;
+  return cached_dataset<PlaceFeatures>(
+      invariants, key, [&] { return read_place_features(invariants, names, field); });
+}
+
 }  // namespace
+
+std::string to_string(Era5BlockUse use) {
+  return use == Era5BlockUse::Train        ? "train"
+         : use == Era5BlockUse::Validation ? "validation"
+                                           : "test";
+}
 
 fs::path default_era5_path() {
   if (const char* env = std::getenv("NPE_ERA5_DATA"); env && *env) return env;
@@ -59,9 +88,19 @@ nlohmann::json Era5TaskConfig::to_json() const {
           {"max_context_fraction", max_context_fraction},
           {"max_targets", max_targets},
           {"split_latitude", split_latitude},
+          {"block_days", block_days},
+          {"block_pattern",
+           [&] {
+             auto pattern = nlohmann::json::array();
+             for (auto use : block_pattern) pattern.push_back(to_string(use));
+             return pattern;
+           }()},
+          {"test_block", test_block},
           {"train_days", train_days},
           {"validation_days", validation_days},
           {"test_region", to_string(test_region)},
+          {"features", features},
+          {"invariants", invariants.string()},
           {"mean", json_number_or_null(mean)},
           {"stddev", json_number_or_null(stddev)},
           {"origin_longitude", json_number_or_null(origin_longitude)}};
@@ -72,7 +111,12 @@ constexpr const char* kWhat = "ERA5 task configuration";
 Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("ERA5 task configuration must be a JSON object");
   Era5TaskConfig c;
-  std::string data, region = to_string(c.test_region);
+  // The first protocol, for checkpoints written before these fields existed.
+  c.features.clear();
+  c.block_days = 0;
+  std::string data, region = to_string(c.test_region), invariants;
+  std::vector<std::string> pattern;
+  for (auto use : c.block_pattern) pattern.push_back(to_string(use));
   read_json_field(json, "name", c.name, kWhat);
   read_json_field(json, "data", data, kWhat);
   c.data = data;
@@ -88,6 +132,14 @@ Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
   read_json_field(json, "validation_days", c.validation_days, kWhat);
   read_json_field(json, "test_region", region, kWhat);
   c.test_region = region_from_string(region);
+  read_json_field(json, "block_days", c.block_days, kWhat);
+  read_json_field(json, "block_pattern", pattern, kWhat);
+  c.block_pattern.clear();
+  for (const auto& use : pattern) c.block_pattern.push_back(block_use_from_string(use));
+  read_json_field(json, "test_block", c.test_block, kWhat);
+  read_json_field(json, "features", c.features, kWhat);
+  read_json_field(json, "invariants", invariants, kWhat);
+  c.invariants = invariants;
   read_json_number_or_nan(json, "mean", c.mean, kWhat);
   read_json_number_or_nan(json, "stddev", c.stddev, kWhat);
   read_json_number_or_nan(json, "origin_longitude", c.origin_longitude, kWhat);
@@ -107,6 +159,25 @@ void Era5TaskConfig::validate() const {
   if (max_targets < 0) fail("max_targets must be >= 0 (0 = all remaining points)");
   if (!std::isfinite(split_latitude)) fail("split_latitude must be a number");
   if (train_days < 1 || validation_days < 0) fail("train_days >= 1 and validation_days >= 0");
+  if (block_days < 0 || block_days > 366) fail("block_days must be in 0..366 (0: no blocks)");
+  if (block_days > 0) {
+    for (auto use : {Era5BlockUse::Train, Era5BlockUse::Validation, Era5BlockUse::Test}) {
+      if (std::find(block_pattern.begin(), block_pattern.end(), use) == block_pattern.end())
+        fail("block_pattern must name train, validation and test");
+    }
+  }
+  if (test_block < -1) fail("test_block must be -1 (every test block) or a block number");
+  for (size_t i = 0; i < features.size(); ++i) {
+    const auto& known = known_place_features();
+    if (std::find(known.begin(), known.end(), features[i]) == known.end()) {
+      std::string names;
+      for (const auto& n : known) names += (names.empty() ? "" : ", ") + n;
+      fail("unknown feature '" + features[i] + "' (known: " + names + ")");
+    }
+    if (std::find(features.begin(), features.begin() + long(i), features[i]) !=
+        features.begin() + long(i))
+      fail("feature '" + features[i] + "' is named twice");
+  }
   if (std::isfinite(stddev) && !(stddev > 0.0)) fail("stddev must be positive");
 }
 
@@ -132,11 +203,44 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
   if (!std::isfinite(m_config.origin_longitude)) {
     m_config.origin_longitude = 0.5 * (f.longitudes.front() + f.longitudes.back());
   }
+  m_features = cached_features(
+      m_config.invariants.empty() ? default_era5_invariants_path() : m_config.invariants,
+      m_config.features, f);
+  // Blocks of days, and the windows that fit inside one block of each split.
+  const int64_t per_day = std::max<int64_t>(1, 86400 / spacing);
+  const int64_t n = f.num_times();
+  if (m_config.block_days == 0) {
+    const int64_t train_end = std::min(n, m_config.train_days * per_day);
+    const int64_t validation_end = std::min(n, train_end + m_config.validation_days * per_day);
+    m_blocks = {{0, train_end, Era5BlockUse::Train},
+                {train_end, validation_end, Era5BlockUse::Validation},
+                {validation_end, n, Era5BlockUse::Test}};
+  } else {
+    const int64_t length = m_config.block_days * per_day;
+    for (int64_t begin = 0, k = 0; begin < n; begin += length, ++k) {
+      const auto use = m_config.block_pattern[size_t(k) % m_config.block_pattern.size()];
+      m_blocks.push_back({begin, std::min(n, begin + length), use});
+    }
+  }
+  const int64_t span = (m_config.time_steps - 1) * m_time_stride;
+  int64_t test_blocks = 0;
+  for (const auto& block : m_blocks) {
+    if (block.use == Era5BlockUse::Test && m_config.test_block >= 0 &&
+        test_blocks++ != m_config.test_block)
+      continue;
+    auto& starts = m_starts[static_cast<int>(block.use)];
+    for (int64_t t = block.time_begin; t + span < block.time_end; ++t) starts.push_back(t);
+  }
+  if (m_config.test_block >= 0 && m_config.test_block >= test_blocks) {
+    throw ConfigError(where + "test_block " + std::to_string(m_config.test_block) +
+                      " does not exist (the file has " + std::to_string(test_blocks) +
+                      " test blocks)");
+  }
   // Every split must fit at least one window.
   for (auto split : {Split::Train, Split::Validation, Split::Test}) {
     const auto e = extent(split);
     if (e.row_end - e.row_begin < m_config.window || e.col_end - e.col_begin < m_config.window ||
-        e.time_end - e.time_begin < (m_config.time_steps - 1) * m_time_stride + 1) {
+        window_starts(split).empty()) {
       throw ConfigError(where + "the " +
                         std::string(split == Split::Train        ? "training"
                                     : split == Split::Validation ? "validation"
@@ -147,13 +251,18 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
     }
   }
   if (!std::isfinite(m_config.mean) || !std::isfinite(m_config.stddev)) {
-    // Statistics of the training region and period only (as the paper standardises).
+    // Statistics of the training region and days only (as the paper standardises).
     const auto e = extent(Split::Train);
     using torch::indexing::Slice;
-    auto train = f.values
-                     .index({Slice(e.time_begin, e.time_end), Slice(e.row_begin, e.row_end),
-                             Slice(e.col_begin, e.col_end)})
-                     .to(torch::kFloat64);
+    std::vector<torch::Tensor> parts;
+    for (const auto& block : m_blocks) {
+      if (block.use != Era5BlockUse::Train) continue;
+      parts.push_back(f.values
+                          .index({Slice(block.time_begin, block.time_end),
+                                  Slice(e.row_begin, e.row_end), Slice(e.col_begin, e.col_end)})
+                          .reshape({-1}));
+    }
+    auto train = torch::cat(parts).to(torch::kFloat64);
     auto finite = train.masked_select(torch::isfinite(train));
     if (finite.numel() < 2) throw DataError(where + "the training region has no values");
     m_config.mean = finite.mean().item<double>();
@@ -187,24 +296,17 @@ Era5Region Era5TaskSource::region_of(Split split) const {
 }
 
 Era5Extent Era5TaskSource::extent(Split split) const {
-  auto e = region_extent(region_of(split));
-  const int64_t spacing = m_field->valid_times[1] - m_field->valid_times[0];
-  const int64_t per_day = std::max<int64_t>(1, 86400 / spacing);
-  const int64_t n = m_field->num_times();
-  const int64_t train_end = std::min(n, m_config.train_days * per_day);
-  const int64_t validation_end = std::min(n, train_end + m_config.validation_days * per_day);
-  switch (split) {
-    case Split::Train:
-      e.time_begin = 0, e.time_end = train_end;
-      break;
-    case Split::Validation:
-      e.time_begin = train_end, e.time_end = validation_end;
-      break;
-    case Split::Test:
-      e.time_begin = validation_end, e.time_end = n;
-      break;
-  }
-  return e;
+  return region_extent(region_of(split));
+}
+
+const Era5DayBlock* Era5TaskSource::block_at(int64_t time) const {
+  for (const auto& block : m_blocks)
+    if (time >= block.time_begin && time < block.time_end) return &block;
+  return nullptr;
+}
+
+const std::vector<int64_t>& Era5TaskSource::window_starts(Split split) const {
+  return m_starts[static_cast<int>(use_of(split))];
 }
 
 torch::Tensor Era5TaskSource::inputs(const torch::Tensor& rows, const torch::Tensor& cols,
@@ -217,7 +319,11 @@ torch::Tensor Era5TaskSource::inputs(const torch::Tensor& rows, const torch::Ten
   auto x0 = row0 - rows.to(torch::kFloat64);
   auto x1 = col0 + cols.to(torch::kFloat64);
   auto x2 = steps.to(torch::kFloat64);
-  return torch::stack({x0, x1, x2}, -1).to(torch::kFloat32);
+  auto x = torch::stack({x0, x1, x2}, -1);
+  if (m_features->count() > 0) {
+    x = torch::cat({x, m_features->values.index({rows, cols})}, -1);
+  }
+  return x.to(torch::kFloat32);
 }
 
 torch::Tensor Era5TaskSource::standardise(const torch::Tensor& values) const {
@@ -231,7 +337,16 @@ torch::Tensor Era5TaskSource::unstandardise(const torch::Tensor& outputs) const 
 TaskBatch Era5TaskSource::sample(int64_t batch_size, uint64_t seed, const Translation& tau,
                                  Split split) const {
   if (batch_size < 1) throw ConfigError("batch size must be >= 1");
-  const auto shift = translation_tensor(tau, 3).to(torch::kFloat32);
+  // A translation moves the three coordinates; the place features stay with their cells.
+  Translation coordinates = tau;
+  if (m_features->count() > 0 && tau.size() == static_cast<size_t>(dim_x())) {
+    if (std::any_of(tau.begin() + 3, tau.end(), [](double v) { return v != 0.0; }))
+      throw ConfigError("ERA5 tasks: place features cannot be translated (their components of " +
+                        describe_translation(tau) + " must be 0)");
+    coordinates.resize(3);
+  }
+  auto shift = torch::zeros({dim_x()}, torch::kFloat32);
+  shift.narrow(0, 0, 3).copy_(translation_tensor(coordinates, 3));
   const auto e = extent(split);
   const int64_t w = m_config.window, steps = m_config.time_steps;
   const int64_t n = w * w * steps;
@@ -244,8 +359,8 @@ TaskBatch Era5TaskSource::sample(int64_t batch_size, uint64_t seed, const Transl
       m_config.max_targets > 0 ? std::min(remaining, m_config.max_targets) : remaining;
   std::uniform_int_distribution<int64_t> pick_row(e.row_begin, e.row_end - w);
   std::uniform_int_distribution<int64_t> pick_col(e.col_begin, e.col_end - w);
-  std::uniform_int_distribution<int64_t> pick_time(e.time_begin,
-                                                   e.time_end - 1 - (steps - 1) * m_time_stride);
+  const auto& starts = window_starts(split);
+  std::uniform_int_distribution<size_t> pick_time(0, starts.size() - 1);
   // Window-relative cell and step of every point, in a fixed order.
   auto local = torch::arange(n, torch::kLong);
   auto step_of = local.div(w * w, "floor"), rest = local.remainder(w * w);
@@ -259,7 +374,7 @@ TaskBatch Era5TaskSource::sample(int64_t batch_size, uint64_t seed, const Transl
     // Windows with missing values are redrawn (the shipped data has none).
     for (int attempt = 0;; ++attempt) {
       r0 = pick_row(engine), c0 = pick_col(engine);
-      const int64_t t0 = pick_time(engine);
+      const int64_t t0 = starts[pick_time(engine)];
       auto rows = row_of + r0, cols = col_of + c0, times = step_of * m_time_stride + t0;
       y = values.index({times, rows, cols}).reshape({n, 1});
       if (torch::isfinite(y).all().item<bool>()) break;
@@ -304,20 +419,43 @@ void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size)
   // Windows span 15 cells: models that see x directly work in units of half a window. The
   // on-grid ConvCNP needs whole-cell coordinates.
   if (c.kind != "convcnp2d") c.input_scale = 1.0 / 8.0;
+  c.dim_features = m_features->count();
 }
 
 Translation Era5TaskSource::out_of_range_translation() const {
   const auto south = region_extent(Era5Region::South), north = region_extent(Era5Region::North);
-  return {static_cast<double>(south.row_begin - north.row_begin), 0.0, 0.0};
+  Translation tau(static_cast<size_t>(dim_x()), 0.0);
+  tau[0] = static_cast<double>(south.row_begin - north.row_begin);
+  return tau;
 }
 
 std::vector<TaskSource::Variant> Era5TaskSource::evaluation_variants() const {
-  return {{"training region (south), days " +
-               std::to_string(m_config.train_days + m_config.validation_days + 1) + "+",
-           {{"test_region", "south"}}},
-          {"test region (north), days " +
-               std::to_string(m_config.train_days + m_config.validation_days + 1) + "+",
-           {{"test_region", "north"}}}};
+  const auto& times = m_field->valid_times;
+  auto day = [&](int64_t time) { return format_utc(times[size_t(time)]).substr(0, 10); };
+  if (m_config.block_days == 0) {
+    const auto& test = m_blocks.back();
+    const auto days = "days " + std::to_string(m_config.train_days + m_config.validation_days + 1) +
+                      "+ (" + day(test.time_begin) + " on)";
+    return {{"training region (south), " + days, {{"test_region", "south"}}, "south"},
+            {"test region (north), " + days, {{"test_region", "north"}}, "north"}};
+  }
+  // One variant per region and test block: the blocks are the independent units (a weather
+  // regime lasts days), so results are reported per block and summarised over blocks.
+  std::vector<Variant> variants;
+  for (auto region : {Era5Region::South, Era5Region::North}) {
+    int64_t k = 0;
+    for (const auto& block : m_blocks) {
+      if (block.use != Era5BlockUse::Test) continue;
+      const auto name =
+          region == Era5Region::South ? "training region (south)" : "unseen region (north)";
+      variants.push_back({std::string(name) + ", test block " + std::to_string(k) + " (" +
+                              day(block.time_begin) + " to " + day(block.time_end - 1) + ")",
+                          {{"test_region", to_string(region)}, {"test_block", k}},
+                          to_string(region)});
+      ++k;
+    }
+  }
+  return variants;
 }
 
 }  // namespace npe

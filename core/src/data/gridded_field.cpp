@@ -50,7 +50,8 @@ namespace readers {
 void normalise_layout(GriddedField& f) {
   const auto& path = f.source;
   if (!f.values.defined() || f.values.dim() != 3) fail(path, "the field is not [time, lat, lon]");
-  if (f.values.size(0) != static_cast<int64_t>(f.valid_times.size()) ||
+  const bool time_invariant = f.valid_times.empty() && f.values.size(0) == 1;
+  if ((!time_invariant && f.values.size(0) != static_cast<int64_t>(f.valid_times.size())) ||
       f.values.size(1) != static_cast<int64_t>(f.latitudes.size()) ||
       f.values.size(2) != static_cast<int64_t>(f.longitudes.size())) {
     fail(path, "coordinate lengths do not match the field's shape");
@@ -79,7 +80,7 @@ void normalise_layout(GriddedField& f) {
     for (size_t i = 0; i < order.size(); ++i) axis[i] = copy[order[i]];
     f.values = f.values.index_select(dim, torch::tensor(order, torch::kLong));
   };
-  apply(f.valid_times, sorted_index(f.valid_times, false), 0);
+  if (!time_invariant) apply(f.valid_times, sorted_index(f.valid_times, false), 0);
   apply(f.latitudes, sorted_index(f.latitudes, true), 1);
   apply(f.longitudes, sorted_index(f.longitudes, false), 2);
   for (size_t i = 1; i < f.valid_times.size(); ++i) {

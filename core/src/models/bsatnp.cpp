@@ -55,7 +55,7 @@ torch::Tensor BiasedAttentionBlockImpl::forward(const torch::Tensor& zq, const t
 
 BsaTnpImpl::BsaTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto dz = c.dim_model;
-  m_embed = register_module("embed", token_embedder(c.dim_y + 1, dz));
+  m_embed = register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
   for (int64_t l = 0; l < c.num_layers; ++l) {
     auto block = [&] { return BiasedAttentionBlock(dz, c.num_heads, c.head_dim, c.bias_features); };
     m_self.push_back(register_module("self" + std::to_string(l), block()));
@@ -64,8 +64,9 @@ BsaTnpImpl::BsaTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
 }
 
-Prediction BsaTnpImpl::forward_impl(const Task& task) {
-  auto [zc, zt] = output_only_tokens(m_embed, task, config().dim_model);
+Prediction BsaTnpImpl::forward_impl(const Task& placed) {
+  auto [zc, zt] = output_only_tokens(m_embed, placed, config().dim_model, config().dim_features);
+  const auto task = coordinates_only(placed, config().dim_features);
   {
     // Under bf16 the blocks' linear layers take bfloat16 inputs; the residual stream, layer
     // norms, attention softmax and the Gaussian head stay float32.

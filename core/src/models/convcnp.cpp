@@ -123,11 +123,12 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
 }
 
 ConvCnp2dImpl::ConvCnp2dImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  if (c.dim_x < 2) throw ConfigError("the on-grid ConvCNP needs D_x >= 2 (grid-cell coordinates)");
+  if (c.dim_coordinates() < 2)
+    throw ConfigError("the on-grid ConvCNP needs D_x >= 2 (grid-cell coordinates)");
   if (c.cnn_layers < 1) throw ConfigError("ConvCNP 2-D needs at least one convolution layer");
   if (c.kernel_size < 1 || c.kernel_size % 2 == 0)
     throw ConfigError("ConvCNP kernel_size must be odd");
-  int64_t in = 1 + c.dim_y;
+  int64_t in = 1 + c.dim_y + (c.dim_features > 0 ? 1 + c.dim_features : 0);
   for (int64_t l = 0; l < c.cnn_layers; ++l) {
     m_convs.push_back(register_module(
         "conv" + std::to_string(l),
@@ -140,6 +141,14 @@ ConvCnp2dImpl::ConvCnp2dImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 }
 
 Prediction ConvCnp2dImpl::predict_grid(const torch::Tensor& values, const torch::Tensor& mask) {
+  if (config().dim_features > 0) {
+    throw ConfigError("this ConvCNP 2-D takes place features: predict through its inputs");
+  }
+  return run_grid(values, mask, {});
+}
+
+Prediction ConvCnp2dImpl::run_grid(const torch::Tensor& values, const torch::Tensor& mask,
+                                   const torch::Tensor& features) {
   const auto dy = config().dim_y;
   if (values.dim() != 4 || values.size(-1) != dy || mask.dim() != 3 ||
       mask.sizes() != values.sizes().slice(0, 3)) {
@@ -154,6 +163,7 @@ Prediction ConvCnp2dImpl::predict_grid(const torch::Tensor& values, const torch:
     throw InvalidInputError("ConvCNP 2-D: context values contain NaN or infinite values");
   }
   auto x = torch::cat({m, masked}, 1);
+  if (features.defined()) x = torch::cat({x, features.permute({0, 3, 1, 2})}, 1);
   for (auto& conv : m_convs) x = torch::relu(conv->forward(x));
   return m_head->forward(x.permute({0, 2, 3, 1}));
 }
@@ -161,8 +171,9 @@ Prediction ConvCnp2dImpl::predict_grid(const torch::Tensor& values, const torch:
 Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
   const auto& c = config();
   const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
-  auto xc = task.xc.round().to(torch::kLong);
-  auto xt = task.xt.round().to(torch::kLong);
+  const auto dc = c.dim_coordinates(), df = c.dim_features;
+  auto xc = task.xc.narrow(-1, 0, dc).round().to(torch::kLong);
+  auto xt = task.xt.narrow(-1, 0, dc).round().to(torch::kLong);
   auto all = torch::cat({xc, xt}, 1);
   if (all.size(1) == 0 || nt == 0) {
     auto empty = torch::zeros({b, nt, c.dim_y}, task.xt.options());
@@ -171,7 +182,7 @@ Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
   // The first two inputs index the grid; further inputs (time for gridded maps) select
   // independent slices, each its own image: the CNN runs per slice.
   const int64_t margin = c.cnn_layers * (c.kernel_size / 2);
-  auto lo = all.amin(std::vector<int64_t>{0, 1});  // [D_x]
+  auto lo = all.amin(std::vector<int64_t>{0, 1});  // [D_coordinates]
   auto hi = all.amax(std::vector<int64_t>{0, 1});
   lo.slice(0, 0, 2) -= margin;
   hi.slice(0, 0, 2) += margin;
@@ -180,20 +191,19 @@ Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
   if (cells > static_cast<double>(c.max_grid_points)) {
     std::ostringstream msg;
     msg << "ConvCNP 2-D: inputs span a grid of " << cells << " cells (";
-    for (int64_t d = 0; d < c.dim_x; ++d)
-      msg << (d ? " x " : "") << (hi[d] - lo[d]).item<int64_t>() + 1;
+    for (int64_t d = 0; d < dc; ++d) msg << (d ? " x " : "") << (hi[d] - lo[d]).item<int64_t>() + 1;
     msg << "), over the limit of " << c.max_grid_points;
     throw ResourceLimitError(msg.str());
   }
   const int64_t rows = (hi[0] - lo[0]).item<int64_t>() + 1;
   const int64_t cols = (hi[1] - lo[1]).item<int64_t>() + 1;
   int64_t slices = 1;
-  for (int64_t d = 2; d < c.dim_x; ++d) slices *= (hi[d] - lo[d]).item<int64_t>() + 1;
+  for (int64_t d = 2; d < dc; ++d) slices *= (hi[d] - lo[d]).item<int64_t>() + 1;
   // Cell index: slice-major, then row, then column: ((s * rows) + r) * cols + col.
   auto flat_index = [&](const torch::Tensor& x) {
     auto rel = x - lo;
     auto slice = torch::zeros_like(rel.select(-1, 0));
-    for (int64_t d = 2; d < c.dim_x; ++d) {
+    for (int64_t d = 2; d < dc; ++d) {
       slice = slice * ((hi[d] - lo[d]).item<int64_t>() + 1) + rel.select(-1, d);
     }
     return (slice * rows + rel.select(-1, 0)) * cols + rel.select(-1, 1);
@@ -210,7 +220,21 @@ Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
   }
   auto mask = (counts.squeeze(-1) > 0).view({b * slices, rows, cols});
   values = (values / counts.clamp_min(1.0)).view({b * slices, rows, cols, c.dim_y});
-  auto grid = predict_grid(values, mask);
+  torch::Tensor features;
+  if (df > 0) {
+    // Features of every point of the task, context and targets, averaged per cell.
+    auto known = torch::zeros({b, cells_total, 1 + df}, opts);
+    auto points = torch::cat({xc, xt}, 1);
+    auto point_features = torch::cat({task.xc, task.xt}, 1).narrow(-1, dc, df);
+    auto flat = flat_index(points).unsqueeze(-1);
+    known.scatter_add_(1, flat.expand({b, nc + nt, 1 + df}),
+                       torch::cat({torch::ones({b, nc + nt, 1}, opts), point_features}, -1));
+    auto density = known.narrow(-1, 0, 1);
+    auto mean = known.narrow(-1, 1, df) / density.clamp_min(1.0);
+    features = torch::cat({(density > 0).to(opts.dtype()), mean}, -1)
+                   .view({b * slices, rows, cols, 1 + df});
+  }
+  auto grid = run_grid(values, mask, features);
   auto flat_t = flat_index(xt).unsqueeze(-1).expand({b, nt, c.dim_y});
   auto gather = [&](const torch::Tensor& t) {
     return t.reshape({b, cells_total, c.dim_y}).gather(1, flat_t);

@@ -47,17 +47,24 @@ class ConvCnpImpl final : public NeuralProcessImpl {
 /// per-cell Gaussian head. Through the common NeuralProcess interface, inputs are grid-cell
 /// coordinates (D_x = 2, rounded to integers): the context is rasterised onto a grid that
 /// covers context and targets plus the CNN's receptive field, and predictions are read at the
-/// targets' cells.
+/// targets' cells. Place features (config.dim_features) of every context and target point are
+/// rasterised too, as a density channel and the features: the CNN sees the terrain wherever a
+/// point of the task lies, targets included.
 class ConvCnp2dImpl final : public NeuralProcessImpl, public GridPredictor {
  public:
   explicit ConvCnp2dImpl(const ModelConfig& config);
 
+  /// Without place features only (a grid of values has none): throws ConfigError otherwise.
   Prediction predict_grid(const torch::Tensor& values, const torch::Tensor& mask) override;
 
  protected:
   Prediction forward_impl(const Task& task) override;
 
  private:
+  /// values [B,H,W,Dy], mask [B,H,W]; features [B,H,W,1+Df] (density, features) or undefined.
+  Prediction run_grid(const torch::Tensor& values, const torch::Tensor& mask,
+                      const torch::Tensor& features);
+
   std::vector<torch::nn::Conv2d> m_convs;
   GaussianHead m_head{nullptr};
 };

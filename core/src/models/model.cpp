@@ -68,24 +68,27 @@ torch::Tensor NeuralProcessImpl::sample_impl(const Task& task, int64_t count,
 Task NeuralProcessImpl::model_inputs(const Task& task) const {
   auto xc = task.xc.to(torch::kFloat64);
   auto xt = task.xt.to(torch::kFloat64);
+  // Place features (the trailing inputs) are neither moved to the reference nor scaled.
+  const auto dc = m_config.dim_coordinates();
+  auto coordinates = [dc](const torch::Tensor& x) { return x.narrow(-1, 0, dc); };
   if (model_info(m_config.kind).translation_equivariant) {
     // Equivariance makes the origin free: measuring inputs from a point of the data keeps them
     // small, so float32 holds every digit that matters even at |Δ| = 1e6. The reference is a
     // whole number so that grid-based models keep their grid alignment.
     torch::Tensor reference;
     if (task.num_context() > 0) {
-      reference = xc.mean(1, true).round();
+      reference = coordinates(xc).mean(1, true).round();
     } else if (task.num_targets() > 0) {
-      reference = xt.mean(1, true).round();
+      reference = coordinates(xt).mean(1, true).round();
     }
     if (reference.defined()) {
-      xc = xc - reference;
-      xt = xt - reference;
+      coordinates(xc) -= reference;
+      coordinates(xt) -= reference;
     }
   }
   if (m_config.input_scale != 1.0) {
-    xc = xc * m_config.input_scale;
-    xt = xt * m_config.input_scale;
+    coordinates(xc) *= m_config.input_scale;
+    coordinates(xt) *= m_config.input_scale;
   }
   const auto dtype = parameter_dtype();
   auto cast = [&](const torch::Tensor& t) { return t.defined() ? t.to(dtype) : t; };

@@ -15,6 +15,7 @@ namespace npe {
   X(kind) \
   X(dim_x) \
   X(dim_y) \
+  X(dim_features) \
   X(dim_model) \
   X(num_layers) \
   X(num_heads) \

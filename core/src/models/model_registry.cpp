@@ -120,6 +120,15 @@ void check_sizes(const ModelConfig& c) {
   if (!(c.min_stddev >= 0.0)) throw ConfigError("model configuration: min_stddev must be >= 0");
   if (!(c.input_scale > 0.0) || !std::isfinite(c.input_scale))
     throw ConfigError("model configuration: input_scale must be a positive number");
+  if (c.dim_features < 0 || c.dim_features >= c.dim_x)
+    throw ConfigError(
+        "model configuration: dim_features must be in 0..dim_x - 1 (at least one "
+        "input is a coordinate)");
+  if (c.dim_features > 0 && (c.kind == "convcnp" || c.kind == "rcnp"))
+    throw ConfigError("model configuration: " + model_info(c.kind).display_name +
+                      " does not take place features (dim_features must be 0)");
+  if (c.kind == "convcnp2d" && c.dim_coordinates() < 2)
+    throw ConfigError("model configuration: the on-grid ConvCNP needs at least two coordinates");
   if (c.kind == "convcnp2d" && c.input_scale != 1.0)
     throw ConfigError("model configuration: the on-grid ConvCNP needs input_scale = 1");
 }

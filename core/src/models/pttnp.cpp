@@ -39,11 +39,11 @@ Prediction PtTnpImpl::forward_impl(const Task& task) {
 
 TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto dz = c.dim_model;
-  m_embed = register_module("embed", token_embedder(c.dim_y + 1, dz));
+  m_embed = register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
   m_pseudo_tokens = register_parameter("pseudo_tokens", torch::randn({c.num_pseudo_tokens, dz}));
   // Initial pseudo-tokens and pseudo-location offsets from a standard normal (paper F.1).
-  m_pseudo_offsets =
-      register_parameter("pseudo_offsets", torch::randn({c.num_pseudo_tokens, c.dim_x}));
+  m_pseudo_offsets = register_parameter("pseudo_offsets",
+                                        torch::randn({c.num_pseudo_tokens, c.dim_coordinates()}));
   if (c.pseudo_locations == "attention") {
     m_psi_query = register_module("psi_query", torch::nn::Linear(dz, dz));
     m_psi_key = register_module("psi_key", torch::nn::Linear(dz, dz));
@@ -51,7 +51,7 @@ TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const auto s = std::to_string(l);
     auto block = [&](bool update_locations) {
-      return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_x, c.pairwise_width,
+      return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_coordinates(), c.pairwise_width,
                               update_locations);
     };
     const bool last = l + 1 == c.num_layers;
@@ -69,10 +69,11 @@ TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
 }
 
-Prediction TePtTnpImpl::forward_impl(const Task& task) {
-  const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
+Prediction TePtTnpImpl::forward_impl(const Task& placed) {
+  const auto b = placed.batch_size(), nc = placed.num_context(), nt = placed.num_targets();
   const auto dz = config().dim_model;
-  auto [zc, zt] = output_only_tokens(m_embed, task, dz);
+  auto [zc, zt] = output_only_tokens(m_embed, placed, dz, config().dim_features);
+  const auto task = coordinates_only(placed, config().dim_features);
   auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
   // Pseudo-locations: a learned offset plus a convex combination of the context locations
   // (paper eq. 11) or their mean, so they translate exactly with the data.

@@ -27,12 +27,12 @@ torch::Tensor TnpdEncoder::encode(const Task& task) {
 }
 
 TeTnpEncoder::TeTnpEncoder(torch::nn::Module& owner, const ModelConfig& c, bool target_locations)
-    : m_dim_model(c.dim_model) {
+    : m_dim_model(c.dim_model), m_dim_features(c.dim_features) {
   const auto dz = c.dim_model;
-  m_embed = owner.register_module("embed", token_embedder(c.dim_y + 1, dz));
+  m_embed = owner.register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
   for (int64_t l = 0; l < c.num_layers; ++l) {
     auto block = [&](bool update_locations) {
-      return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_x, c.pairwise_width,
+      return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_coordinates(), c.pairwise_width,
                               update_locations);
     };
     // Unless the caller needs them, the target locations leave the last layer unused, so its
@@ -50,9 +50,10 @@ TeTnpEncoder::TeTnpEncoder(torch::nn::Module& owner, const ModelConfig& c, bool 
 }
 
 TeTnpEncoder::Output TeTnpEncoder::encode(const Task& task, bool record_attention) {
-  auto [zc, zt] = output_only_tokens(m_embed, task, m_dim_model);
-  auto xc = task.xc;
-  auto xt = task.xt;
+  auto [zc, zt] = output_only_tokens(m_embed, task, m_dim_model, m_dim_features);
+  const auto located = coordinates_only(task, m_dim_features);
+  auto xc = located.xc;
+  auto xt = located.xt;
   Output out;
   for (size_t l = 0; l < m_self.size(); ++l) {
     auto self = m_self[l]->forward(zc, xc, zc, xc);

@@ -48,6 +48,7 @@ class TeTnpEncoder {
   Mlp m_embed{nullptr};
   std::vector<TeAttentionBlock> m_self, m_cross;
   int64_t m_dim_model;
+  int64_t m_dim_features;
 };
 
 }  // namespace npe

@@ -25,7 +25,7 @@ NdHead::NdHead(torch::nn::Module& owner, const ModelConfig& c, bool translation_
     const auto name = "covariance" + std::to_string(l);
     if (translation_equivariant) {
       m_te_layers.push_back(owner.register_module(
-          name, TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_x, c.pairwise_width,
+          name, TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_coordinates(), c.pairwise_width,
                                  c.update_locations && l + 1 < c.covariance_layers)));
     } else {
       m_layers.push_back(owner.register_module(name, AttentionBlock(dz, c.num_heads, c.head_dim)));

@@ -27,14 +27,34 @@ inline Tokens input_output_tokens(Mlp& embed, const Task& task) {
           embed->forward(torch::cat({task.xt, torch::zeros({b, nt, task.dim_y() + 1}, opts)}, -1))};
 }
 
-/// Translation-equivariant tokens, independent of x: context MLP([y, 0]), every target the
-/// same learned constant MLP([0, 1]); embed maps Dy+1 -> Dz.
-inline Tokens output_only_tokens(Mlp& embed, const Task& task, int64_t dim_model) {
+/// Translation-equivariant tokens, independent of the coordinates: context MLP([y, 0]), every
+/// target the same learned constant MLP([0, 1]); embed maps Dy+1 -> Dz. With place features
+/// (the last dim_features inputs, which move with the place), context MLP([y, f, 0]) and target
+/// MLP([0, f, 1]); embed maps Dy+Df+1 -> Dz.
+inline Tokens output_only_tokens(Mlp& embed, const Task& task, int64_t dim_model,
+                                 int64_t dim_features = 0) {
   const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
   auto opts = task.xt.options();
+  if (dim_features > 0) {
+    const auto first = task.dim_x() - dim_features;
+    auto fc = task.xc.narrow(-1, first, dim_features);
+    auto ft = task.xt.narrow(-1, first, dim_features);
+    return {
+        embed->forward(torch::cat({task.yc, fc, torch::zeros({b, nc, 1}, opts)}, -1)),
+        embed->forward(torch::cat(
+            {torch::zeros({b, nt, task.dim_y()}, opts), ft, torch::ones({b, nt, 1}, opts)}, -1))};
+  }
   auto target_token = torch::cat({torch::zeros({task.dim_y()}, opts), torch::ones({1}, opts)});
   return {embed->forward(torch::cat({task.yc, torch::zeros({b, nc, 1}, opts)}, -1)),
           embed->forward(target_token).expand({b, nt, dim_model})};
+}
+
+/// The task with its inputs cut to the coordinates (without the trailing place features), for
+/// the distances of translation-equivariant attention.
+inline Task coordinates_only(const Task& task, int64_t dim_features) {
+  if (dim_features == 0) return task;
+  const auto dc = task.dim_x() - dim_features;
+  return {task.xc.narrow(-1, 0, dc), task.yc, task.xt.narrow(-1, 0, dc), task.yt};
 }
 
 }  // namespace npe

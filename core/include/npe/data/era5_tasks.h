@@ -9,6 +9,7 @@
 #include <string>
 
 #include "npe/data/gridded_field.h"
+#include "npe/data/place_features.h"
 #include "npe/data/task_source.h"
 
 namespace npe {
@@ -20,19 +21,34 @@ std::filesystem::path default_era5_path();
 enum class Era5Region { South, North };
 std::string to_string(Era5Region region);
 
+/// What a block of days is used for (Era5TaskConfig::block_pattern).
+enum class Era5BlockUse { Train, Validation, Test };
+
+/// A run of days of the file and what it is used for: times [time_begin, time_end) (indices).
+struct Era5DayBlock {
+  int64_t time_begin = 0, time_end = 0;
+  Era5BlockUse use = Era5BlockUse::Train;
+};
+
 /// Configuration of ERA5 tasks. A task is a window of `window` x `window` grid cells over
-/// `time_steps` times `step_hours` apart (15 x 15 x 5 = 1125 points by default). Inputs (D_x = 3)
-/// are in grid units: (latitude - origin_latitude) / spacing (north positive), (longitude -
-/// origin_longitude) / spacing (east positive) and the hours since the window's first time
-/// divided by step_hours. Surface elevation, which the paper adds as a fourth input, is not in
-/// this data. Output: the variable standardised with the training region's mean and standard
-/// deviation (stored here, so checkpoints carry them). N_c ~ U{ceil(N/100) .. floor(N/3)} per
-/// batch; the other points are targets (at most max_targets, 0 = all).
+/// `time_steps` times `step_hours` apart (15 x 15 x 5 = 1125 points by default). Inputs are
+/// three coordinates in grid units: (latitude - origin_latitude) / spacing (north positive),
+/// (longitude - origin_longitude) / spacing (east positive) and the hours since the window's
+/// first time divided by step_hours; then the place features of the cell (`features`, read from
+/// the invariants file: elevation in km and land fraction, as the paper adds elevation), so
+/// D_x = 3 + features. Translations move the coordinates only: a place keeps its terrain.
+/// Output: the variable standardised with the training region's mean and standard deviation
+/// (stored here, so checkpoints carry them). N_c ~ U{ceil(N/100) .. floor(N/3)} per batch; the
+/// other points are targets (at most max_targets, 0 = all).
 ///
 /// Split: rows south of split_latitude form the training region, rows north of it the test
-/// region (the row on it belongs to neither). Times: days 1..train_days of the file train,
-/// the next validation_days validate, the rest test. Train and validation tasks come from the
-/// south; test tasks from `test_region`.
+/// region (the row on it belongs to neither). Times: the file's days are cut into blocks of
+/// block_days days that take the uses of block_pattern in turn (by default train, test,
+/// train, validation), so every split sees the month's changing weather; a task window lies
+/// inside one block. Train and validation tasks come from the south; test tasks from
+/// `test_region` (and from test block `test_block` alone when it is >= 0). block_days = 0 is
+/// the first protocol: days 1..train_days train, the next validation_days validate, the rest
+/// test (checkpoints that predate blocks were trained so).
 struct Era5TaskConfig {
   std::string name = "era5";
   std::filesystem::path data;  ///< NetCDF or GRIB; empty: default_era5_path()
@@ -44,9 +60,16 @@ struct Era5TaskConfig {
   double max_context_fraction = 1.0 / 3.0;
   int64_t max_targets = 0;
   double split_latitude = 54.0;
-  int64_t train_days = 20;
-  int64_t validation_days = 4;
+  int64_t block_days = 2;
+  std::vector<Era5BlockUse> block_pattern = {Era5BlockUse::Train, Era5BlockUse::Test,
+                                             Era5BlockUse::Train, Era5BlockUse::Validation};
+  int64_t test_block = -1;
+  int64_t train_days = 20;      ///< block_days = 0 only
+  int64_t validation_days = 4;  ///< block_days = 0 only
   Era5Region test_region = Era5Region::North;
+  /// Place features of every point (known_place_features()); empty: coordinates only.
+  std::vector<std::string> features = {"elevation", "land_sea"};
+  std::filesystem::path invariants;  ///< empty: default_era5_invariants_path()
   /// Standardisation and coordinate origin; NaN: computed from the data (training region and
   /// period for the statistics, the grid's central longitude for the origin).
   double mean = std::nan("");
@@ -54,15 +77,18 @@ struct Era5TaskConfig {
   double origin_longitude = std::nan("");
 
   nlohmann::json to_json() const;
+  /// Fields missing from `json` take the values of the first protocol where they changed it
+  /// (no features, block_days = 0), so older checkpoints keep their tasks.
   static Era5TaskConfig from_json(const nlohmann::json& json);
   void validate() const;
 };
 
-/// Row, column and time ranges (half-open index ranges into the field) of a split.
+std::string to_string(Era5BlockUse use);
+
+/// Row and column ranges (half-open index ranges into the field) of a region.
 struct Era5Extent {
   int64_t row_begin = 0, row_end = 0;
   int64_t col_begin = 0, col_end = 0;
-  int64_t time_begin = 0, time_end = 0;
 };
 
 class Era5TaskSource final : public TaskSource {
@@ -72,23 +98,32 @@ class Era5TaskSource final : public TaskSource {
   explicit Era5TaskSource(Era5TaskConfig config = {});
 
   std::string name() const override { return m_config.name; }
-  int64_t dim_x() const override { return 3; }
+  int64_t dim_x() const override { return 3 + place_features().count(); }
   int64_t dim_y() const override { return 1; }
   TaskBatch sample(int64_t batch_size, uint64_t seed, const Translation& tau = {},
                    Split split = Split::Train) const override;
   nlohmann::json to_json() const override { return m_config.to_json(); }
   void adapt_model_config(ModelConfig& config, const std::string& size) const override;
-  /// From the training region to the test region: the distance between their first rows.
+  /// From the training region to the test region: the distance between their first rows (the
+  /// place features' components are zero).
   Translation out_of_range_translation() const override;
-  /// Test tasks from the training region (south) and from the unseen region (north).
+  /// Test tasks of each test block from the training region (south) and from the unseen
+  /// region (north), grouped by region.
   std::vector<Variant> evaluation_variants() const override;
 
   const Era5TaskConfig& config() const { return m_config; }
   const GriddedField& field() const { return *m_field; }
-  /// Where tasks of a split come from; region_of(split) names its rows.
+  /// Rows and columns tasks of a split come from; region_of(split) names them.
   Era5Extent extent(Split split) const;
   Era5Extent region_extent(Era5Region region) const;
   Era5Region region_of(Split split) const;
+  /// The file's days in blocks, in time order (one block per split for block_days = 0).
+  const std::vector<Era5DayBlock>& day_blocks() const { return m_blocks; }
+  /// The block holding a time index (of the field), or nullptr.
+  const Era5DayBlock* block_at(int64_t time) const;
+  /// First time indices of the task windows of a split: every window lies in one block.
+  const std::vector<int64_t>& window_starts(Split split) const;
+  const PlaceFeatures& place_features() const { return *m_features; }
   /// Index steps between two times of a task (step_hours in units of the file's spacing).
   int64_t time_stride() const { return m_time_stride; }
 
@@ -104,7 +139,10 @@ class Era5TaskSource final : public TaskSource {
  private:
   Era5TaskConfig m_config;
   std::shared_ptr<const GriddedField> m_field;
+  std::shared_ptr<const PlaceFeatures> m_features;
   int64_t m_time_stride = 1;
+  std::vector<Era5DayBlock> m_blocks;
+  std::vector<int64_t> m_starts[3];  // by Split
 };
 
 }  // namespace npe

@@ -17,14 +17,16 @@ namespace npe {
 /// Layout is normalised by every reader: latitude descending (row 0 is the northernmost row, as
 /// ERA5 stores it and as a map is drawn), longitude ascending in [-180, 180), times ascending.
 struct GriddedField {
-  torch::Tensor values;              ///< [T, lat, lon] float32; missing values are NaN
-  std::vector<double> latitudes;     ///< degrees north, descending
-  std::vector<double> longitudes;    ///< degrees east, ascending, in [-180, 180)
-  std::vector<int64_t> valid_times;  ///< seconds since 1970-01-01 00:00 UTC, ascending
-  std::string variable;              ///< name in the file ("t2m", "2t")
-  std::string long_name;             ///< description when the file has one
-  std::string units;                 ///< as in the file ("K")
-  std::filesystem::path source;      ///< the file it was read from
+  torch::Tensor values;            ///< [T, lat, lon] float32; missing values are NaN
+  std::vector<double> latitudes;   ///< degrees north, descending
+  std::vector<double> longitudes;  ///< degrees east, ascending, in [-180, 180)
+  /// Seconds since 1970-01-01 00:00 UTC, ascending; empty for a time-invariant field
+  /// (GriddedReadOptions::time_invariant), which has one time slice.
+  std::vector<int64_t> valid_times;
+  std::string variable;          ///< name in the file ("t2m", "2t")
+  std::string long_name;         ///< description when the file has one
+  std::string units;             ///< as in the file ("K")
+  std::filesystem::path source;  ///< the file it was read from
 
   int64_t num_times() const { return values.size(0); }
   int64_t num_latitudes() const { return values.size(1); }
@@ -48,6 +50,9 @@ struct GriddedReadOptions {
   /// Fields with more values (times × latitudes × longitudes) are refused before anything is
   /// allocated for them: 2^28 is 1 GiB as float32 (a global 0.25° grid, ten days hourly).
   int64_t max_values = int64_t{1} << 28;
+  /// Read a variable on (latitude, longitude) alone, without time (surface elevation, land-sea
+  /// mask): the field has one time slice and no valid_times. NetCDF only.
+  bool time_invariant = false;
 };
 
 /// A file format. Readers throw DataError naming the file and the problem for corrupt,

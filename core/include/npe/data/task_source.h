@@ -72,6 +72,9 @@ class TaskSource {
   struct Variant {
     std::string label;
     nlohmann::json overrides;
+    /// Variants of one group (ERA5: one region's test blocks) are also summarised together,
+    /// with standard errors over the group's variants; empty: no summary.
+    std::string group;
   };
   virtual std::vector<Variant> evaluation_variants() const { return {}; }
 };

@@ -14,6 +14,12 @@ struct ModelConfig {
   std::string kind;
   int64_t dim_x = 1;
   int64_t dim_y = 1;
+  /// Of the D_x inputs, the last dim_features are properties of the place (ERA5: elevation and
+  /// land-sea fraction), not coordinates: translation-equivariant models feed them into the
+  /// tokens with the outputs and measure distances on the first dim_coordinates() inputs only;
+  /// input_scale and the reference point apply to coordinates only. Models that see x directly
+  /// (CNP, TNP, PT-TNP, the TNP-D family) take them as further inputs.
+  int64_t dim_features = 0;
   /// Token / representation width D_z.
   int64_t dim_model = 128;
   /// Transformer layers L.
@@ -65,6 +71,8 @@ struct ModelConfig {
   /// BSA-TNP: RBF features F of each head's attention bias sum_f a_f exp(-b_f ||x - x'||^2)
   /// (Jenson et al. use 5 for space).
   int64_t bias_features = 5;
+
+  int64_t dim_coordinates() const { return dim_x - dim_features; }
 
   nlohmann::json to_json() const;
   /// Missing fields take their defaults; wrong types throw ConfigError.

@@ -167,6 +167,9 @@ class GribReader final : public GriddedReader {
                     const GriddedReadOptions& options) const override {
     // ecCodes crashes on some corrupt messages (a division by zero in its GRIB 1 step units,
     // found by fuzz_gridded_field): it runs in a child process.
+    if (options.time_invariant) {
+      fail(path, "time-invariant fields (elevation, land-sea mask) are read from NetCDF files");
+    }
     parse_definitions_once();
     return to_field(
         read_in_child(path, options, "ecCodes",

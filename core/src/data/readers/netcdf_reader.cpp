@@ -264,8 +264,18 @@ class NetcdfReader final : public GriddedReader {
       position[axis] = static_cast<int64_t>(raw.shape.size());
       raw.shape.push_back(static_cast<int64_t>(length));
     }
-    if (position.size() != 3) {
-      fail(path, "variable '" + raw.variable + "' is not on (time, latitude, longitude)");
+    // A time-invariant field (elevation, land-sea mask) is read, when asked for, as one time
+    // slice: a trailing dimension of length 1 keeps the stored order of the values.
+    const bool invariant = options.time_invariant && position.size() == 2 &&
+                           position.count(Axis::Latitude) && position.count(Axis::Longitude);
+    if (invariant) {
+      position[Axis::Time] = static_cast<int64_t>(raw.shape.size());
+      raw.shape.push_back(1);
+    }
+    if (position.size() != 3 || (options.time_invariant && !invariant)) {
+      fail(path,
+           "variable '" + raw.variable + "' is not on " +
+               (options.time_invariant ? "(latitude, longitude)" : "(time, latitude, longitude)"));
     }
     if (count > static_cast<uintmax_t>(std::max<int64_t>(options.max_values, 0))) {
       const auto held = count == std::numeric_limits<uintmax_t>::max()
@@ -281,7 +291,7 @@ class NetcdfReader final : public GriddedReader {
       return -1;
     };
 
-    raw.valid_times = read_times(file, dim_of(Axis::Time), path);
+    if (!invariant) raw.valid_times = read_times(file, dim_of(Axis::Time), path);
     raw.latitudes = read_coordinate(file, dim_of(Axis::Latitude), path);
     raw.longitudes = read_coordinate(file, dim_of(Axis::Longitude), path);
 

@@ -1,0 +1,126 @@
+#include "npe/data/place_features.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "npe/data/dataset_cache.h"
+#include "npe/errors.h"
+
+namespace npe {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kStandardGravity = 9.80665;  // m s^-2: ERA5's geopotential to metres
+
+struct FeatureSource {
+  const char* name;
+  const char* variable;  // in the invariants file
+  double scale;          // file units to feature units
+};
+
+// Elevation in kilometres and the land fraction are both of order one over the British Isles
+// and Europe, the scale of the standardised temperature, without statistics to store.
+const std::vector<FeatureSource>& feature_sources() {
+  static const std::vector<FeatureSource> sources = {
+      {"elevation", "z", 1.0 / (kStandardGravity * 1000.0)},
+      {"land_sea", "lsm", 1.0},
+  };
+  return sources;
+}
+
+const FeatureSource& feature_source(const std::string& name) {
+  for (const auto& s : feature_sources())
+    if (name == s.name) return s;
+  std::string known;
+  for (const auto& s : feature_sources())
+    known += (known.empty() ? "" : ", ") + std::string(s.name);
+  throw ConfigError("unknown place feature '" + name + "' (known: " + known + ")");
+}
+
+// Index of `value` in `axis` within `tolerance`, or -1.
+int64_t find_coordinate(const std::vector<double>& axis, double value, double tolerance) {
+  for (size_t i = 0; i < axis.size(); ++i)
+    if (std::abs(axis[i] - value) <= tolerance) return static_cast<int64_t>(i);
+  return -1;
+}
+
+}  // namespace
+
+fs::path default_era5_invariants_path() {
+  if (const char* env = std::getenv("NPE_ERA5_INVARIANTS"); env && *env) return env;
+#ifdef NPE_SOURCE_ERA5_DIR
+  return fs::path(NPE_SOURCE_ERA5_DIR) / "era5-invariants-europe-0p25.nc";
+#else
+  return "era5-invariants-europe-0p25.nc";
+#endif
+}
+
+const std::vector<std::string>& known_place_features() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& s : feature_sources()) n.push_back(s.name);
+    return n;
+  }();
+  return names;
+}
+
+PlaceFeatures read_place_features(const fs::path& invariants, const std::vector<std::string>& names,
+                                  const GriddedField& grid) {
+  PlaceFeatures features;
+  features.names = names;
+  const auto rows = grid.num_latitudes(), cols = grid.num_longitudes();
+  features.values = torch::zeros({rows, cols, features.count()}, torch::kFloat64);
+  // Longitudes are compared modulo 360 (every reader normalises them to [-180, 180)); the
+  // tolerance is a thousandth of the data's step, or of a degree for a one-cell grid.
+  const double lat_tol = 1e-3 * (grid.latitude_step() > 0 ? grid.latitude_step() : 1.0);
+  const double lon_tol = 1e-3 * (grid.longitude_step() > 0 ? grid.longitude_step() : 1.0);
+  for (int64_t f = 0; f < features.count(); ++f) {
+    const auto& source = feature_source(names[static_cast<size_t>(f)]);
+    GriddedReadOptions options;
+    options.variable = source.variable;
+    options.time_invariant = true;
+    const auto field =
+        cached_dataset<GriddedField>(invariants, std::string(source.variable) + "\ntime-invariant",
+                                     [&] { return read_gridded_field(invariants, options); });
+    std::vector<int64_t> row_index, col_index;
+    for (double lat : grid.latitudes) {
+      const auto r = find_coordinate(field->latitudes, lat, lat_tol);
+      if (r < 0) {
+        std::ostringstream msg;
+        msg << invariants.string() << ": no " << source.name << " at latitude " << lat
+            << " (it covers " << field->latitudes.back() << " to " << field->latitudes.front()
+            << " N in steps of " << field->latitude_step() << ")";
+        throw DataError(msg.str());
+      }
+      row_index.push_back(r);
+    }
+    for (double lon : grid.longitudes) {
+      const auto c = find_coordinate(field->longitudes, lon, lon_tol);
+      if (c < 0) {
+        std::ostringstream msg;
+        msg << invariants.string() << ": no " << source.name << " at longitude " << lon
+            << " (it covers " << field->longitudes.front() << " to " << field->longitudes.back()
+            << " E in steps of " << field->longitude_step() << ")";
+        throw DataError(msg.str());
+      }
+      col_index.push_back(c);
+    }
+    auto values = field->values[0]
+                      .to(torch::kFloat64)
+                      .index_select(0, torch::tensor(row_index, torch::kLong))
+                      .index_select(1, torch::tensor(col_index, torch::kLong)) *
+                  source.scale;
+    if (!torch::isfinite(values).all().item<bool>()) {
+      throw DataError(invariants.string() + ": " + source.name +
+                      " is missing at some cells of the data grid");
+    }
+    features.values.select(2, f).copy_(values);
+  }
+  return features;
+}
+
+}  // namespace npe
