@@ -379,6 +379,12 @@ Command add_predict_command(CLI::App& app) {
       ->add_option("--context-fraction", a->grid.context_fraction,
                    "--grid: use this fraction of the grid's cells, drawn with --seed, as context")
       ->check(CLI::Range(0.0, 1.0));
+  command
+      ->add_option("--tile", a->grid.tile,
+                   "--grid: predict tiles of this many cells per side, each from the context "
+                   "inside it (0: the whole grid at once)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->capture_default_str();
   command->add_option("--x-columns", a->x_columns, "Input columns by name (comma-separated)");
   command->add_option("--y-columns", a->y_columns, "Output columns by name (comma-separated)");
   command

@@ -49,6 +49,29 @@ int column_named(const PointTable& table, const std::string& file,
   throw DataError(file + ": no column named " + *names.begin());
 }
 
+// How well the prediction matches the grid's own values at the cells that were not context:
+// log-likelihood per cell in the data's units and in the model's standardised units, RMSE and
+// the coverage of the central 90 % interval.
+void print_held_out_summary(const torch::Tensor& truth, const torch::Tensor& context_flag,
+                            const torch::Tensor& targets, const torch::Tensor& mean,
+                            const torch::Tensor& stddev, double output_scale,
+                            const std::string& units) {
+  const auto held = targets.index({context_flag.index({targets}) == 0});
+  if (held.numel() == 0) return;
+  const auto y = truth.index({held}), m = mean.index({held}), s = stddev.index({held});
+  const auto z = (y - m) / s;
+  const double ll =
+      (-0.5 * z.square() - s.log() - 0.5 * std::log(2.0 * M_PI)).mean().item<double>();
+  const double rmse = (y - m).square().mean().sqrt().item<double>();
+  const double coverage = (z.abs() <= 1.6448536269514722).to(torch::kDouble).mean().item<double>();
+  const auto unit = units.empty() ? std::string("unit") : units;
+  std::printf(
+      "held-out cells %lld: log-likelihood %.4f nats per cell in %s (%.4f in the model's "
+      "standardised units), RMSE %.3f %s, 90%% interval coverage %.3f\n",
+      static_cast<long long>(held.numel()), ll, unit.c_str(), ll + std::log(output_scale), rmse,
+      unit.c_str(), coverage);
+}
+
 }  // namespace
 
 int run_predict_grid(const GridPredictArguments& a) {
@@ -86,33 +109,44 @@ int run_predict_grid(const GridPredictArguments& a) {
     }
   }
   // A model trained with place features (elevation, land fraction) gets those of each cell,
-  // aligned to this grid from the invariants file its task names; a station takes its nearest
-  // cell's.
+  // aligned to this grid from the invariants file its task names; cells the file does not cover
+  // are "no data" for it (never context, never targets). A station takes its nearest cell's.
   const auto features = read_place_features(
       task.invariants.empty() ? default_era5_invariants_path() : task.invariants, task.features,
-      field);
+      field, UncoveredCells::Missing);
   const int64_t dim_x = 3 + features.count();
+  const auto placed = (features.count() == 0 ? torch::ones({rows, cols}, torch::kBool)
+                                             : torch::isfinite(features.values).all(-1))
+                          .contiguous();  // [rows, cols]: the model's features are known
+  const auto* placed_cells = placed.data_ptr<bool>();
   auto nearest = [](const std::vector<double>& axis, double value) {
     int64_t best = 0;
     for (size_t i = 1; i < axis.size(); ++i)
       if (std::abs(axis[i] - value) < std::abs(axis[size_t(best)] - value)) best = int64_t(i);
     return best;
   };
-  auto input_of = [&](double latitude, double longitude) {
+  auto input_of = [&](double latitude, double longitude, int64_t cell) {
     std::vector<float> x = {float((latitude - task.split_latitude) / dlat),
                             float((longitude - task.origin_longitude) / dlon), 0.0f};
-    if (features.count() > 0) {
-      const auto cell =
-          features.values[nearest(field.latitudes, latitude)][nearest(field.longitudes, longitude)];
-      for (int64_t f = 0; f < features.count(); ++f) x.push_back(cell[f].item<float>());
-    }
+    for (int64_t f = 0; f < features.count(); ++f)
+      x.push_back(float(features.values[cell / cols][cell % cols][f].item<double>()));
     return x;
+  };
+  auto cell_input = [&](int64_t cell) {
+    return input_of(field.latitudes[size_t(cell / cols)], field.longitudes[size_t(cell % cols)],
+                    cell);
   };
 
   const auto truth = field.values[t].to(torch::kFloat64).contiguous();  // [rows, cols]
   const auto* truth_values = truth.data_ptr<double>();
   auto context_flag = torch::zeros({rows, cols}, torch::kFloat64);
-  std::vector<float> xc, yc;
+  struct ContextPoint {
+    int64_t cell;
+    std::vector<float> x;
+    float y;
+  };
+  std::vector<ContextPoint> context;
+  int64_t stations_without_place = 0;
   if (!a.stations.empty()) {
     const auto table = read_point_table(a.stations, 3);
     const int lat = column_named(table, a.stations, {"latitude", "lat"});
@@ -121,14 +155,17 @@ int run_predict_grid(const GridPredictArguments& a) {
     for (const auto& row : table.rows) {
       const double la = row[size_t(lat)], lo = row[size_t(lon)], v = row[size_t(value)];
       if (!std::isfinite(la) || !std::isfinite(lo) || !std::isfinite(v)) continue;
-      const auto x = input_of(la, lo);
-      xc.insert(xc.end(), x.begin(), x.end());
-      yc.push_back(float((v - task.mean) / task.stddev));
+      const int64_t cell = nearest(field.latitudes, la) * cols + nearest(field.longitudes, lo);
+      if (!placed_cells[cell]) {
+        ++stations_without_place;
+        continue;
+      }
+      context.push_back({cell, input_of(la, lo, cell), float((v - task.mean) / task.stddev)});
     }
   } else {
     std::vector<int64_t> cells;
     for (int64_t i = 0; i < rows * cols; ++i) {
-      if (std::isfinite(truth_values[i])) cells.push_back(i);
+      if (std::isfinite(truth_values[i]) && placed_cells[i]) cells.push_back(i);
     }
     std::mt19937_64 engine(a.seed);
     std::shuffle(cells.begin(), cells.end(), engine);
@@ -136,51 +173,91 @@ int run_predict_grid(const GridPredictArguments& a) {
     std::sort(cells.begin(), cells.end());
     auto flags = context_flag.accessor<double, 2>();
     for (int64_t i : cells) {
-      const auto x =
-          input_of(field.latitudes[size_t(i / cols)], field.longitudes[size_t(i % cols)]);
-      xc.insert(xc.end(), x.begin(), x.end());
-      yc.push_back(float((truth_values[i] - task.mean) / task.stddev));
+      context.push_back({i, cell_input(i), float((truth_values[i] - task.mean) / task.stddev)});
       flags[i / cols][i % cols] = 1.0;
     }
   }
-  if (yc.empty()) {
+  if (stations_without_place > 0) {
+    std::fprintf(stderr,
+                 "npe predict: %lld stations skipped: no elevation or land fraction at their "
+                 "cells\n",
+                 static_cast<long long>(stations_without_place));
+  }
+  if (context.empty()) {
     throw DataError("no context: " + (a.stations.empty()
                                           ? std::string("--context-fraction selects no cell")
                                           : a.stations + " has no station with finite values"));
   }
-  const auto num_context = static_cast<int64_t>(yc.size());
-  Task context_task;
-  context_task.xc = torch::tensor(xc).view({1, num_context, dim_x});
-  context_task.yc = torch::tensor(yc).view({1, num_context, 1});
+  const auto num_context = static_cast<int64_t>(context.size());
 
-  // Every cell with a value is a target; cells without one stay NaN.
-  std::vector<int64_t> targets;
-  for (int64_t i = 0; i < rows * cols; ++i) {
-    if (std::isfinite(truth_values[i])) targets.push_back(i);
-  }
+  // Every cell with a value (and the place features the model needs) is a target; the others
+  // stay NaN. With tiles, each tile is one task: its context points and its cells, as the model
+  // saw windows of its training size; without, the whole grid is one task.
+  const int64_t tile = a.tile > 0 ? a.tile : std::max(rows, cols);
   auto predictor = load_predictor(a.checkpoint, parse_device(a.device));
   auto mean = torch::full({rows * cols}, std::nan(""), torch::kFloat64);
   auto stddev = torch::full({rows * cols}, std::nan(""), torch::kFloat64);
-  for (size_t begin = 0; begin < targets.size(); begin += size_t(a.chunk)) {
-    const size_t end = std::min(targets.size(), begin + size_t(a.chunk));
-    std::vector<float> xt;
-    for (size_t k = begin; k < end; ++k) {
-      const int64_t i = targets[k];
-      const auto x =
-          input_of(field.latitudes[size_t(i / cols)], field.longitudes[size_t(i % cols)]);
-      xt.insert(xt.end(), x.begin(), x.end());
+  std::vector<int64_t> all_targets;
+  for (int64_t r0 = 0; r0 < rows; r0 += tile) {
+    for (int64_t c0 = 0; c0 < cols; c0 += tile) {
+      auto inside = [&](int64_t cell) {
+        const int64_t r = cell / cols, c = cell % cols;
+        return r >= r0 && r < r0 + tile && c >= c0 && c < c0 + tile;
+      };
+      std::vector<float> xc, yc;
+      for (const auto& point : context) {
+        if (!inside(point.cell)) continue;
+        xc.insert(xc.end(), point.x.begin(), point.x.end());
+        yc.push_back(point.y);
+      }
+      std::vector<int64_t> targets;
+      for (int64_t r = r0; r < std::min(rows, r0 + tile); ++r) {
+        for (int64_t c = c0; c < std::min(cols, c0 + tile); ++c) {
+          const int64_t i = r * cols + c;
+          if (std::isfinite(truth_values[i]) && placed_cells[i]) targets.push_back(i);
+        }
+      }
+      if (targets.empty()) continue;
+      const auto nc = static_cast<int64_t>(yc.size());
+      Task context_task;
+      context_task.xc = torch::tensor(xc).view({1, nc, dim_x});
+      context_task.yc = torch::tensor(yc).view({1, nc, 1});
+      for (size_t begin = 0; begin < targets.size(); begin += size_t(a.chunk)) {
+        const size_t end = std::min(targets.size(), begin + size_t(a.chunk));
+        std::vector<float> xt;
+        for (size_t k = begin; k < end; ++k) {
+          const auto x = cell_input(targets[k]);
+          xt.insert(xt.end(), x.begin(), x.end());
+        }
+        TaskBatch batch;
+        batch.task = context_task;
+        batch.task.xt = torch::tensor(xt).view({1, int64_t(end - begin), dim_x});
+        const auto p = predictor->predict(batch);
+        const auto index = torch::tensor(
+            std::vector<int64_t>(targets.begin() + long(begin), targets.begin() + long(end)));
+        mean.index_put_({index},
+                        p.mean[0].select(-1, 0).to(torch::kFloat64) * task.stddev + task.mean);
+        stddev.index_put_({index}, p.stddev[0].select(-1, 0).to(torch::kFloat64) * task.stddev);
+      }
+      all_targets.insert(all_targets.end(), targets.begin(), targets.end());
     }
-    TaskBatch batch;
-    batch.task = context_task;
-    batch.task.xt = torch::tensor(xt).view({1, int64_t(end - begin), dim_x});
-    const auto p = predictor->predict(batch);
-    const auto index = torch::tensor(
-        std::vector<int64_t>(targets.begin() + long(begin), targets.begin() + long(end)));
-    mean.index_put_({index}, p.mean[0].select(-1, 0).to(torch::kFloat64) * task.stddev + task.mean);
-    stddev.index_put_({index}, p.stddev[0].select(-1, 0).to(torch::kFloat64) * task.stddev);
   }
-  if (!torch::isfinite(mean.index({torch::tensor(targets)})).all().item<bool>()) {
+  const auto targets = torch::tensor(all_targets, torch::kLong);
+  if (!torch::isfinite(mean.index({targets})).all().item<bool>()) {
     throw DataError(predictor->info().display_name + " produced non-finite values for this grid");
+  }
+  if (a.stations.empty())
+    print_held_out_summary(truth.view({-1}), context_flag.view({-1}), targets, mean, stddev,
+                           task.stddev, field.units);
+  const int64_t uncovered = rows * cols - placed.sum().item<int64_t>();
+  if (uncovered > 0) {
+    std::fprintf(stderr,
+                 "npe predict: %lld cells without elevation or land fraction in %s are left "
+                 "without a prediction\n",
+                 static_cast<long long>(uncovered),
+                 (task.invariants.empty() ? default_era5_invariants_path() : task.invariants)
+                     .filename()
+                     .c_str());
   }
 
   GridOutput out;
@@ -204,10 +281,11 @@ int run_predict_grid(const GridPredictArguments& a) {
                std::filesystem::path(a.checkpoint).filename().string();
   out.history = "npe predict --grid " + std::filesystem::path(a.grid).filename().string() + " (" +
                 std::to_string(num_context) + " context points, time " +
-                format_utc(out.valid_time) + ")";
+                format_utc(out.valid_time) +
+                (a.tile > 0 ? ", tiles of " + std::to_string(a.tile) + " cells" : "") + ")";
   write_grid_netcdf(a.out, out);
   std::printf("%s: %zu cells from %lld context points at %s, written to %s\n",
-              predictor->info().display_name.c_str(), targets.size(),
+              predictor->info().display_name.c_str(), all_targets.size(),
               static_cast<long long>(num_context), format_utc(out.valid_time).c_str(),
               a.out.c_str());
   return 0;

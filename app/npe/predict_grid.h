@@ -17,6 +17,9 @@ struct GridPredictArguments {
   double context_fraction = 0.0;  ///< ... this fraction of the grid's cells, drawn with seed
   uint64_t seed = 0;
   int64_t chunk = 4096;
+  /// Cells per side of the tiles predicted one at a time, each with the context inside it (the
+  /// models were trained on windows of 15 cells); 0: the whole grid is one task.
+  int64_t tile = 0;
   std::string device = "cpu";
   std::string out;
 };

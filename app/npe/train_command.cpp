@@ -321,6 +321,10 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
       command->add_option("--val-tasks", a->options.validation_tasks, "Validation tasks")
           ->check(at_least(0))
           ->capture_default_str();
+  auto* keep_best = command->add_flag(
+      "--keep-best", a->options.keep_best,
+      "Also write OUT.best.pt (and .json) whenever the validation log-likelihood is the best so "
+      "far: the model at its best step, for runs that overfit");
   command
       ->add_option("--checkpoint-every", a->checkpoint_every,
                    "Write the resumable checkpoint every N steps (0: only at the end); it is "
@@ -335,7 +339,7 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
                     "commands pause, resume and stop from stdin");
   // What a checkpoint fixes cannot be changed when resuming it.
   for (auto* fixed : {model, task, task_option, data_option, model_option, size, seed, batch,
-                      accumulate, lr, schedule, val_every, val_tasks}) {
+                      accumulate, lr, schedule, val_every, val_tasks, keep_best}) {
     resume->excludes(fixed);
   }
   add_runtime_options(*command, a->runtime);

@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
 #include "npe/data/gridded_writer.h"
 #include "npe/data/image_tasks.h"
@@ -558,6 +559,43 @@ TEST_F(NpeCli, PredictOverAGridWritesCfNetcdf) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("exactly one of --stations and --context-fraction"), std::string::npos);
   EXPECT_FALSE(fs::exists(refused));
+}
+
+// A model trained with elevation and land fraction over a grid that reaches beyond the
+// invariants file (34-72 N): cells without them have no prediction; tiles of the training
+// window's size; the held-out summary.
+TEST_F(NpeCli, PredictOverAGridGivesPlaceFeaturesWhereKnown) {
+  const fs::path invariants =
+      fs::path(NPE_SOURCE_DIR) / "../shared/data/era5/era5-invariants-europe-0p25.nc";
+  if (!fs::exists(invariants) || !fs::exists(npe::default_era5_path()))
+    GTEST_SKIP() << "no ERA5 data";
+  const auto model = (dir / "placed.pt").string();
+  ASSERT_EQ(run_npe("train --model cnp --task era5 --steps 1 --val-tasks 0 --out " + model).status,
+            0);
+  npe::GridOutput grid;
+  const int rows = 16, cols = 12;  // 35.5 down to 31.75 N: the last 9 rows are not covered
+  for (int r = 0; r < rows; ++r) grid.latitudes.push_back(35.5 - 0.25 * r);
+  for (int c = 0; c < cols; ++c) grid.longitudes.push_back(5.0 + 0.25 * c);
+  grid.valid_time = npe::utc_seconds(2017, 1, 1, 12);
+  auto t2m = 285.0 + 0.1 * torch::arange(rows * cols, torch::kFloat64).view({rows, cols});
+  grid.variables = {{"t2m", "2 metre temperature", "K", "air_temperature", t2m}};
+  const auto data = dir / "south.nc";
+  npe::write_grid_netcdf(data, grid);
+  const auto out = dir / "south-prediction.nc";
+  auto r = run_npe("predict --checkpoint " + model + " --grid " + data.string() +
+                   " --context-fraction 0.25 --tile 6 --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  // 7 covered rows (35.5 to 34.0 N) x 12 columns, a quarter of them context.
+  EXPECT_NE(r.output.find("84 cells from 21 context points"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("held-out cells 63: log-likelihood"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("108 cells without elevation or land fraction"), std::string::npos)
+      << r.output;
+  npe::GriddedReadOptions mean_only;
+  mean_only.variable = "mean";
+  const auto mean = npe::read_gridded_field(out, mean_only);
+  const auto predicted = torch::isfinite(mean.values[0]);
+  EXPECT_TRUE(predicted.narrow(0, 0, 7).all().item<bool>());
+  EXPECT_FALSE(predicted.narrow(0, 7, rows - 7).any().item<bool>());
 }
 
 // Every subcommand has its own --help listing its typed options.

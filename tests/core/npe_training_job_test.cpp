@@ -79,6 +79,33 @@ TEST_F(TrainingJobTest, ResumedJobReachesTheSameWeightsBitwise) {
   }
 }
 
+// --keep-best: the model of the best validation so far, beside the resumable checkpoint.
+TEST_F(TrainingJobTest, KeepBestWritesTheModelOfTheBestValidation) {
+  auto s = spec("cnp", 16);
+  s.options.validation_every = 2;
+  s.options.keep_best = true;
+  s.options.learning_rate = 3e-2;  // large enough to make the validation go up and down
+  const auto path = dir / "job.pt";
+  TrainingJob job(s);
+  job.set_checkpoint(path, 0);
+  job.run();
+  const auto best = best_checkpoint_path(path);
+  EXPECT_EQ(best, dir / "job.best.pt");
+  ASSERT_TRUE(fs::exists(best));
+  int64_t best_step = 0;
+  double best_ll = -std::numeric_limits<double>::infinity();
+  for (const auto& record : job.history()) {
+    if (record.validation_ll > best_ll) best_ll = record.validation_ll, best_step = record.step;
+  }
+  const auto meta = read_checkpoint_metadata(best);
+  EXPECT_EQ(meta.steps, best_step);
+  EXPECT_DOUBLE_EQ(meta.validation_ll, best_ll);
+  // It resumes from that step, keeping the option.
+  auto resumed = TrainingJob::resume(best);
+  EXPECT_EQ(resumed->step(), best_step);
+  EXPECT_TRUE(resumed->spec().options.keep_best);
+}
+
 TEST_F(TrainingJobTest, ResumingTwiceFromPeriodicCheckpointsIsStillExact) {
   TrainingJob uninterrupted(spec("tetnp", 9));
   uninterrupted.run();

@@ -69,7 +69,7 @@ const std::vector<std::string>& known_place_features() {
 }
 
 PlaceFeatures read_place_features(const fs::path& invariants, const std::vector<std::string>& names,
-                                  const GriddedField& grid) {
+                                  const GriddedField& grid, UncoveredCells uncovered) {
   PlaceFeatures features;
   features.names = names;
   const auto rows = grid.num_latitudes(), cols = grid.num_longitudes();
@@ -89,6 +89,10 @@ PlaceFeatures read_place_features(const fs::path& invariants, const std::vector<
     std::vector<int64_t> row_index, col_index;
     for (double lat : grid.latitudes) {
       const auto r = find_coordinate(field->latitudes, lat, lat_tol);
+      if (r < 0 && uncovered == UncoveredCells::Missing) {
+        row_index.push_back(-1);
+        continue;
+      }
       if (r < 0) {
         std::ostringstream msg;
         msg << invariants.string() << ": no " << source.name << " at latitude " << lat
@@ -100,6 +104,10 @@ PlaceFeatures read_place_features(const fs::path& invariants, const std::vector<
     }
     for (double lon : grid.longitudes) {
       const auto c = find_coordinate(field->longitudes, lon, lon_tol);
+      if (c < 0 && uncovered == UncoveredCells::Missing) {
+        col_index.push_back(-1);
+        continue;
+      }
       if (c < 0) {
         std::ostringstream msg;
         msg << invariants.string() << ": no " << source.name << " at longitude " << lon
@@ -109,15 +117,20 @@ PlaceFeatures read_place_features(const fs::path& invariants, const std::vector<
       }
       col_index.push_back(c);
     }
+    // Uncovered rows and columns (index -1) read cell 0 and are set to NaN afterwards.
+    const auto rows_index = torch::tensor(row_index, torch::kLong);
+    const auto cols_index = torch::tensor(col_index, torch::kLong);
     auto values = field->values[0]
                       .to(torch::kFloat64)
-                      .index_select(0, torch::tensor(row_index, torch::kLong))
-                      .index_select(1, torch::tensor(col_index, torch::kLong)) *
+                      .index_select(0, rows_index.clamp_min(0))
+                      .index_select(1, cols_index.clamp_min(0)) *
                   source.scale;
-    if (!torch::isfinite(values).all().item<bool>()) {
+    const auto covered = (rows_index >= 0).unsqueeze(1).logical_and((cols_index >= 0).unsqueeze(0));
+    if (uncovered == UncoveredCells::Refuse && !torch::isfinite(values).all().item<bool>()) {
       throw DataError(invariants.string() + ": " + source.name +
                       " is missing at some cells of the data grid");
     }
+    values.masked_fill_(covered.logical_not(), std::nan(""));
     features.values.select(2, f).copy_(values);
   }
   return features;

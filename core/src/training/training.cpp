@@ -17,7 +17,8 @@ nlohmann::json TrainOptions::to_json() const {
           {"grad_clip_value", grad_clip_value},
           {"seed", seed},
           {"validation_every", validation_every},
-          {"validation_tasks", validation_tasks}};
+          {"validation_tasks", validation_tasks},
+          {"keep_best", keep_best}};
 }
 
 TrainOptions TrainOptions::from_json(const nlohmann::json& json) {
@@ -33,6 +34,7 @@ TrainOptions TrainOptions::from_json(const nlohmann::json& json) {
   read_json_field(json, "seed", o.seed, "training options");
   read_json_field(json, "validation_every", o.validation_every, "training options");
   read_json_field(json, "validation_tasks", o.validation_tasks, "training options");
+  read_json_field(json, "keep_best", o.keep_best, "training options");
   o.validate();
   return o;
 }
@@ -50,6 +52,12 @@ void TrainOptions::validate() const {
   if (!(grad_clip_value > 0.0)) throw ConfigError("gradient clip value must be positive");
   if (validation_every < 0) throw ConfigError("validation interval must be >= 0");
   if (validation_tasks < 0) throw ConfigError("validation tasks must be >= 0");
+}
+
+std::filesystem::path best_checkpoint_path(const std::filesystem::path& checkpoint) {
+  auto best = checkpoint;
+  best.replace_extension(".best" + checkpoint.extension().string());
+  return best;
 }
 
 uint64_t training_batch_seed(uint64_t seed, int64_t step, int64_t shard) {

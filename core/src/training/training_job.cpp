@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include <torch/torch.h>
 
@@ -393,7 +394,16 @@ TrainResult TrainingJob::run(const TrainingCallback& callback) {
     if (is_leader() &&
         (last || (options.validation_every > 0 && m_step % options.validation_every == 0))) {
       m_wall_time_s = wall_time_before + seconds_since(step_start);
+      double best_before = -std::numeric_limits<double>::infinity();
+      for (const auto& record : m_history) {
+        if (std::isfinite(record.validation_ll))
+          best_before = std::max(best_before, record.validation_ll);
+      }
       validation = &validate();
+      if (options.keep_best && !m_checkpoint_path.empty() &&
+          std::isfinite(validation->validation_ll) && validation->validation_ll > best_before) {
+        save(best_checkpoint_path(m_checkpoint_path));
+      }
     }
     const std::filesystem::path* checkpoint = nullptr;
     const bool checkpoint_due =

@@ -28,11 +28,16 @@ struct PlaceFeatures {
   int64_t count() const { return static_cast<int64_t>(names.size()); }
 };
 
+/// What to do with cells of the grid that the invariants file does not cover.
+enum class UncoveredCells { Refuse, Missing };
+
 /// Reads the named features from `invariants` (NetCDF, variables `z` and `lsm` on latitude and
 /// longitude) and aligns them to `grid` by coordinates (within a thousandth of the grid step).
-/// Throws ConfigError for an unknown name and DataError naming the file when a cell of the grid
-/// is not covered or has no value there. Reads are cached per file and process.
+/// Throws ConfigError for an unknown name; DataError naming the file when a cell of the grid is
+/// not covered or has no value there, unless `uncovered` is Missing: then such cells' features
+/// are NaN (the cells are "no data" for a model that needs them). Reads are cached per file.
 PlaceFeatures read_place_features(const std::filesystem::path& invariants,
-                                  const std::vector<std::string>& names, const GriddedField& grid);
+                                  const std::vector<std::string>& names, const GriddedField& grid,
+                                  UncoveredCells uncovered = UncoveredCells::Refuse);
 
 }  // namespace npe

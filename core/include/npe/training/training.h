@@ -1,6 +1,7 @@
 #pragma once
 // The training loop: AdamW on the negative mean log-likelihood per target point.
 
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <string>
@@ -36,6 +37,9 @@ struct TrainOptions {
   /// Validate every this many steps (and at the end); 0 validates only at the end.
   int64_t validation_every = 1000;
   int64_t validation_tasks = 256;
+  /// Also keep the model of the best validation so far (best_checkpoint_path of the
+  /// checkpoint), for runs whose validation turns down before their last step (overfitting).
+  bool keep_best = false;
   torch::Device device = torch::kCPU;
 
   /// Every field but the device (checkpoints record where they were trained separately).
@@ -50,6 +54,9 @@ struct TrainOptions {
 /// runs have always used, so their results reproduce; shard r of a data-parallel run is rank
 /// r's (or accumulated micro-batch r's) part of the step.
 uint64_t training_batch_seed(uint64_t seed, int64_t step, int64_t shard);
+
+/// Where TrainOptions::keep_best writes: "run.pt" -> "run.best.pt" (with its .json).
+std::filesystem::path best_checkpoint_path(const std::filesystem::path& checkpoint);
 
 struct TrainResult {
   int64_t steps = 0;
