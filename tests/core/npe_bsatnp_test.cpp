@@ -19,11 +19,22 @@ namespace {
 torch::Tensor attention_in_one_piece(const torch::Tensor& q, const torch::Tensor& k,
                                      const torch::Tensor& v, const torch::Tensor& xq,
                                      const torch::Tensor& xk, const torch::Tensor& amplitudes,
-                                     const torch::Tensor& log_rates) {
-  const auto d2 = (xq.unsqueeze(2) - xk.unsqueeze(1)).pow(2).sum(-1).unsqueeze(1);  // [B,1,Nq,Nk]
+                                     const torch::Tensor& log_rates, int64_t time_features = 0) {
+  // Squared distances [B,1,Nq,Nk] over all dimensions, or over space (all but the last) and
+  // time (the last) for the separate biases.
+  auto squared = [&](int64_t first, int64_t count) {
+    return (xq.narrow(-1, first, count).unsqueeze(2) - xk.narrow(-1, first, count).unsqueeze(1))
+        .pow(2)
+        .sum(-1)
+        .unsqueeze(1);
+  };
+  const auto dx = xq.size(-1), nf = amplitudes.size(1);
+  const auto d2_space = time_features > 0 ? squared(0, dx - 1) : squared(0, dx);
+  const auto d2_time = time_features > 0 ? squared(dx - 1, 1) : d2_space;
   const auto h = amplitudes.size(0);
-  auto bias = torch::zeros_like(d2).expand({-1, h, -1, -1}).contiguous();
-  for (int64_t f = 0; f < amplitudes.size(1); ++f) {
+  auto bias = torch::zeros_like(d2_space).expand({-1, h, -1, -1}).contiguous();
+  for (int64_t f = 0; f < nf; ++f) {
+    const auto& d2 = f < nf - time_features ? d2_space : d2_time;
     bias = bias + amplitudes.select(1, f).view({1, h, 1, 1}) *
                       torch::exp(-log_rates.select(1, f).exp().view({1, h, 1, 1}) * d2);
   }
@@ -81,6 +92,38 @@ TEST(BiasedAttention, ChunkedEqualsOnePieceInValuesAndGradients) {
       expect_close(run(in, true, chunks), want, 1e-5);
     }
   }
+}
+
+// Separate space and time biases (BSA-TNP's ERA5 model): the first F - T features see the
+// distance over the first D_x - 1 inputs, the last T the distance in the last input.
+TEST(BiasedAttention, SeparateSpaceAndTimeBiasesEqualTheirDefinition) {
+  torch::manual_seed(3);
+  auto in = random_inputs(2, 3, 19, 29, 3, 1.0);
+  in.all[5] = torch::randn({3, 8}).requires_grad_();  // 5 space + 3 time features
+  in.all[6] = torch::linspace(-3, 3, 8).repeat({3, 1}).contiguous().requires_grad_();
+  auto run_split = [&](bool chunked) {
+    for (const auto& t : in.all)
+      if (t.grad().defined()) t.grad().zero_();
+    const auto& a = in.all;
+    auto out = chunked ? biased_attention(a[0], a[1], a[2], a[3], a[4], a[5], a[6], {7, 5}, 3)
+                       : attention_in_one_piece(a[0], a[1], a[2], a[3], a[4], a[5], a[6], 3);
+    (out * torch::linspace(-1, 2, out.size(3))).sum().backward();
+    return std::vector<torch::Tensor>{out.detach(),        a[0].grad().clone(),
+                                      a[1].grad().clone(), a[2].grad().clone(),
+                                      a[5].grad().clone(), a[6].grad().clone()};
+  };
+  const auto want = run_split(false);
+  expect_close(run_split(true), want, 1e-5);
+  // It is not the single bias over all three dimensions.
+  const auto& a = in.all;
+  torch::NoGradGuard no_grad;
+  EXPECT_GT((biased_attention(a[0], a[1], a[2], a[3], a[4], a[5], a[6]) - want[0])
+                .abs()
+                .max()
+                .item<double>(),
+            1e-3);
+  const auto weights = biased_attention_weights(a[0], a[1], a[3], a[4], a[5], a[6], 3);
+  EXPECT_LT((weights.matmul(a[2]) - want[0]).abs().max().item<double>(), 1e-5);
 }
 
 TEST(BiasedAttention, LargeLogitsStayFinite) {
@@ -239,6 +282,38 @@ TEST(BsaTnp, Bf16StaysCloseToFloat32AndEquivariant) {
   // Translation moves nothing: the locations reach the blocks only through differences.
   EXPECT_TRUE(torch::allclose(shifted[0], bf16[0], 1e-4, 1e-4));
   EXPECT_TRUE(torch::allclose(shifted[1], bf16[1], 1e-4, 1e-4));
+}
+
+// Jenson et al.'s ERA5 BSA-TNP: separate space and time biases, and one block per layer for
+// the context self-attention and the target cross-attention (shared KRBlock weights).
+TEST(BsaTnp, SpaceTimeBiasesAndSharedBlocksAreOptions) {
+  auto config = testing::tiny_config("bsatnp", 3, 1);
+  auto count = [](const ModelConfig& c) {
+    int64_t n = 0;
+    for (const auto& p : make_model(c)->parameters()) n += p.numel();
+    return n;
+  };
+  const auto plain = count(config);
+  config.time_bias_features = 3;
+  auto split = make_model(config);
+  for (const auto& item : split->named_parameters()) {
+    if (item.key().find("amplitudes") != std::string::npos) {
+      EXPECT_EQ(item.value().size(1), config.bias_features + 3) << item.key();
+    }
+  }
+  config.share_layer_weights = true;
+  EXPECT_LT(count(config), plain);
+  auto shared = make_model(config);
+  torch::manual_seed(4);
+  auto task = testing::random_task(2, 12, 9, 3);
+  auto moved = task;
+  moved.xc = task.xc + 2.5;
+  moved.xt = task.xt + 2.5;
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::allclose(shared->predict(task).mean, shared->predict(moved).mean, 1e-4, 1e-4));
+  config.time_bias_features = 2;
+  config.dim_x = 1;
+  EXPECT_THROW(make_model(config), ConfigError);  // no time beside space
 }
 
 }  // namespace

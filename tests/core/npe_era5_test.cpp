@@ -689,6 +689,10 @@ TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {
   for (const char* kind : {"tetnp", "tepttnp", "convcnp2d", "bsatnp", "tetnpnd"}) {
     auto config = testing::tiny_config(kind, 5, 1);
     config.dim_features = 2;
+    if (std::string(kind) == "bsatnp") {  // the ERA5 design: space and time biases, shared blocks
+      config.time_bias_features = 3;
+      config.share_layer_weights = true;
+    }
     auto model = make_model(config);
     model->eval();
     torch::NoGradGuard no_grad;

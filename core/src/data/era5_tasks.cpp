@@ -420,6 +420,8 @@ void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size)
   // on-grid ConvCNP needs whole-cell coordinates.
   if (c.kind != "convcnp2d") c.input_scale = 1.0 / 8.0;
   c.dim_features = m_features->count();
+  // BSA-TNP's ERA5 model (Jenson et al.): separate RBF biases over space (5) and time (3).
+  if (c.kind == "bsatnp") c.time_bias_features = 3;
 }
 
 Translation Era5TaskSource::out_of_range_translation() const {

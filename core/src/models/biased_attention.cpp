@@ -34,13 +34,45 @@ struct Chunking {
 // chunk by chunk and memory stays bounded.
 constexpr int64_t kKeptLogitsBytes = int64_t{64} << 20;
 
+// The bias: every feature of a and b on the distance over all input dimensions, or, with
+// `time_features` > 0, the first F - time_features on the distance over all dimensions but the
+// last (space) and the last time_features on the distance in the last dimension (time), as
+// BSA-TNP's separate space and time biases.
+void add_bias(Tensor& logits, const Tensor& xq, const Tensor& xk, const Tensor& a,
+              const Tensor& rates, int64_t time_features) {
+  if (time_features == 0) return add_rbf_bias_(logits, xq, xk, a, rates);
+  const int64_t space = xq.size(-1) - 1, f = a.size(1) - time_features;
+  add_rbf_bias_(logits, xq.narrow(-1, 0, space), xk.narrow(-1, 0, space), a.narrow(1, 0, f),
+                rates.narrow(1, 0, f));
+  add_rbf_bias_(logits, xq.narrow(-1, space, 1), xk.narrow(-1, space, 1),
+                a.narrow(1, f, time_features), rates.narrow(1, f, time_features));
+}
+
+void accumulate_bias_gradients(const Tensor& grad_logits, const Tensor& xq, const Tensor& xk,
+                               const Tensor& a, const Tensor& rates, int64_t time_features,
+                               Tensor& grad_a, Tensor& grad_rates) {
+  if (time_features == 0) {
+    return accumulate_rbf_bias_gradients(grad_logits, xq, xk, a, rates, grad_a, grad_rates);
+  }
+  const int64_t space = xq.size(-1) - 1, f = a.size(1) - time_features;
+  // Views into the full gradients, which the accumulation adds to in place.
+  auto space_a = grad_a.narrow(1, 0, f), space_rates = grad_rates.narrow(1, 0, f);
+  auto time_a = grad_a.narrow(1, f, time_features);
+  auto time_rates = grad_rates.narrow(1, f, time_features);
+  accumulate_rbf_bias_gradients(grad_logits, xq.narrow(-1, 0, space), xk.narrow(-1, 0, space),
+                                a.narrow(1, 0, f), rates.narrow(1, 0, f), space_a, space_rates);
+  accumulate_rbf_bias_gradients(grad_logits, xq.narrow(-1, space, 1), xk.narrow(-1, space, 1),
+                                a.narrow(1, f, time_features), rates.narrow(1, f, time_features),
+                                time_a, time_rates);
+}
+
 class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
  public:
   static variable_list forward(AutogradContext* ctx, const Tensor& q, const Tensor& k,
                                const Tensor& v, const Tensor& xq, const Tensor& xk,
                                const Tensor& amplitudes, const Tensor& log_rates,
                                int64_t query_chunk, int64_t key_chunk, bool for_backward,
-                               bool recompute_logits) {
+                               bool recompute_logits, int64_t time_features) {
     const int64_t b = q.size(0), h = q.size(1), nq = q.size(2), nk = k.size(2);
     const double scale = 1.0 / std::sqrt(double(q.size(3)));
     const Chunking chunks({query_chunk, key_chunk}, b * h, nq, nk);
@@ -59,7 +91,7 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
         const auto ks = Slice(k0, std::min(nk, k0 + chunks.keys));
         auto logits =
             torch::matmul(qi, k.index({Slice(), Slice(), ks}).transpose(-1, -2)).mul_(scale);
-        add_rbf_bias_(logits, xqi, xk.index({Slice(), ks}), amplitudes, rates);
+        add_bias(logits, xqi, xk.index({Slice(), ks}), amplitudes, rates, time_features);
         if (keep_logits) kept_logits.index({Slice(), Slice(), qs, ks}).copy_(logits);
         const auto chunk_max = std::get<0>(logits.max(-1, /*keepdim=*/true));
         if (!running_max.defined()) {
@@ -83,6 +115,7 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
     if (!for_backward) return {out};
     ctx->saved_data["query_chunk"] = chunks.queries;
     ctx->saved_data["key_chunk"] = chunks.keys;
+    ctx->saved_data["time_features"] = time_features;
     ctx->save_for_backward({q, k, v, xq, xk, amplitudes, log_rates, out, lse, kept_logits});
     return {out};
   }
@@ -94,6 +127,7 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
                &kept_logits = saved[9];
     const int64_t query_chunk = ctx->saved_data["query_chunk"].toInt();
     const int64_t key_chunk = ctx->saved_data["key_chunk"].toInt();
+    const int64_t time_features = ctx->saved_data["time_features"].toInt();
     const int64_t nq = q.size(2), nk = k.size(2);
     const double scale = 1.0 / std::sqrt(double(q.size(3)));
     const auto rates = log_rates.exp();
@@ -121,7 +155,7 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
           logits = kept_logits.index({Slice(), Slice(), qs, ks}) - lse_i;
         } else {
           logits = torch::matmul(qi, kj.transpose(-1, -2)).mul_(scale);
-          add_rbf_bias_(logits, xqi, xkj, amplitudes, rates);
+          add_bias(logits, xqi, xkj, amplitudes, rates, time_features);
           logits.sub_(lse_i);
         }
         const auto p = logits.exp_();  // the chunk's attention weights
@@ -130,12 +164,13 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
         grad_qi.add_(torch::matmul(grad_logits, kj), scale);
         grad_k.index({Slice(), Slice(), ks})
             .add_(torch::matmul(grad_logits.transpose(-1, -2), qi), scale);
-        accumulate_rbf_bias_gradients(grad_logits, xqi, xkj, amplitudes, rates, grad_a, grad_rates);
+        accumulate_bias_gradients(grad_logits, xqi, xkj, amplitudes, rates, time_features, grad_a,
+                                  grad_rates);
       }
       grad_q.index({Slice(), Slice(), qs}).copy_(grad_qi);
     }
     return {grad_q,   grad_k,   grad_v,   Tensor(), Tensor(), grad_a, grad_rates * rates,
-            Tensor(), Tensor(), Tensor(), Tensor()};
+            Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
   }
 };
 
@@ -144,14 +179,15 @@ class BiasedAttention : public torch::autograd::Function<BiasedAttention> {
 torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const torch::Tensor& xq,
                                const torch::Tensor& xk, const torch::Tensor& amplitudes,
-                               const torch::Tensor& log_rates, BiasedAttentionChunks chunks) {
+                               const torch::Tensor& log_rates, BiasedAttentionChunks chunks,
+                               int64_t time_features) {
   // The logits, their RBF bias, the softmax and the weighted sum run in float32 (the bias
   // kernels read float32), also when the projections before came out of bf16 autocast.
   const AutocastOff float32_inside;
   if (q.scalar_type() != torch::kFloat32 || k.scalar_type() != torch::kFloat32 ||
       v.scalar_type() != torch::kFloat32) {
     return biased_attention(q.to(torch::kFloat32), k.to(torch::kFloat32), v.to(torch::kFloat32), xq,
-                            xk, amplitudes, log_rates, chunks);
+                            xk, amplitudes, log_rates, chunks, time_features);
   }
   if (k.size(2) == 0)
     return torch::zeros({q.size(0), q.size(1), q.size(2), v.size(3)}, q.options());
@@ -160,18 +196,19 @@ torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                             (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
                              amplitudes.requires_grad() || log_rates.requires_grad());
   return BiasedAttention::apply(q, k, v, xq, xk, amplitudes, log_rates, chunks.queries, chunks.keys,
-                                for_backward, chunks.recompute_logits)[0];
+                                for_backward, chunks.recompute_logits, time_features)[0];
 }
 
 torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tensor& k,
                                        const torch::Tensor& xq, const torch::Tensor& xk,
                                        const torch::Tensor& amplitudes,
-                                       const torch::Tensor& log_rates) {
+                                       const torch::Tensor& log_rates, int64_t time_features) {
   const AutocastOff float32_inside;
   const double scale = 1.0 / std::sqrt(double(q.size(3)));
   auto logits =
       torch::matmul(q.to(torch::kFloat32), k.to(torch::kFloat32).transpose(2, 3)).mul_(scale);
-  add_rbf_bias_(logits, xq, xk, amplitudes, log_rates.exp());
+  add_bias(logits, xq.to(torch::kFloat32), xk.to(torch::kFloat32), amplitudes, log_rates.exp(),
+           time_features);
   return torch::softmax(logits, -1);
 }
 

@@ -25,11 +25,14 @@ struct BiasedAttentionChunks {
 
 /// q [B,H,Nq,D], k [B,H,Nk,D], v [B,H,Nk,Dv], xq [B,Nq,Dx], xk [B,Nk,Dx], amplitudes a [H,F],
 /// log_rates log b [H,F] -> [B,H,Nq,Dv]. Differentiable with respect to q, k, v, a and log b
-/// (locations are data: no gradient). Nk = 0 gives zeros.
+/// (locations are data: no gradient). Nk = 0 gives zeros. With time_features > 0 the last
+/// time_features RBF features see only the distance in the last input dimension (time) and
+/// the others only the distance over the rest (space): separate space and time biases.
 torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const torch::Tensor& xq,
                                const torch::Tensor& xk, const torch::Tensor& amplitudes,
-                               const torch::Tensor& log_rates, BiasedAttentionChunks chunks = {});
+                               const torch::Tensor& log_rates, BiasedAttentionChunks chunks = {},
+                               int64_t time_features = 0);
 
 /// The attention weights [B,H,Nq,Nk] of biased_attention() with the same arguments, formed in
 /// one piece (memory Nq * Nk): for inspecting a prediction, e.g. the explorer's overlay, not for
@@ -37,6 +40,6 @@ torch::Tensor biased_attention(const torch::Tensor& q, const torch::Tensor& k,
 torch::Tensor biased_attention_weights(const torch::Tensor& q, const torch::Tensor& k,
                                        const torch::Tensor& xq, const torch::Tensor& xk,
                                        const torch::Tensor& amplitudes,
-                                       const torch::Tensor& log_rates);
+                                       const torch::Tensor& log_rates, int64_t time_features = 0);
 
 }  // namespace npe

@@ -11,8 +11,9 @@
 namespace npe {
 
 BiasedAttentionBlockImpl::BiasedAttentionBlockImpl(int64_t dim_model, int64_t num_heads,
-                                                   int64_t head_dim, int64_t bias_features)
-    : m_heads(num_heads), m_head_dim(head_dim) {
+                                                   int64_t head_dim, int64_t bias_features,
+                                                   int64_t time_bias_features)
+    : m_heads(num_heads), m_head_dim(head_dim), m_time_features(time_bias_features) {
   using torch::nn::LayerNorm;
   using torch::nn::LayerNormOptions;
   using torch::nn::Linear;
@@ -28,9 +29,12 @@ BiasedAttentionBlockImpl::BiasedAttentionBlockImpl(int64_t dim_model, int64_t nu
   // Length scales from 0.1 to 10 input units (rates 1/l^2), log-spaced, the same for every
   // head; amplitudes start at 1 (nearby points attract attention) and are learned per head.
   auto lengths = torch::logspace(-1, 1, bias_features);
+  if (time_bias_features > 0)
+    lengths = torch::cat({lengths, torch::logspace(-1, 1, time_bias_features)});
   m_log_rates = register_parameter(
       "log_rates", (-2.0 * lengths.log()).unsqueeze(0).repeat({num_heads, 1}).contiguous());
-  m_amplitudes = register_parameter("amplitudes", torch::ones({num_heads, bias_features}));
+  m_amplitudes = register_parameter("amplitudes",
+                                    torch::ones({num_heads, bias_features + time_bias_features}));
   m_feed_forward =
       register_module("feed_forward", Mlp(dim_model, std::vector<int64_t>{dim_model}, dim_model));
 }
@@ -45,9 +49,9 @@ torch::Tensor BiasedAttentionBlockImpl::forward(const torch::Tensor& zq, const t
   const auto qn = m_norm_q->forward(zq), kn = m_norm_k->forward(zk);
   const auto q = heads(m_q->forward(qn), nq), k = heads(m_k->forward(kn), nk);
   if (weights && nk > 0)
-    *weights = biased_attention_weights(q, k, xq, xk, m_amplitudes, m_log_rates);
-  auto attended =
-      biased_attention(q, k, heads(m_v->forward(kn), nk), xq, xk, m_amplitudes, m_log_rates);
+    *weights = biased_attention_weights(q, k, xq, xk, m_amplitudes, m_log_rates, m_time_features);
+  auto attended = biased_attention(q, k, heads(m_v->forward(kn), nk), xq, xk, m_amplitudes,
+                                   m_log_rates, {}, m_time_features);
   auto z =
       zq + m_out->forward(attended.permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim}));
   return z + m_feed_forward->forward(m_norm_ff->forward(z));
@@ -57,9 +61,16 @@ BsaTnpImpl::BsaTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto dz = c.dim_model;
   m_embed = register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    auto block = [&] { return BiasedAttentionBlock(dz, c.num_heads, c.head_dim, c.bias_features); };
+    auto block = [&] {
+      return BiasedAttentionBlock(dz, c.num_heads, c.head_dim, c.bias_features,
+                                  c.time_bias_features);
+    };
+    // share_layer_weights: the context self-attention and the target cross-attention of a
+    // layer are one block (Jenson et al.'s shared KRBlock weights).
     m_self.push_back(register_module("self" + std::to_string(l), block()));
-    m_cross.push_back(register_module("cross" + std::to_string(l), block()));
+    m_cross.push_back(c.share_layer_weights
+                          ? m_self.back()
+                          : register_module("cross" + std::to_string(l), block()));
   }
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
 }

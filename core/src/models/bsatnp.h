@@ -12,8 +12,10 @@ namespace npe {
 /// z += FF(LN(z)). Locations enter only through that bias.
 class BiasedAttentionBlockImpl : public torch::nn::Module {
  public:
+  /// time_bias_features > 0: separate biases over space (all coordinates but the last, with
+  /// bias_features RBFs) and time (the last coordinate, with time_bias_features RBFs).
   BiasedAttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim,
-                           int64_t bias_features);
+                           int64_t bias_features, int64_t time_bias_features = 0);
   /// zq [B,Nq,D], xq [B,Nq,Dx], zk [B,Nk,D], xk [B,Nk,Dx] -> [B,Nq,D]. If weights is
   /// non-null it receives the attention weights [B,H,Nq,Nk] (formed in one piece).
   torch::Tensor forward(const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& zk,
@@ -22,10 +24,11 @@ class BiasedAttentionBlockImpl : public torch::nn::Module {
  private:
   torch::nn::LayerNorm m_norm_q{nullptr}, m_norm_k{nullptr}, m_norm_ff{nullptr};
   torch::nn::Linear m_q{nullptr}, m_k{nullptr}, m_v{nullptr}, m_out{nullptr};
-  /// a^(h)_f and log b^(h)_f of the bias sum_f a_f exp(-b_f ||x_q - x_k||^2), [H,F].
+  /// a^(h)_f and log b^(h)_f of the bias sum_f a_f exp(-b_f ||x_q - x_k||^2), [H,F] (the
+  /// space features, then the time features).
   torch::Tensor m_amplitudes, m_log_rates;
   Mlp m_feed_forward{nullptr};
-  int64_t m_heads, m_head_dim;
+  int64_t m_heads, m_head_dim, m_time_features;
 };
 TORCH_MODULE(BiasedAttentionBlock);
 

@@ -39,7 +39,8 @@ namespace npe {
   X(projection_layers) \
   X(projection_dim) \
   X(num_permutations) \
-  X(bias_features)
+  X(bias_features) \
+  X(time_bias_features)
 // clang-format on
 
 nlohmann::json ModelConfig::to_json() const {

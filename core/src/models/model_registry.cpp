@@ -96,6 +96,11 @@ void check_sizes(const ModelConfig& c) {
   at_most(c.projection_dim, 4096, "projection_dim");
   at_most(c.num_permutations, 100000, "num_permutations");
   at_most(c.bias_features, 64, "bias_features");
+  at_most(c.time_bias_features, 64, "time_bias_features");
+  if (c.time_bias_features > 0 && c.dim_coordinates() < 2)
+    throw ConfigError(
+        "model configuration: time_bias_features needs a time coordinate besides "
+        "space (at least two coordinates)");
   // An upper estimate over all kinds (attention, pairwise MLPs, feed-forward, convolutions).
   const double d = double(c.dim_model), inner = double(c.num_heads) * double(c.head_dim),
                w = double(c.pairwise_width), k = double(c.kernel_size),

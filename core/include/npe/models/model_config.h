@@ -31,8 +31,9 @@ struct ModelConfig {
   /// TE attention: update input locations after each attention (paper eq. 10). On by default,
   /// as in the paper's 1-D models (Appendix F.1; its Table 7 ablates it).
   bool update_locations = true;
-  /// TE-TNP: each layer's context self-attention and target cross-attention share weights (as
-  /// in the authors' public code) instead of having their own (as the paper's text describes).
+  /// TE-TNP and BSA-TNP: each layer's context self-attention and target cross-attention share
+  /// weights (as in the TE-TNP authors' public code and BSA-TNP's KRBlocks) instead of having
+  /// their own (as the TE-TNP paper's text describes).
   bool share_layer_weights = false;
   /// Number of pseudo-tokens M (PT-TNP, TE-PT-TNP).
   int64_t num_pseudo_tokens = 32;
@@ -71,6 +72,10 @@ struct ModelConfig {
   /// BSA-TNP: RBF features F of each head's attention bias sum_f a_f exp(-b_f ||x - x'||^2)
   /// (Jenson et al. use 5 for space).
   int64_t bias_features = 5;
+  /// BSA-TNP: 0 gives one bias over the distance across all coordinates; above 0, the last
+  /// coordinate is time with its own bias of this many RBF features, and bias_features act on
+  /// the other coordinates (space) alone (Jenson et al.'s ERA5 model: 5 for space, 3 for time).
+  int64_t time_bias_features = 0;
 
   int64_t dim_coordinates() const { return dim_x - dim_features; }
 
