@@ -565,9 +565,7 @@ TEST_F(NpeCli, PredictOverAGridWritesCfNetcdf) {
 // invariants file (34-72 N): cells without them have no prediction; tiles of the training
 // window's size; the held-out summary.
 TEST_F(NpeCli, PredictOverAGridGivesPlaceFeaturesWhereKnown) {
-  const fs::path invariants =
-      fs::path(NPE_SOURCE_DIR) / "../shared/data/era5/era5-invariants-europe-0p25.nc";
-  if (!fs::exists(invariants) || !fs::exists(npe::default_era5_path()))
+  if (!fs::exists(npe::default_era5_invariants_path()) || !fs::exists(npe::default_era5_path()))
     GTEST_SKIP() << "no ERA5 data";
   const auto model = (dir / "placed.pt").string();
   ASSERT_EQ(run_npe("train --model cnp --task era5 --steps 1 --val-tasks 0 --out " + model).status,

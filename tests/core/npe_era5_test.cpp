@@ -33,10 +33,13 @@ fs::path grib_file() {
   return default_era5_path().parent_path() / "era5-t2m-2019-03-uk.grib";
 }
 
-#define SKIP_WITHOUT_ERA5()                                                \
-  if (!fs::exists(netcdf_file()) || !fs::exists(grib_file()))              \
-  GTEST_SKIP() << "ERA5 data not found at " << netcdf_file().parent_path() \
-               << " (the shared data folder ../shared/data/era5, or set $NPE_ERA5_DATA)"
+// The tasks' default configuration also reads the invariants file (elevation, land fraction).
+#define SKIP_WITHOUT_ERA5()                                                                  \
+  if (!fs::exists(netcdf_file()) || !fs::exists(grib_file()) ||                              \
+      !fs::exists(default_era5_invariants_path()))                                           \
+  GTEST_SKIP() << "ERA5 data not found at " << netcdf_file().parent_path()                   \
+               << " (the shared data folder ../shared/data/era5, or set $NPE_ERA5_DATA and " \
+                  "$NPE_ERA5_INVARIANTS)"
 
 // An input fuzz_gridded_field found, kept in tests/fuzz/regressions/gridded_field.
 fs::path gridded_regression(const std::string& name) {

@@ -72,7 +72,8 @@ class MapExplorerTest : public QObject {
 
  private Q_SLOTS:
   void init() {
-    if (!std::filesystem::exists(npe::default_era5_path())) {
+    if (!std::filesystem::exists(npe::default_era5_path()) ||
+        !std::filesystem::exists(npe::default_era5_invariants_path())) {
       QSKIP("ERA5 data not found (../shared/data/era5 or $NPE_ERA5_DATA)");
     }
   }
