@@ -222,9 +222,14 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
   if (bar) bar->finish();
   if (!leader) return 0;
 
-  // A human-readable copy of the metadata next to the checkpoint.
+  // A human-readable copy of the metadata next to the checkpoint (and the best one's).
   const auto metadata = read_checkpoint_metadata(out);
   write_file_atomically(out.string() + ".json", metadata.to_json().dump(2) + "\n");
+  const auto best = best_checkpoint_path(out);
+  if (job->spec().options.keep_best && std::filesystem::exists(best)) {
+    write_file_atomically(best.string() + ".json",
+                          read_checkpoint_metadata(best).to_json().dump(2) + "\n");
+  }
   if (json) {
     emit({{"event", "finished"},
           {"step", result.steps},

@@ -117,6 +117,19 @@ TEST_F(NpeCli, TrainThenEvaluateACheckpoint) {
   EXPECT_TRUE(json.at("ll_mean").is_number());
 }
 
+TEST_F(NpeCli, KeepBestWritesTheBestCheckpointAndItsMetadata) {
+  const auto path = (dir / "cnp.pt").string();
+  auto train =
+      run_npe("train --model cnp --steps 6 --val-every 2 --val-tasks 16 --keep-best --out " + path);
+  ASSERT_EQ(train.status, 0) << train.output;
+  const auto best = (dir / "cnp.best.pt").string();
+  ASSERT_TRUE(fs::exists(best));
+  auto sidecar = nlohmann::json::parse(std::ifstream(best + ".json"));
+  EXPECT_LE(sidecar.at("steps").get<int>(), 6);
+  EXPECT_TRUE(sidecar.at("validation_ll").is_number());
+  EXPECT_EQ(run_npe("eval --checkpoint " + best + " --tasks 16").status, 0);
+}
+
 TEST_F(NpeCli, CorruptCheckpointFailsCleanly) {
   const auto path = dir / "bad.pt";
   std::ofstream(path) << "garbage";
