@@ -118,6 +118,7 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
     if (!a.resume.empty()) {
       job = TrainingJob::resume(a.resume, device, command_line);
       if (a.steps_given) job->set_total_steps(a.options.steps);
+      if (a.options.keep_best) job->keep_best();
       if (out.empty()) out = a.resume;
     } else {
       auto spec = new_training_spec(a, command_line);
@@ -326,7 +327,7 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
       command->add_option("--val-tasks", a->options.validation_tasks, "Validation tasks")
           ->check(at_least(0))
           ->capture_default_str();
-  auto* keep_best = command->add_flag(
+  command->add_flag(
       "--keep-best", a->options.keep_best,
       "Also write OUT.best.pt (and .json) whenever the validation log-likelihood is the best so "
       "far: the model at its best step, for runs that overfit");
@@ -344,7 +345,7 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
                     "commands pause, resume and stop from stdin");
   // What a checkpoint fixes cannot be changed when resuming it.
   for (auto* fixed : {model, task, task_option, data_option, model_option, size, seed, batch,
-                      accumulate, lr, schedule, val_every, val_tasks, keep_best}) {
+                      accumulate, lr, schedule, val_every, val_tasks}) {
     resume->excludes(fixed);
   }
   add_runtime_options(*command, a->runtime);

@@ -104,6 +104,25 @@ TEST_F(TrainingJobTest, KeepBestWritesTheModelOfTheBestValidation) {
   auto resumed = TrainingJob::resume(best);
   EXPECT_EQ(resumed->step(), best_step);
   EXPECT_TRUE(resumed->spec().options.keep_best);
+  // A job started without it can take it up when resumed; earlier validations still count.
+  auto plain = spec("cnp", 8);
+  plain.options.validation_every = 2;
+  const auto later = dir / "later.pt";
+  {
+    TrainingJob first(plain);
+    first.set_checkpoint(later, 0);
+    first.run([](const TrainingStatus& s) { return s.step < 4; });
+  }
+  auto taken_up = TrainingJob::resume(later);
+  taken_up->keep_best();
+  taken_up->set_checkpoint(later, 0);
+  taken_up->run();
+  double earlier_best = -std::numeric_limits<double>::infinity(), later_best = earlier_best;
+  for (const auto& record : taken_up->history()) {
+    auto& best_of = record.step <= 4 ? earlier_best : later_best;
+    best_of = std::max(best_of, record.validation_ll);
+  }
+  EXPECT_EQ(fs::exists(best_checkpoint_path(later)), later_best > earlier_best);
 }
 
 TEST_F(TrainingJobTest, ResumingTwiceFromPeriodicCheckpointsIsStillExact) {

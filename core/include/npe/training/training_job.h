@@ -109,6 +109,9 @@ class TrainingJob {
   /// Changes the planned number of steps (to extend a resumed job). Throws ConfigError when it
   /// is below the steps already done.
   void set_total_steps(int64_t steps);
+  /// Turns keeping the best model on for the rest of the run (it changes no step of training,
+  /// so a resumed job may take it up; earlier validations count towards "best so far").
+  void keep_best() { m_spec.options.keep_best = true; }
 
   /// Trains to the planned number of steps or until the callback returns false. Throws
   /// InvalidInputError when the loss becomes non-finite, CheckpointError when a checkpoint
