@@ -44,9 +44,10 @@ double block(const ModelConfig& c, double nq, double nk) {
 
 double te_block(const ModelConfig& c, double nq, double nk, bool update_locations) {
   const double pairs = nq * nk, h = double(c.num_heads), w = double(c.pairwise_width);
-  double rho = linear(pairs, h, w) + linear(pairs, double(c.dim_x), w) + linear(pairs, w, w) +
+  const double dc = double(c.dim_coordinates());  // pairwise MLPs see coordinates only
+  double rho = linear(pairs, h, w) + linear(pairs, dc, w) + linear(pairs, w, w) +
                linear(pairs, w, h);
-  double phi = update_locations ? mlp(pairs, h, {w, w}, 1.0) + 3.0 * pairs * c.dim_x : 0.0;
+  double phi = update_locations ? mlp(pairs, h, {w, w}, 1.0) + 3.0 * pairs * dc : 0.0;
   return attention_core(c, nq, nk) + rho + phi + feed_forward(c, nq);
 }
 
@@ -79,6 +80,11 @@ double forward_flops(const ModelConfig& c, const BatchShape& s) {
   const double nc = double(s.num_context), nt = double(s.num_targets);
   const double dz = double(c.dim_model), dx = double(c.dim_x), dy = double(c.dim_y);
   const double layers = double(c.num_layers), m = double(c.num_pseudo_tokens);
+  // TE tokens: context MLP([y, 0]) and one target constant, or with place features every
+  // token of its own (MLP([y, f, 0]), MLP([0, f, 1])).
+  const double df = double(c.dim_features);
+  const double te_tokens =
+      c.dim_features > 0 ? embedder(c, nc + nt, dy + df + 1) : embedder(c, nc + 1, dy + 1);
   double per_task = 0.0;
   if (c.kind == "cnp") {
     per_task = mlp(nc, dx + dy, std::vector<double>(5, dz), dz) + head(c, nt, dz + dx);
@@ -103,17 +109,17 @@ double forward_flops(const ModelConfig& c, const BatchShape& s) {
                head(c, nt, dz);
   } else if (c.kind == "tetnpnd") {
     const bool u = c.update_locations;
-    per_task = embedder(c, nc + 1, dy + 1) +
+    per_task = te_tokens +
                layers * (te_block(c, nc, nc, u) + te_block(c, nt, nc, u)) + nd_head(c, nt, true);
   } else if (c.kind == "tetnp") {
     // The last cross-attention skips the unused target location update unless it is shared.
     const bool u = c.update_locations;
-    per_task = embedder(c, nc + 1, dy + 1) + layers * te_block(c, nc, nc, u) +
+    per_task = te_tokens + layers * te_block(c, nc, nc, u) +
                (layers - 1) * te_block(c, nt, nc, u) +
                te_block(c, nt, nc, u && c.share_layer_weights) + head(c, nt, dz);
   } else if (c.kind == "tepttnp") {
     const bool u = c.update_locations;
-    per_task = embedder(c, nc + 1, dy + 1) + linear(m + nc, dz, dz) + 2.0 * m * nc * (dz + dx) +
+    per_task = te_tokens + linear(m + nc, dz, dz) + 2.0 * m * nc * (dz + dx) +
                layers * te_block(c, m, nc, u) + (layers - 1) * te_block(c, nc, m, u) +
                (layers - 1) * te_block(c, nt, m, u) + te_block(c, nt, m, false) + head(c, nt, dz);
   } else if (c.kind == "bsatnp") {
@@ -121,7 +127,7 @@ double forward_flops(const ModelConfig& c, const BatchShape& s) {
     // RBF feature, a multiply, an exponential and a multiply-add (counted as 4).
     const double heads = double(c.num_heads), features = double(c.bias_features);
     auto bias = [&](double nq, double nk) { return nq * nk * (3.0 * dx + 4.0 * heads * features); };
-    per_task = embedder(c, nc + 1, dy + 1) +
+    per_task = te_tokens +
                layers * (block(c, nc, nc) + bias(nc, nc) + block(c, nt, nc) + bias(nt, nc)) +
                head(c, nt, dz);
   } else if (c.kind == "convcnp") {
