@@ -100,6 +100,8 @@ TEST_F(TrainingJobTest, KeepBestWritesTheModelOfTheBestValidation) {
   const auto meta = read_checkpoint_metadata(best);
   EXPECT_EQ(meta.steps, best_step);
   EXPECT_DOUBLE_EQ(meta.validation_ll, best_ll);
+  EXPECT_TRUE(meta.best_of_run);
+  EXPECT_FALSE(read_checkpoint_metadata(path).best_of_run);
   // It resumes from that step, keeping the option.
   auto resumed = TrainingJob::resume(best);
   EXPECT_EQ(resumed->step(), best_step);

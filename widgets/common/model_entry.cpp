@@ -36,8 +36,9 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
   entry.id = checkpoint_path;
   entry.checkpoint_path = checkpoint_path;
   entry.name = QString::fromStdString(info.display_name);
-  // A checkpoint written while its job trains says how far it has come.
-  if (meta.planned_steps > meta.steps) {
+  // A checkpoint written while its job trains says how far it has come (the best model of a
+  // finished run is not one).
+  if (meta.planned_steps > meta.steps && !meta.best_of_run) {
     entry.name += QObject::tr(" · training, step %1 of %2").arg(meta.steps).arg(meta.planned_steps);
   }
   entry.capabilities = info.capabilities;
@@ -51,6 +52,9 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
                         .arg(QString::fromStdString(task.empty() ? "an unnamed task" : task))
                         .arg(meta.steps)
                         .arg(QString::fromStdString(meta.size.empty() ? "custom" : meta.size));
+  if (meta.best_of_run) {
+    tooltip += QObject::tr(", the best validation of a %1-step run").arg(meta.planned_steps);
+  }
   if (std::isfinite(meta.validation_ll)) {
     tooltip += QObject::tr(", validation log-likelihood %1").arg(meta.validation_ll, 0, 'f', 3);
   }

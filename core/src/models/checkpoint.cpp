@@ -132,6 +132,7 @@ nlohmann::json CheckpointMetadata::to_json() const {
           {"task", task},
           {"steps", steps},
           {"planned_steps", planned_steps},
+          {"best_of_run", best_of_run},
           {"wall_time_s", wall_time_s},
           {"device", device},
           {"validation_ll",
@@ -200,6 +201,11 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
     m.task = json.value("task", nlohmann::json::object());
     m.steps = json.value("steps", int64_t{0});
     m.planned_steps = json.value("planned_steps", int64_t{0});
+    const auto& best =
+        json.contains("best_of_run") ? json.at("best_of_run") : nlohmann::json(false);
+    if (!best.is_boolean())
+      throw CheckpointError("malformed metadata: 'best_of_run' is not true or false");
+    m.best_of_run = best.get<bool>();
     m.wall_time_s = json.value("wall_time_s", 0.0);
     m.device = json.value("device", std::string());
     const auto& ll = json.contains("validation_ll") ? json.at("validation_ll") : nlohmann::json();

@@ -346,7 +346,7 @@ CheckpointMetadata TrainingJob::metadata() const {
   return m;
 }
 
-void TrainingJob::save(const std::filesystem::path& path) {
+void TrainingJob::save(const std::filesystem::path& path, bool best_of_run) {
   nlohmann::json state = {{"version", kTrainingStateVersion},
                           {"options", m_spec.options.to_json()},
                           {"step", m_step},
@@ -355,7 +355,9 @@ void TrainingJob::save(const std::filesystem::path& path) {
                           {"world_size", m_group ? m_group->world_size() : 1},
                           {"history", nlohmann::json::array()}};
   for (const auto& record : m_history) state["history"].push_back(record.to_json());
-  save_checkpoint(path, *m_model, metadata(), [&](torch::serialize::OutputArchive& archive) {
+  auto meta = metadata();
+  meta.best_of_run = best_of_run;
+  save_checkpoint(path, *m_model, meta, [&](torch::serialize::OutputArchive& archive) {
     archive.write(kTrainingStateKey, c10::IValue(state.dump()));
     write_adamw_state(archive, *m_optimizer, *m_model);
   });
@@ -402,7 +404,7 @@ TrainResult TrainingJob::run(const TrainingCallback& callback) {
       validation = &validate();
       if (options.keep_best && !m_checkpoint_path.empty() &&
           std::isfinite(validation->validation_ll) && validation->validation_ll > best_before) {
-        save(best_checkpoint_path(m_checkpoint_path));
+        save(best_checkpoint_path(m_checkpoint_path), /*best_of_run=*/true);
       }
     }
     const std::filesystem::path* checkpoint = nullptr;

@@ -44,6 +44,9 @@ struct CheckpointMetadata {
   /// Steps the training run that wrote the file plans in all (0: not recorded). More than
   /// `steps` in a checkpoint written while training goes on (npe train --checkpoint-every).
   int64_t planned_steps = 0;
+  /// The model of the best validation of its run (npe train --keep-best), not a checkpoint of a
+  /// run still going: `steps` is where it was kept, `planned_steps` the run's plan.
+  bool best_of_run = false;
   double wall_time_s = 0.0;
   std::string device;
   double validation_ll = std::numeric_limits<double>::quiet_NaN();

@@ -117,8 +117,9 @@ class TrainingJob {
   /// InvalidInputError when the loss becomes non-finite, CheckpointError when a checkpoint
   /// cannot be written.
   TrainResult run(const TrainingCallback& callback = {});
-  /// Writes a resumable checkpoint of the current state. Throws CheckpointError.
-  void save(const std::filesystem::path& path);
+  /// Writes a resumable checkpoint of the current state; `best_of_run` marks it as the model of
+  /// the run's best validation (CheckpointMetadata::best_of_run). Throws CheckpointError.
+  void save(const std::filesystem::path& path, bool best_of_run = false);
   /// Measures the validation metrics now and appends them to the history.
   const TrainingRecord& validate();
 
