@@ -1,5 +1,6 @@
 #include "npe/data/place_features.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -48,6 +49,28 @@ int64_t find_coordinate(const std::vector<double>& axis, double value, double to
   return -1;
 }
 
+// For each coordinate of the data grid, its index on the invariants file's axis; -1 where the
+// file does not cover it (when uncovered cells are Missing), else a DataError naming it.
+std::vector<int64_t> align_axis(const std::vector<double>& wanted, const std::vector<double>& axis,
+                                double tolerance, const char* axis_name, const char* direction,
+                                const char* feature, const fs::path& invariants,
+                                UncoveredCells uncovered) {
+  std::vector<int64_t> index;
+  for (double value : wanted) {
+    const auto i = find_coordinate(axis, value, tolerance);
+    if (i < 0 && uncovered == UncoveredCells::Refuse) {
+      const auto [low, high] = std::minmax_element(axis.begin(), axis.end());
+      std::ostringstream msg;
+      msg << invariants.string() << ": no " << feature << " at " << axis_name << " " << value
+          << " (it covers " << *low << " to " << *high << " " << direction << " in steps of "
+          << (axis.size() > 1 ? std::abs(axis[1] - axis[0]) : 0.0) << ")";
+      throw DataError(msg.str());
+    }
+    index.push_back(i);
+  }
+  return index;
+}
+
 }  // namespace
 
 fs::path default_era5_invariants_path() {
@@ -86,37 +109,10 @@ PlaceFeatures read_place_features(const fs::path& invariants, const std::vector<
     const auto field =
         cached_dataset<GriddedField>(invariants, std::string(source.variable) + "\ntime-invariant",
                                      [&] { return read_gridded_field(invariants, options); });
-    std::vector<int64_t> row_index, col_index;
-    for (double lat : grid.latitudes) {
-      const auto r = find_coordinate(field->latitudes, lat, lat_tol);
-      if (r < 0 && uncovered == UncoveredCells::Missing) {
-        row_index.push_back(-1);
-        continue;
-      }
-      if (r < 0) {
-        std::ostringstream msg;
-        msg << invariants.string() << ": no " << source.name << " at latitude " << lat
-            << " (it covers " << field->latitudes.back() << " to " << field->latitudes.front()
-            << " N in steps of " << field->latitude_step() << ")";
-        throw DataError(msg.str());
-      }
-      row_index.push_back(r);
-    }
-    for (double lon : grid.longitudes) {
-      const auto c = find_coordinate(field->longitudes, lon, lon_tol);
-      if (c < 0 && uncovered == UncoveredCells::Missing) {
-        col_index.push_back(-1);
-        continue;
-      }
-      if (c < 0) {
-        std::ostringstream msg;
-        msg << invariants.string() << ": no " << source.name << " at longitude " << lon
-            << " (it covers " << field->longitudes.front() << " to " << field->longitudes.back()
-            << " E in steps of " << field->longitude_step() << ")";
-        throw DataError(msg.str());
-      }
-      col_index.push_back(c);
-    }
+    const auto row_index = align_axis(grid.latitudes, field->latitudes, lat_tol, "latitude", "N",
+                                      source.name, invariants, uncovered);
+    const auto col_index = align_axis(grid.longitudes, field->longitudes, lon_tol, "longitude", "E",
+                                      source.name, invariants, uncovered);
     // Uncovered rows and columns (index -1) read cell 0 and are set to NaN afterwards.
     const auto rows_index = torch::tensor(row_index, torch::kLong);
     const auto cols_index = torch::tensor(col_index, torch::kLong);

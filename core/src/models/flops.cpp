@@ -45,8 +45,8 @@ double block(const ModelConfig& c, double nq, double nk) {
 double te_block(const ModelConfig& c, double nq, double nk, bool update_locations) {
   const double pairs = nq * nk, h = double(c.num_heads), w = double(c.pairwise_width);
   const double dc = double(c.dim_coordinates());  // pairwise MLPs see coordinates only
-  double rho = linear(pairs, h, w) + linear(pairs, dc, w) + linear(pairs, w, w) +
-               linear(pairs, w, h);
+  double rho =
+      linear(pairs, h, w) + linear(pairs, dc, w) + linear(pairs, w, w) + linear(pairs, w, h);
   double phi = update_locations ? mlp(pairs, h, {w, w}, 1.0) + 3.0 * pairs * dc : 0.0;
   return attention_core(c, nq, nk) + rho + phi + feed_forward(c, nq);
 }
@@ -109,13 +109,12 @@ double forward_flops(const ModelConfig& c, const BatchShape& s) {
                head(c, nt, dz);
   } else if (c.kind == "tetnpnd") {
     const bool u = c.update_locations;
-    per_task = te_tokens +
-               layers * (te_block(c, nc, nc, u) + te_block(c, nt, nc, u)) + nd_head(c, nt, true);
+    per_task = te_tokens + layers * (te_block(c, nc, nc, u) + te_block(c, nt, nc, u)) +
+               nd_head(c, nt, true);
   } else if (c.kind == "tetnp") {
     // The last cross-attention skips the unused target location update unless it is shared.
     const bool u = c.update_locations;
-    per_task = te_tokens + layers * te_block(c, nc, nc, u) +
-               (layers - 1) * te_block(c, nt, nc, u) +
+    per_task = te_tokens + layers * te_block(c, nc, nc, u) + (layers - 1) * te_block(c, nt, nc, u) +
                te_block(c, nt, nc, u && c.share_layer_weights) + head(c, nt, dz);
   } else if (c.kind == "tepttnp") {
     const bool u = c.update_locations;
