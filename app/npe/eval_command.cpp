@@ -6,6 +6,7 @@
 
 #include "baseline_options.h"
 #include "commands.h"
+#include "npe/data/era5_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
 #include "npe/predictors/predictor_registry.h"
@@ -57,8 +58,17 @@ int run_eval(const EvalArguments& a) {
       source = make_task_source(*task_name, task_options);
     } else if (!task_options.empty()) {
       auto configuration = metadata.task;
+      // An ERA5 model on a file other than its training file: the file as a whole is the test
+      // set, with the checkpoint's statistics and units (Era5TaskConfig::whole_file).
+      const bool era5 = metadata.task_name() == "era5";
+      if (era5 && task_options.contains("data") && task_options["data"].is_string() &&
+          !task_options.contains("whole_file") &&
+          !Era5TaskConfig::from_json(metadata.task)
+               .reads(task_options["data"].get<std::string>())) {
+        configuration["whole_file"] = true;
+      }
       for (const auto& [key, value] : task_options.items()) {
-        if (!configuration.contains(key)) {
+        if (!configuration.contains(key) && !(era5 && key == "whole_file")) {
           throw UsageError("--task-option: the checkpoint's task has no setting '" + key + "'");
         }
         configuration[key] = value;

@@ -81,9 +81,9 @@ int run_predict_grid(const GridPredictArguments& a) {
                     a.checkpoint + "' was trained on " +
                     metadata.task.value("name", std::string("?")));
   }
-  const auto task = Era5TaskConfig::from_json(metadata.task);
-  if (!std::isfinite(task.mean) || !std::isfinite(task.stddev) ||
-      !std::isfinite(task.origin_longitude)) {
+  const auto training_task = Era5TaskConfig::from_json(metadata.task);
+  if (!std::isfinite(training_task.mean) || !std::isfinite(training_task.stddev) ||
+      !std::isfinite(training_task.origin_longitude)) {
     throw DataError(a.checkpoint + ": its task has no standardisation or coordinate origin");
   }
   GriddedReadOptions options;
@@ -91,22 +91,19 @@ int run_predict_grid(const GridPredictArguments& a) {
   const auto field = read_gridded_field(a.grid, options);
   const int64_t t = time_index(field, a.time);
   const int64_t rows = field.num_latitudes(), cols = field.num_longitudes();
-  const double dlat = rows > 1 ? field.latitude_step() : 0.25;
-  const double dlon = cols > 1 ? field.longitude_step() : 0.25;
-
-  // The model's inputs are in cells of its training grid north of the split latitude and east
-  // of the origin longitude (Era5TaskSource::inputs); a grid of another spacing is read as if its
-  // cells were the training grid's.
-  const auto training_file = task.data.empty() ? default_era5_path() : task.data;
-  if (std::filesystem::exists(training_file)) {
-    const auto training = read_gridded_field(training_file, {});
-    if (std::abs(training.latitude_step() - dlat) > 1e-6 ||
-        std::abs(training.longitude_step() - dlon) > 1e-6) {
-      std::fprintf(stderr,
-                   "npe predict: warning: %s has a %g° x %g° grid, the model was trained on "
-                   "%g° x %g° cells; it sees this grid's cells as its own\n",
-                   a.grid.c_str(), dlat, dlon, training.latitude_step(), training.longitude_step());
-    }
+  // The model's inputs are in units of its training grid's spacing north of the split latitude
+  // and east of the origin longitude (Era5TaskConfig::coordinates), so a grid of another
+  // resolution is seen at its true distances.
+  auto task = training_task;
+  // Standardising with the mean moved into the file's units reads and writes °C files as they
+  // are (the model itself works in kelvin).
+  task.mean -= kelvin_offset(field.units);
+  if (std::isnan(task.latitude_unit) || std::isnan(task.longitude_unit)) {
+    const auto training_file = task.data.empty() ? default_era5_path() : task.data;
+    const auto& spacing_of =
+        std::filesystem::exists(training_file) ? read_gridded_field(training_file, {}) : field;
+    if (std::isnan(task.latitude_unit)) task.latitude_unit = spacing_of.latitude_step();
+    if (std::isnan(task.longitude_unit)) task.longitude_unit = spacing_of.longitude_step();
   }
   // A model trained with place features (elevation, land fraction) gets those of each cell,
   // aligned to this grid from the invariants file its task names; cells the file does not cover
@@ -126,8 +123,8 @@ int run_predict_grid(const GridPredictArguments& a) {
     return best;
   };
   auto input_of = [&](double latitude, double longitude, int64_t cell) {
-    std::vector<float> x = {float((latitude - task.split_latitude) / dlat),
-                            float((longitude - task.origin_longitude) / dlon), 0.0f};
+    const auto [north, east] = task.coordinates(latitude, longitude);
+    std::vector<float> x = {float(north), float(east), 0.0f};
     for (int64_t f = 0; f < features.count(); ++f)
       x.push_back(float(features.values[cell / cols][cell % cols][f].item<double>()));
     return x;

@@ -609,6 +609,51 @@ TEST_F(NpeCli, PredictOverAGridGivesPlaceFeaturesWhereKnown) {
   EXPECT_FALSE(predicted.narrow(0, 7, rows - 7).any().item<bool>());
 }
 
+// "Trained here, predicts there": a model of the 0.25° British Isles file (kelvin) on a 0.5°
+// grid in degrees Celsius with a hole of missing cells and one time step, through eval (the
+// file as a whole is the test set) and predict (values in the file's units, distances in
+// degrees whatever the resolution).
+TEST_F(NpeCli, EvalAndPredictOnAGridOfAnotherResolutionAndUnits) {
+  const fs::path checkpoint = fs::path(NPE_SOURCE_DIR) / "models" / "era5" / "tepttnp.pt";
+  if (!fs::exists(checkpoint)) GTEST_SKIP() << "no shipped ERA5 model";
+  npe::GridOutput grid;
+  const int rows = 24, cols = 24;
+  for (int r = 0; r < rows; ++r) grid.latitudes.push_back(58.0 - 0.5 * r);
+  for (int c = 0; c < cols; ++c) grid.longitudes.push_back(-10.0 + 0.5 * c);
+  grid.valid_time = npe::utc_seconds(2019, 3, 20, 12);
+  auto r_index = torch::arange(rows, torch::kFloat64).view({rows, 1});
+  auto c_index = torch::arange(cols, torch::kFloat64).view({1, cols});
+  // Smooth at the training data's scale: 0.3 K per 0.5° north to south, 0.1 K per 0.5° east.
+  auto celsius = 5.0 + 0.3 * r_index - 0.1 * c_index;
+  celsius.index_put_({torch::indexing::Slice(0, 8), torch::indexing::Slice(0, 6)}, std::nan(""));
+  grid.variables = {{"Tair", "near-surface air temperature", "degC", "air_temperature", celsius}};
+  const auto data = dir / "half-degree-celsius.nc";
+  npe::write_grid_netcdf(data, grid);
+
+  auto e = run_npe("eval --checkpoint " + checkpoint.string() + " --data " + data.string() +
+                   " --tasks 8 --threads 1");
+  ASSERT_EQ(e.status, 0) << e.output;
+  const auto at = e.output.find("log-likelihood ");
+  ASSERT_NE(at, std::string::npos) << e.output;
+  const double ll = std::stod(e.output.substr(at + 15));
+  EXPECT_TRUE(std::isfinite(ll)) << e.output;
+  EXPECT_GT(ll, -10.0) << e.output;  // in standardised units; °C read as kelvin would be ~-1e4
+
+  const auto out = dir / "half-degree-prediction.nc";
+  auto r = run_npe("predict --checkpoint " + checkpoint.string() + " --grid " + data.string() +
+                   " --context-fraction 0.3 --seed 1 --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  npe::GriddedReadOptions mean_only;
+  mean_only.variable = "mean";
+  const auto mean = npe::read_gridded_field(out, mean_only);
+  EXPECT_EQ(mean.units, "degC");
+  const auto has_value = torch::isfinite(celsius);
+  EXPECT_TRUE(torch::equal(torch::isfinite(mean.values[0]), has_value));
+  const auto error = (mean.values[0].to(torch::kFloat64) - celsius).masked_select(has_value);
+  EXPECT_LT(error.abs().mean().item<double>(), 1.0);
+}
+
 // Every subcommand has its own --help listing its typed options.
 TEST_F(NpeCli, EverySubcommandHasHelp) {
   for (const auto& [command, option] :

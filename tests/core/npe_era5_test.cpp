@@ -5,6 +5,7 @@
 #include <netcdf.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "npe/data/gridded_field.h"
 #include "npe/data/place_features.h"
 #include "npe/data/task_registry.h"
+#include "npe/models/model_catalog.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/prediction.h"
 #include "npe/predictors/predictor_registry.h"
@@ -677,6 +679,133 @@ TEST_F(Era5Files, GribAndTestRegionOptionsAndErrors) {
   EXPECT_THROW(make_task_source("era5", {{"test_region", "east"}}), ConfigError);
   EXPECT_THROW(make_task_source("era5", {{"window", 40}}), ConfigError);  // larger than a region
   EXPECT_THROW(make_task_source("era5", {{"data", "/nonexistent/era5.nc"}}), DataError);
+}
+
+// A regular latitude/longitude grid the way other sources lay it out, for "trained here,
+// predicts there": the value of a cell is a known function of its place and time so that
+// tasks can be checked against it.
+struct GridLayout {
+  double step = 0.5;
+  bool ascending = true;     // latitude south to north
+  bool sea_missing = false;  // NaN west of 6°W, as land-only data has
+  size_t times = 1;
+  bool celsius = true;
+  std::string variable = "Tair", lat_name = "lat", lon_name = "lon";
+};
+
+float layout_value(double latitude, double longitude, size_t time) {
+  return static_cast<float>(8.0 - 0.6 * (latitude - 54.0) + 0.2 * longitude + 0.5 * double(time));
+}
+
+void write_layout(const fs::path& path, const GridLayout& g) {
+  std::vector<double> lats, lons, times;
+  for (double la = 49.0; la <= 59.0 + 1e-9; la += g.step) lats.push_back(la);
+  for (double lo = -10.0; lo <= 2.0 + 1e-9; lo += g.step) lons.push_back(lo);
+  if (!g.ascending) std::reverse(lats.begin(), lats.end());
+  for (size_t t = 0; t < g.times; ++t) times.push_back(6.0 * double(t));
+  std::vector<float> values;
+  for (size_t t = 0; t < g.times; ++t)
+    for (double la : lats)
+      for (double lo : lons)
+        values.push_back(g.sea_missing && lo < -6.0
+                             ? NAN
+                             : layout_value(la, lo, t) + (g.celsius ? 0.0f : 273.15f));
+  int id = 0, dims[3], lat_var, lon_var, time_var, var;
+  check(nc_create(path.c_str(), NC_CLOBBER | NC_NETCDF4, &id));
+  check(nc_def_dim(id, "time", times.size(), &dims[0]));
+  check(nc_def_dim(id, g.lat_name.c_str(), lats.size(), &dims[1]));
+  check(nc_def_dim(id, g.lon_name.c_str(), lons.size(), &dims[2]));
+  check(nc_def_var(id, "time", NC_DOUBLE, 1, &dims[0], &time_var));
+  check(nc_def_var(id, g.lat_name.c_str(), NC_DOUBLE, 1, &dims[1], &lat_var));
+  check(nc_def_var(id, g.lon_name.c_str(), NC_DOUBLE, 1, &dims[2], &lon_var));
+  check(nc_def_var(id, g.variable.c_str(), NC_FLOAT, 3, dims, &var));
+  const std::string time_units = "hours since 2018-07-01 00:00", units = g.celsius ? "degC" : "K";
+  check(nc_put_att_text(id, time_var, "units", time_units.size(), time_units.c_str()));
+  check(nc_put_att_text(id, lat_var, "units", 13, "degrees_north"));
+  check(nc_put_att_text(id, lon_var, "units", 12, "degrees_east"));
+  check(nc_put_att_text(id, var, "units", units.size(), units.c_str()));
+  check(nc_enddef(id));
+  check(nc_put_var_double(id, time_var, times.data()));
+  check(nc_put_var_double(id, lat_var, lats.data()));
+  check(nc_put_var_double(id, lon_var, lons.data()));
+  check(nc_put_var_float(id, var, values.data()));
+  check(nc_close(id));
+}
+
+TEST_F(Era5Files, AModelTrainedHerePredictsOnAnyRegularGrid) {
+  SKIP_WITHOUT_ERA5();
+  // The shipped models' task: trained on the 0.25° British Isles file, statistics in kelvin.
+  const auto shipped = find_shipped_models("era5");
+  const auto tepttnp = std::find_if(shipped.begin(), shipped.end(), [](const ShippedModel& m) {
+    return m.path.stem() == "tepttnp";
+  });
+  ASSERT_NE(tepttnp, shipped.end()) << "models/era5/tepttnp.pt";
+  const auto predictor = load_predictor(tepttnp->path, torch::kCPU);
+  auto trained = Era5TaskConfig::from_json(tepttnp->metadata.task);
+  EXPECT_DOUBLE_EQ(trained.latitude_unit, 0.25);  // not recorded then: the shipped file's
+
+  GridLayout half_degree_land_only_celsius;
+  half_degree_land_only_celsius.sea_missing = true;
+  GridLayout quarter_degree_kelvin_descending;
+  quarter_degree_kelvin_descending.step = 0.25;
+  quarter_degree_kelvin_descending.ascending = false;
+  quarter_degree_kelvin_descending.celsius = false;
+  quarter_degree_kelvin_descending.times = 8;
+  quarter_degree_kelvin_descending.variable = "t2m";
+  quarter_degree_kelvin_descending.lat_name = "latitude";
+  quarter_degree_kelvin_descending.lon_name = "longitude";
+  int k = 0;
+  for (const auto& layout : {half_degree_land_only_celsius, quarter_degree_kelvin_descending}) {
+    SCOPED_TRACE("layout " + std::to_string(k));
+    const auto path = scratch("layout" + std::to_string(k++) + ".nc");
+    write_layout(path, layout);
+    auto config = trained;
+    config.data = path;
+    config.whole_file = true;
+    Era5TaskSource source(config);
+    EXPECT_EQ(source.window_time_steps(), std::min<int64_t>(5, int64_t(layout.times)));
+    EXPECT_DOUBLE_EQ(source.config().mean, trained.mean);  // the checkpoint's, not the file's
+    // Inputs are in the training grid's units: 0.5° cells are two units apart.
+    const auto x =
+        source.inputs(torch::tensor({0, 1}), torch::tensor({0, 0}), torch::tensor({0, 0}));
+    // Row 0 is the northernmost (59°N) whichever way the file runs.
+    EXPECT_NEAR(x[0][0].item<double>(), (59.0 - 54.0) / 0.25, 1e-4);
+    EXPECT_NEAR(x[0][0].item<double>() - x[1][0].item<double>(), layout.step / 0.25, 1e-4);
+    EXPECT_NEAR(x[0][1].item<double>(), (-10.0 + 4.0) / 0.25, 1e-4);
+    const auto batch = source.sample(4, 1, {}, Split::Test);
+    const auto& task = batch.task;
+    ASSERT_GT(task.xc.size(1), 0);
+    ASSERT_GT(task.xt.size(1), 0);
+    // Every context and target point is a cell with a value (never the missing sea), and its
+    // value is the file's, in kelvin, standardised with the checkpoint's statistics.
+    for (const auto& [xs, ys] : {std::pair{task.xc, task.yc}, std::pair{task.xt, task.yt}}) {
+      ASSERT_TRUE(torch::isfinite(xs).all().item<bool>());
+      ASSERT_TRUE(torch::isfinite(ys).all().item<bool>());
+      const auto latitude = xs.select(-1, 0) * 0.25 + 54.0;
+      const auto longitude = xs.select(-1, 1) * 0.25 - 4.0;
+      if (layout.sea_missing) {
+        EXPECT_GE(longitude.min().item<double>(), -6.0 - 1e-4);
+      }
+      const auto kelvin = ys.squeeze(-1).to(torch::kFloat64) * trained.stddev + trained.mean;
+      const auto time = xs.select(-1, 2).to(torch::kFloat64);
+      const auto expected = 8.0 - 0.6 * (latitude.to(torch::kFloat64) - 54.0) +
+                            0.2 * longitude.to(torch::kFloat64) + 0.5 * time + 273.15;
+      // Window-relative times: the window's first time adds a constant of at most 0.5 per step.
+      const auto residual = kelvin - expected;
+      EXPECT_LT((residual.amax(-1) - residual.amin(-1)).max().item<double>(), 1e-3);
+    }
+    // The model trained on the British Isles file predicts finite values there.
+    const auto prediction = predictor->predict(batch);
+    EXPECT_TRUE(torch::isfinite(prediction.mean).all().item<bool>());
+    EXPECT_TRUE(torch::isfinite(prediction.stddev).all().item<bool>());
+    ASSERT_EQ(source.evaluation_variants().size(), 1u);
+  }
+  // A training file (not whole_file) still needs two times.
+  const auto one_time = scratch("one-time.nc");
+  write_layout(one_time, half_degree_land_only_celsius);
+  auto config = trained;
+  config.data = one_time;
+  EXPECT_THROW(Era5TaskSource{config}, DataError);
 }
 
 TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {

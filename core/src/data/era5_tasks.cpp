@@ -20,10 +20,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The field in kelvin: models are trained on kelvin (the checkpoint's statistics are), so a
+/// file in degrees Celsius is converted once as it is read.
 std::shared_ptr<const GriddedField> cached_field(const fs::path& path,
                                                  const std::string& variable) {
-  return cached_dataset<GriddedField>(path, variable,
-                                      [&] { return read_gridded_field(path, {variable}); });
+  return cached_dataset<GriddedField>(path, variable, [&] {
+    auto field = read_gridded_field(path, {variable});
+    if (const double offset = kelvin_offset(field.units); offset != 0.0) {
+      field.values = field.values + static_cast<float>(offset);
+      field.units = "K";
+    }
+    return field;
+  });
 }
 
 Era5Region region_from_string(const std::string& s) {
@@ -48,14 +56,24 @@ Era5BlockUse use_of(Split split) {
 
 std::shared_ptr<const PlaceFeatures> cached_features(const fs::path& invariants,
                                                      const std::vector<std::string>& names,
-                                                     const GriddedField& field) {
-  std::string key = field.source.string() + "\n" + field.variable;
+                                                     const GriddedField& field,
+                                                     UncoveredCells uncovered) {
+  std::string key = field.source.string() + "\n" + field.variable +
+                    (uncovered == UncoveredCells::Missing ? "\nmissing" : "\nrefuse");
   for (const auto& n : names) key += "\n" + n;
   return cached_dataset<PlaceFeatures>(
-      invariants, key, [&] { return read_place_features(invariants, names, field); });
+      invariants, key, [&] { return read_place_features(invariants, names, field, uncovered); });
 }
 
 }  // namespace
+
+double kelvin_offset(const std::string& units) {
+  for (const char* celsius : {"degC", "degree_Celsius", "degrees_Celsius", "Celsius", "celsius",
+                              "deg_C", "C", "\u00b0C"}) {
+    if (units == celsius) return 273.15;
+  }
+  return 0.0;
+}
 
 std::string to_string(Era5BlockUse use) {
   return use == Era5BlockUse::Train        ? "train"
@@ -103,7 +121,22 @@ nlohmann::json Era5TaskConfig::to_json() const {
           {"invariants", invariants.string()},
           {"mean", json_number_or_null(mean)},
           {"stddev", json_number_or_null(stddev)},
-          {"origin_longitude", json_number_or_null(origin_longitude)}};
+          {"origin_longitude", json_number_or_null(origin_longitude)},
+          {"latitude_unit", json_number_or_null(latitude_unit)},
+          {"longitude_unit", json_number_or_null(longitude_unit)},
+          {"whole_file", whole_file}};
+}
+
+bool Era5TaskConfig::reads(const fs::path& file) const {
+  const auto own = data.empty() ? default_era5_path() : data;
+  std::error_code error;
+  if (fs::exists(own, error) && fs::exists(file, error)) return fs::equivalent(own, file, error);
+  return fs::path(own).lexically_normal() == fs::path(file).lexically_normal();
+}
+
+std::pair<double, double> Era5TaskConfig::coordinates(double latitude, double longitude) const {
+  return {(latitude - split_latitude) / latitude_unit,
+          (longitude - origin_longitude) / longitude_unit};
 }
 
 constexpr const char* kWhat = "ERA5 task configuration";
@@ -143,6 +176,13 @@ Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
   read_json_number_or_nan(json, "mean", c.mean, kWhat);
   read_json_number_or_nan(json, "stddev", c.stddev, kWhat);
   read_json_number_or_nan(json, "origin_longitude", c.origin_longitude, kWhat);
+  // Checkpoints from before the units were recorded were trained on the shipped 0.25° file
+  // when they name no other; one that names another file keeps that file's spacing.
+  if (!json.contains("latitude_unit") && c.data.empty()) c.latitude_unit = 0.25;
+  if (!json.contains("longitude_unit") && c.data.empty()) c.longitude_unit = 0.25;
+  read_json_number_or_nan(json, "latitude_unit", c.latitude_unit, kWhat);
+  read_json_number_or_nan(json, "longitude_unit", c.longitude_unit, kWhat);
+  read_json_field(json, "whole_file", c.whole_file, kWhat);
   c.validate();
   return c;
 }
@@ -179,6 +219,10 @@ void Era5TaskConfig::validate() const {
       fail("feature '" + features[i] + "' is named twice");
   }
   if (std::isfinite(stddev) && !(stddev > 0.0)) fail("stddev must be positive");
+  for (double unit : {latitude_unit, longitude_unit}) {
+    if (!std::isnan(unit) && !(unit > 0.0 && std::isfinite(unit)))
+      fail("latitude_unit and longitude_unit must be positive degrees");
+  }
 }
 
 Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(config)) {
@@ -187,29 +231,54 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
   m_field = cached_field(path, m_config.variable);
   const auto& f = *m_field;
   const auto where = path.string() + ": ";
-  if (f.num_times() < 2) throw DataError(where + "ERA5 tasks need at least two times");
-  const int64_t spacing = f.valid_times[1] - f.valid_times[0];
+  const bool whole = m_config.whole_file;
+  const int64_t n = f.num_times();
+  if (n < 1) throw DataError(where + "the file has no times");
+  if (!whole && n < 2) throw DataError(where + "ERA5 tasks need at least two times");
+  const int64_t spacing = n > 1 ? f.valid_times[1] - f.valid_times[0] : 3600;
   for (size_t i = 1; i < f.valid_times.size(); ++i) {
     if (f.valid_times[i] - f.valid_times[i - 1] != spacing) {
       throw DataError(where + "times are not evenly spaced (a gap after " +
                       format_utc(f.valid_times[i - 1]) + ")");
     }
   }
-  if ((m_config.step_hours * 3600) % spacing != 0) {
-    throw ConfigError("ERA5 step_hours = " + std::to_string(m_config.step_hours) +
-                      " is not a multiple of the file's time spacing");
+  m_window_time_steps = m_config.time_steps;
+  if (spacing <= 0 || (m_config.step_hours * 3600) % spacing != 0) {
+    // A whole file whose times are further apart than step_hours (daily data, say) gives
+    // windows of one time.
+    if (!whole) {
+      throw ConfigError("ERA5 step_hours = " + std::to_string(m_config.step_hours) +
+                        " is not a multiple of the file's time spacing");
+    }
+    m_time_stride = 1;
+    m_window_time_steps = 1;
+  } else {
+    m_time_stride = m_config.step_hours * 3600 / spacing;
   }
-  m_time_stride = m_config.step_hours * 3600 / spacing;
+  if (whole) {
+    m_window_time_steps = std::min(m_window_time_steps, (n - 1) / m_time_stride + 1);
+  }
   if (!std::isfinite(m_config.origin_longitude)) {
     m_config.origin_longitude = 0.5 * (f.longitudes.front() + f.longitudes.back());
   }
+  if (std::isnan(m_config.latitude_unit)) {
+    m_config.latitude_unit = f.num_latitudes() > 1 ? f.latitude_step() : 0.25;
+  }
+  if (std::isnan(m_config.longitude_unit)) {
+    m_config.longitude_unit = f.num_longitudes() > 1 ? f.longitude_step() : 0.25;
+  }
+  // A training file must have place features everywhere; a whole file may reach beyond the
+  // invariants file, and those cells are no data.
   m_features = cached_features(
       m_config.invariants.empty() ? default_era5_invariants_path() : m_config.invariants,
-      m_config.features, f);
+      m_config.features, f, whole ? UncoveredCells::Missing : UncoveredCells::Refuse);
+  m_usable = torch::isfinite(f.values).any(0);
+  if (m_features->count() > 0) m_usable = m_usable & torch::isfinite(m_features->values).all(-1);
   // Blocks of days, and the windows that fit inside one block of each split.
   const int64_t per_day = std::max<int64_t>(1, 86400 / spacing);
-  const int64_t n = f.num_times();
-  if (m_config.block_days == 0) {
+  if (whole) {
+    m_blocks = {{0, n, Era5BlockUse::Test}};
+  } else if (m_config.block_days == 0) {
     const int64_t train_end = std::min(n, m_config.train_days * per_day);
     const int64_t validation_end = std::min(n, train_end + m_config.validation_days * per_day);
     m_blocks = {{0, train_end, Era5BlockUse::Train},
@@ -222,19 +291,34 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
       m_blocks.push_back({begin, std::min(n, begin + length), use});
     }
   }
-  const int64_t span = (m_config.time_steps - 1) * m_time_stride;
+  const int64_t span = (m_window_time_steps - 1) * m_time_stride;
   int64_t test_blocks = 0;
   for (const auto& block : m_blocks) {
     if (block.use == Era5BlockUse::Test && m_config.test_block >= 0 &&
         test_blocks++ != m_config.test_block)
       continue;
-    auto& starts = m_starts[static_cast<int>(block.use)];
-    for (int64_t t = block.time_begin; t + span < block.time_end; ++t) starts.push_back(t);
+    for (int64_t t = block.time_begin; t + span < block.time_end; ++t) {
+      // A whole file has no training days: every split draws from all of it.
+      if (whole) {
+        for (auto& starts : m_starts) starts.push_back(t);
+      } else {
+        m_starts[static_cast<int>(block.use)].push_back(t);
+      }
+    }
   }
   if (m_config.test_block >= 0 && m_config.test_block >= test_blocks) {
     throw ConfigError(where + "test_block " + std::to_string(m_config.test_block) +
                       " does not exist (the file has " + std::to_string(test_blocks) +
                       " test blocks)");
+  }
+  if (whole && (f.num_latitudes() < m_config.window || f.num_longitudes() < m_config.window)) {
+    throw ConfigError(where + "the grid (" + std::to_string(f.num_latitudes()) + " x " +
+                      std::to_string(f.num_longitudes()) + " cells) is smaller than one " +
+                      std::to_string(m_config.window) + " x " + std::to_string(m_config.window) +
+                      " task window");
+  }
+  if (whole && !m_usable.any().item<bool>()) {
+    throw DataError(where + "no cell has both a value and place features");
   }
   // Every split must fit at least one window.
   for (auto split : {Split::Train, Split::Validation, Split::Test}) {
@@ -247,16 +331,17 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
                                                                  : "test") +
                         " split is smaller than one " + std::to_string(m_config.window) + " x " +
                         std::to_string(m_config.window) + " x " +
-                        std::to_string(m_config.time_steps) + " task window");
+                        std::to_string(m_window_time_steps) + " task window");
     }
   }
   if (!std::isfinite(m_config.mean) || !std::isfinite(m_config.stddev)) {
-    // Statistics of the training region and days only (as the paper standardises).
+    // Statistics of the training region and days only (as the paper standardises); of the
+    // whole file when it has no training split.
     const auto e = extent(Split::Train);
     using torch::indexing::Slice;
     std::vector<torch::Tensor> parts;
     for (const auto& block : m_blocks) {
-      if (block.use != Era5BlockUse::Train) continue;
+      if (!whole && block.use != Era5BlockUse::Train) continue;
       parts.push_back(f.values
                           .index({Slice(block.time_begin, block.time_end),
                                   Slice(e.row_begin, e.row_end), Slice(e.col_begin, e.col_end)})
@@ -274,6 +359,7 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
 Era5Extent Era5TaskSource::region_extent(Era5Region region) const {
   const auto& lat = m_field->latitudes;  // descending
   Era5Extent e;
+  if (m_config.whole_file) return {0, m_field->num_latitudes(), 0, m_field->num_longitudes()};
   const double tolerance = 1e-6;
   const auto n = static_cast<int64_t>(lat.size());
   if (region == Era5Region::North) {
@@ -312,12 +398,13 @@ const std::vector<int64_t>& Era5TaskSource::window_starts(Split split) const {
 torch::Tensor Era5TaskSource::inputs(const torch::Tensor& rows, const torch::Tensor& cols,
                                      const torch::Tensor& steps) const {
   const auto& f = *m_field;
-  const double dlat = f.latitude_step(), dlon = f.longitude_step();
-  // Row r has latitude lat[0] - r * dlat: grid units north of the origin.
-  const double row0 = (f.latitudes.front() - m_config.split_latitude) / dlat;
-  const double col0 = (f.longitudes.front() - m_config.origin_longitude) / dlon;
-  auto x0 = row0 - rows.to(torch::kFloat64);
-  auto x1 = col0 + cols.to(torch::kFloat64);
+  const double dlat = f.num_latitudes() > 1 ? f.latitude_step() : 0.0;
+  const double dlon = f.num_longitudes() > 1 ? f.longitude_step() : 0.0;
+  // Row r has latitude lat[0] - r * dlat: units (the training grid's spacing) north of the
+  // origin, so distances are physical whatever this file's resolution.
+  const auto [row0, col0] = m_config.coordinates(f.latitudes.front(), f.longitudes.front());
+  auto x0 = row0 - rows.to(torch::kFloat64) * (dlat / m_config.latitude_unit);
+  auto x1 = col0 + cols.to(torch::kFloat64) * (dlon / m_config.longitude_unit);
   auto x2 = steps.to(torch::kFloat64);
   auto x = torch::stack({x0, x1, x2}, -1);
   if (m_features->count() > 0) {
@@ -348,9 +435,10 @@ TaskBatch Era5TaskSource::sample(int64_t batch_size, uint64_t seed, const Transl
   auto shift = torch::zeros({dim_x()}, torch::kFloat32);
   shift.narrow(0, 0, 3).copy_(translation_tensor(coordinates, 3));
   const auto e = extent(split);
-  const int64_t w = m_config.window, steps = m_config.time_steps;
+  const int64_t w = m_config.window, steps = m_window_time_steps;
   const int64_t n = w * w * steps;
   std::mt19937_64 engine(seed);
+  if (m_config.whole_file) return sample_whole_file(batch_size, engine, e, shift);
   const auto nc_low = static_cast<int64_t>(std::ceil(m_config.min_context_fraction * n));
   const auto nc_high = std::max(nc_low, static_cast<int64_t>(m_config.max_context_fraction * n));
   const int64_t nc = std::uniform_int_distribution<int64_t>(nc_low, nc_high)(engine);
@@ -400,6 +488,72 @@ TaskBatch Era5TaskSource::sample(int64_t batch_size, uint64_t seed, const Transl
   return batch;
 }
 
+TaskBatch Era5TaskSource::sample_whole_file(int64_t batch_size, std::mt19937_64& engine,
+                                            const Era5Extent& e, const torch::Tensor& shift) const {
+  // Windows may hold cells without values (land-only or sea-only data) or without place
+  // features: only the usable points of a window are context or targets. Tasks of a batch
+  // need equal sizes, so every window takes as many points as the sparsest one has, and a
+  // window is redrawn while fewer than a quarter of its points are usable.
+  const int64_t w = m_config.window, steps = m_window_time_steps, n = w * w * steps;
+  auto local = torch::arange(n, torch::kLong);
+  auto step_of = local.div(w * w, "floor"), rest = local.remainder(w * w);
+  auto row_of = rest.div(w, "floor"), col_of = rest.remainder(w);
+  std::uniform_int_distribution<int64_t> pick_row(e.row_begin, e.row_end - w);
+  std::uniform_int_distribution<int64_t> pick_col(e.col_begin, e.col_end - w);
+  const auto& starts = window_starts(Split::Test);
+  std::uniform_int_distribution<size_t> pick_time(0, starts.size() - 1);
+  struct Window {
+    torch::Tensor x, y, usable_points;  // [n, dim_x], [n, 1], indices of usable points
+  };
+  std::vector<Window> windows;
+  int64_t fewest = n;
+  for (int64_t b = 0; b < batch_size; ++b) {
+    Window best;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      const int64_t r0 = pick_row(engine), c0 = pick_col(engine), t0 = starts[pick_time(engine)];
+      auto rows = row_of + r0, cols = col_of + c0;
+      auto y = m_field->values.index({step_of * m_time_stride + t0, rows, cols}).reshape({n, 1});
+      auto ok = torch::isfinite(y.squeeze(1)) & m_usable.index({rows, cols});
+      auto usable = ok.nonzero().squeeze(1);
+      if (!best.y.defined() || usable.numel() > best.usable_points.numel()) {
+        best = {inputs(rows, cols, step_of), y, usable};
+      }
+      if (usable.numel() * 4 >= n) break;
+    }
+    if (best.usable_points.numel() < 2) {
+      throw DataError(m_field->source.string() +
+                      ": no task window with two or more values found in 100 draws");
+    }
+    fewest = std::min(fewest, best.usable_points.numel());
+    windows.push_back(std::move(best));
+  }
+  const auto nc_low =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(m_config.min_context_fraction * fewest)));
+  const auto nc_high = std::min(
+      fewest - 1, std::max(nc_low, static_cast<int64_t>(m_config.max_context_fraction * fewest)));
+  const int64_t nc =
+      std::uniform_int_distribution<int64_t>(std::min(nc_low, nc_high), nc_high)(engine);
+  const int64_t nt =
+      m_config.max_targets > 0 ? std::min(fewest - nc, m_config.max_targets) : fewest - nc;
+  std::vector<torch::Tensor> xc, yc, xt, yt;
+  for (const auto& window : windows) {
+    std::vector<int64_t> order(static_cast<size_t>(window.usable_points.numel()));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), engine);
+    auto picked = window.usable_points.index_select(0, torch::tensor(order, torch::kLong));
+    auto ctx = picked.slice(0, 0, nc), tgt = picked.slice(0, nc, nc + nt);
+    auto ys = standardise(window.y.to(torch::kFloat64)).to(torch::kFloat32);
+    xc.push_back(window.x.index_select(0, ctx));
+    yc.push_back(ys.index_select(0, ctx));
+    xt.push_back(window.x.index_select(0, tgt));
+    yt.push_back(ys.index_select(0, tgt));
+  }
+  TaskBatch batch;
+  batch.task = {torch::stack(xc) + shift, torch::stack(yc), torch::stack(xt) + shift,
+                torch::stack(yt)};
+  return batch;
+}
+
 void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size) const {
   // Paper F.4: M = 128 pseudo-tokens. The small size keeps CPU training affordable on tasks of
   // about 1,100 points.
@@ -434,6 +588,13 @@ Translation Era5TaskSource::out_of_range_translation() const {
 std::vector<TaskSource::Variant> Era5TaskSource::evaluation_variants() const {
   const auto& times = m_field->valid_times;
   auto day = [&](int64_t time) { return format_utc(times[size_t(time)]).substr(0, 10); };
+  if (m_config.whole_file) {
+    const auto& f = *m_field;
+    return {{"the whole file (" + std::to_string(f.num_latitudes()) + " x " +
+                 std::to_string(f.num_longitudes()) + " cells, " + day(0) +
+                 (f.num_times() > 1 ? " to " + day(f.num_times() - 1) : "") + ")",
+             nlohmann::json::object(), "whole file"}};
+  }
   if (m_config.block_days == 0) {
     const auto& test = m_blocks.back();
     const auto days = "days " + std::to_string(m_config.train_days + m_config.validation_days + 1) +

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <string>
+#include <utility>
 
 #include "npe/data/gridded_field.h"
 #include "npe/data/place_features.h"
@@ -16,6 +18,10 @@ namespace npe {
 
 /// $NPE_ERA5_DATA, else the NetCDF file of the shared data folder next to the source tree.
 std::filesystem::path default_era5_path();
+
+/// Kelvin minus the value in `units`: 273.15 for degrees Celsius ("degC", "°C", ...), else 0.
+/// Models are trained on kelvin; Era5TaskSource converts files in °C as it reads them.
+double kelvin_offset(const std::string& units);
 
 /// Which rows of the grid a split draws from.
 enum class Era5Region { South, North };
@@ -75,6 +81,22 @@ struct Era5TaskConfig {
   double mean = std::nan("");
   double stddev = std::nan("");
   double origin_longitude = std::nan("");
+  /// Degrees per unit of the latitude and longitude inputs: the training grid's spacing, so a
+  /// model works in physical distances and predicts on grids of any resolution. NaN: the
+  /// spacing of the grid read (checkpoints from before these fields: 0.25, the shipped file's).
+  double latitude_unit = std::nan("");
+  double longitude_unit = std::nan("");
+  /// Any regular latitude/longitude temperature grid as a whole, not a training file: every
+  /// window is a test window (no day blocks, no regions), windows have as many times as the
+  /// file (up to time_steps), and cells without a value or without place features are never
+  /// context or targets. Evaluation and the Maps tab use this for files other than the one a
+  /// model was trained on; the statistics and units then come from the checkpoint.
+  bool whole_file = false;
+
+  /// Model coordinates (north, east) of a place, in latitude_unit / longitude_unit.
+  std::pair<double, double> coordinates(double latitude, double longitude) const;
+  /// Whether `file` is this configuration's data file (empty data: default_era5_path()).
+  bool reads(const std::filesystem::path& file) const;
 
   nlohmann::json to_json() const;
   /// Fields missing from `json` take the values of the first protocol where they changed it
@@ -126,6 +148,11 @@ class Era5TaskSource final : public TaskSource {
   const PlaceFeatures& place_features() const { return *m_features; }
   /// Index steps between two times of a task (step_hours in units of the file's spacing).
   int64_t time_stride() const { return m_time_stride; }
+  /// Times per task window: time_steps, or fewer in whole_file mode when the file is shorter.
+  int64_t window_time_steps() const { return m_window_time_steps; }
+  /// [lat, lon] bool: cells that can be context or targets (a value at some time and, for
+  /// models with place features, known features). All true for a training file.
+  const torch::Tensor& usable_cells() const { return m_usable; }
 
   /// Model inputs [N, 3] of grid cells (rows, cols: [N] long) at time offsets within a window
   /// (steps: [N] long, 0 = the window's first time).
@@ -137,10 +164,15 @@ class Era5TaskSource final : public TaskSource {
   double output_scale() const { return m_config.stddev; }
 
  private:
+  TaskBatch sample_whole_file(int64_t batch_size, std::mt19937_64& engine, const Era5Extent& e,
+                              const torch::Tensor& shift) const;
+
   Era5TaskConfig m_config;
   std::shared_ptr<const GriddedField> m_field;
   std::shared_ptr<const PlaceFeatures> m_features;
   int64_t m_time_stride = 1;
+  int64_t m_window_time_steps = 1;
+  torch::Tensor m_usable;
   std::vector<Era5DayBlock> m_blocks;
   std::vector<int64_t> m_starts[3];  // by Split
 };
