@@ -16,6 +16,8 @@
 #include "maps/map_view.h"
 #include "maps/station_set.h"
 #include "npe/data/era5_tasks.h"
+#include "npe/data/gridded_field.h"
+#include "npe/data/gridded_writer.h"
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
@@ -116,6 +118,63 @@ class MapExplorerTest : public QObject {
     QVERIFY(explorer.stations()->contains({7, 7}));
     explorer.randomStations(12);
     QCOMPARE(explorer.stations()->count(), 12);
+  }
+
+  // "Trained here, predicts there": a land-only 0.5° grid in °C with one time step, larger
+  // than the training file, opens as a whole; stations only where there is data; every model
+  // predicts the cells with values and leaves the others "no data".
+  void anyRegularGridOpensAsAWhole() {
+    QTemporaryDir dir;
+    npe::GridOutput grid;
+    const int rows = 41, cols = 65;  // 60..40°N, 12°W..20°E
+    for (int r = 0; r < rows; ++r) grid.latitudes.push_back(60.0 - 0.5 * r);
+    for (int c = 0; c < cols; ++c) grid.longitudes.push_back(-12.0 + 0.5 * c);
+    grid.valid_time = npe::utc_seconds(2018, 7, 1, 12);
+    auto lat = torch::tensor(grid.latitudes, torch::kFloat64).view({rows, 1});
+    auto lon = torch::tensor(grid.longitudes, torch::kFloat64).view({1, cols});
+    auto celsius = (18.0 - 0.5 * (lat - 50.0) + 0.1 * lon).expand({rows, cols}).clone();
+    celsius.masked_fill_((lon < -6.0).expand({rows, cols}), std::nan(""));  // the sea
+    grid.variables = {{"Tair", "air temperature", "degC", "air_temperature", celsius}};
+    const auto path = dir.filePath("land-only.nc");
+    npe::write_grid_netcdf(path.toStdString(), grid);
+
+    MapExplorer explorer;
+    explorer.openDataFile(path);
+    QVERIFY(explorer.source()->config().whole_file);
+    QCOMPARE(explorer.source()->window_time_steps(), int64_t(1));
+    QCOMPARE(explorer.hour(), 0);
+    // The checkpoint's statistics, not this file's (kelvin: the file was read as K).
+    npe::Era5TaskSource training;
+    QCOMPARE(explorer.source()->config().mean, training.config().mean);
+    // The region shift reaches every part of the larger grid.
+    explorer.setShift(-500, -500);
+    QCOMPARE(explorer.targetWindow().bottom(), rows - 1);
+    QCOMPARE(explorer.targetWindow().left(), 0);
+    // West: half sea. Stations only on land.
+    explorer.randomStations(40);
+    QCOMPARE(explorer.stations()->count(), 40);
+    const auto window = explorer.targetWindow();
+    for (const auto& s : explorer.stations()->cells()) {
+      QVERIFY(std::isfinite(celsius[window.top() + s.y()][window.left() + s.x()].item<double>()));
+    }
+    QVERIFY(wait_for_refined_round(explorer));
+    const auto table = explorer.predictionTable();
+    QVERIFY(table.columns.size() >= 5);
+    int with_value = 0;
+    for (const auto& row : table.rows) {
+      const bool value = std::isfinite(row[2]);
+      with_value += value;
+      for (size_t c = 3; c < row.size(); ++c) {
+        QVERIFY2(std::isfinite(row[c]) == value,
+                 qPrintable(QString::fromStdString(table.columns[c]) + " at " +
+                            QString::number(row[0]) + ", " + QString::number(row[1])));
+      }
+      if (value)
+        QVERIFY(std::abs(row[2] -
+                         celsius.index({int((60.0 - row[0]) / 0.5), int((row[1] + 12.0) / 0.5)})
+                             .item<double>()) < 1e-4);
+    }
+    QVERIFY(with_value > 0 && with_value < int(table.rows.size()));
   }
 
   void timeSliderAndShiftMoveTheTask() {

@@ -1,5 +1,6 @@
 #include "common/shift_control.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QDoubleSpinBox>
@@ -12,7 +13,11 @@ namespace npe::widgets {
 
 ShiftControl::ShiftControl(const QStringList& axes, double limit, double step, int decimals,
                            double slider_limit, QWidget* parent)
-    : QWidget(parent), m_limit(limit), m_step(step), m_value(axes.size(), 0.0) {
+    : QWidget(parent),
+      m_limit(limit),
+      m_step(step),
+      m_slider_limit(slider_limit),
+      m_value(axes.size(), 0.0) {
   auto* grid = new QGridLayout(this);
   grid->setContentsMargins(0, 0, 0, 0);
   for (int axis = 0; axis < axes.size(); ++axis) {
@@ -58,6 +63,19 @@ void ShiftControl::setValue(const Translation& value) {
     m_sliders[axis]->setValue(static_cast<int>(std::lround(m_value[axis] / m_step)));
     m_boxes[axis]->setValue(m_value[axis]);
   }
+}
+
+void ShiftControl::setLimit(double limit) {
+  m_limit = limit;
+  const double slider_range = m_slider_limit > 0.0 ? std::min(m_slider_limit, limit) : limit;
+  const int ticks = static_cast<int>(std::lround(slider_range / m_step));
+  for (size_t axis = 0; axis < m_sliders.size(); ++axis) {
+    QSignalBlocker a(m_sliders[axis]), b(m_boxes[axis]);
+    m_sliders[axis]->setRange(-ticks, ticks);
+    m_sliders[axis]->setPageStep(std::max(1, ticks / 20));
+    m_boxes[axis]->setRange(-limit, limit);
+  }
+  setValue(m_value);
 }
 
 void ShiftControl::apply(size_t axis, double value) {

@@ -28,6 +28,9 @@ class ShiftControl final : public QWidget {
   Translation value() const { return m_value; }
   /// Clamps to the limit and updates the controls without emitting changed().
   void setValue(const Translation& value);
+  /// A new range [-limit, limit] (the Maps tab's grid changes with the file); values are
+  /// clamped to it without emitting changed().
+  void setLimit(double limit);
 
  Q_SIGNALS:
   /// The user moved a slider, typed a value (applied on Enter or focus loss) or reset.
@@ -36,7 +39,7 @@ class ShiftControl final : public QWidget {
  private:
   void apply(size_t axis, double value);
 
-  double m_limit, m_step;
+  double m_limit, m_step, m_slider_limit;
   Translation m_value;
   std::vector<QSlider*> m_sliders;
   std::vector<QDoubleSpinBox*> m_boxes;

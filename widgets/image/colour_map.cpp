@@ -52,7 +52,10 @@ QImage tensor_image(const torch::Tensor& values, ColourScale scale, double low, 
   for (int r = 0; r < rows; ++r) {
     auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
     for (int c = 0; c < cols; ++c) {
-      line[c] = scale_colour(scale, (data[r * cols + c] - low) / span).rgb();
+      const float value = data[r * cols + c];
+      // No data (NaN): the neutral grey the map view draws such cells in.
+      line[c] = std::isfinite(value) ? scale_colour(scale, (value - low) / span).rgb()
+                                     : qRgb(140, 140, 140);
     }
   }
   return image;

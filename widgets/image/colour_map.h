@@ -15,7 +15,8 @@ enum class ColourScale { Grey, Magma, Coolwarm };
 
 /// The colour of t in [0, 1] (clamped) on the scale.
 QColor scale_colour(ColourScale scale, double t);
-/// A [H, W] tensor as an image, values mapped linearly from [low, high] onto the scale.
+/// A [H, W] tensor as an image, values mapped linearly from [low, high] onto the scale; NaN
+/// (no data) grey, as the map view draws it.
 QImage tensor_image(const torch::Tensor& values, ColourScale scale, double low, double high);
 
 /// A horizontal colour bar with its range labelled below it.

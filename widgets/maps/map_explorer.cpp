@@ -51,6 +51,16 @@ const QSize kViewMinimumSize(480, 400);
 constexpr int kSmallMapMinimum = 80;
 constexpr int kSmallMapMaximum = 260;
 
+// Extremes over the finite values (cells without data are NaN); `fallback` when there are none.
+double finite_min(const torch::Tensor& t, double fallback) {
+  const auto v = t.masked_select(torch::isfinite(t));
+  return v.numel() > 0 ? v.min().item<double>() : fallback;
+}
+double finite_max(const torch::Tensor& t, double fallback) {
+  const auto v = t.masked_select(torch::isfinite(t));
+  return v.numel() > 0 ? v.max().item<double>() : fallback;
+}
+
 }  // namespace
 
 MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
@@ -114,13 +124,24 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
   m_models->add(baseline_entry("gp-se-ard", 40, 300, 1000), false);
   addShippedModels();
   try {
-    m_coastlines = load_coastlines(50.0 - 1.0, 58.0 + 1.0, -10.0 - 1.0, 2.0 + 1.0);
+    auto source = std::make_shared<Era5TaskSource>();
+    m_training_config = source->config();
+    const auto& f = source->field();
+    const auto south = source->region_extent(Era5Region::South);
+    m_training_box =
+        Box{f.latitudes[size_t(south.row_end - 1)], f.latitudes[size_t(south.row_begin)],
+            f.longitudes.front(), f.longitudes.back()};
+    setSource(std::move(source));
   } catch (const Error& e) {
-    Q_EMIT statusMessage(QString::fromUtf8(e.what()));
-  }
-  try {
-    setSource(std::make_shared<Era5TaskSource>());
-  } catch (const Error& e) {
+    // Without the training file the shipped checkpoints still carry their statistics.
+    for (const auto& entry : m_models->entries()) {
+      if (!entry.task.is_object() || entry.task.value("kind", "") != "era5") continue;
+      try {
+        m_training_config = Era5TaskConfig::from_json(entry.task);
+        break;
+      } catch (const Error&) {
+      }
+    }
     m_data_label->setText(
         tr("No ERA5 data: %1. Open a NetCDF or GRIB file.").arg(QString::fromUtf8(e.what())));
   }
@@ -247,16 +268,14 @@ QWidget* MapExplorer::buildControls() {
   random_row->addWidget(random);
   random_row->addWidget(clear);
   station_form->addRow(tr("Random stations"), random_row);
-  auto* note = new QLabel(tr("A station reports its cell's temperature now and 6, 12, 18 and "
-                             "24 hours before."),
-                          station_box);
-  note->setWordWrap(true);
-  station_form->addRow(note);
+  m_station_note = new QLabel(station_box);
+  m_station_note->setWordWrap(true);
+  station_form->addRow(m_station_note);
   connect(random, &QPushButton::clicked, this, [this] { randomStations(m_random_count->value()); });
   connect(clear, &QPushButton::clicked, this,
           [this] { m_undo->push(new EditStationsCommand(m_stations, {}, tr("Clear stations"))); });
 
-  auto* shift_box = new QGroupBox(tr("Region shift Δ (grid cells of 0.25°)"), panel);
+  auto* shift_box = new QGroupBox(tr("Region shift Δ (grid cells)"), panel);
   auto* shift_layout = new QVBoxLayout(shift_box);
   m_shift = new ShiftControl({tr("north"), tr("east")}, 40, 1.0, 0, 0.0, shift_box);
   m_shift->setToolTip(
@@ -315,33 +334,103 @@ void MapExplorer::addShippedModels() {
 }
 
 void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
+  const bool same_grid = m_source && m_source->field().latitudes == source->field().latitudes &&
+                         m_source->field().longitudes == source->field().longitudes;
   m_source = std::move(source);
   const auto& f = m_source->field();
+  const int rows = static_cast<int>(f.num_latitudes()), cols = static_cast<int>(f.num_longitudes());
   const int w = static_cast<int>(m_source->config().window);
-  const int first = static_cast<int>((m_source->config().time_steps - 1) * m_source->time_stride());
-  m_base_row = std::clamp(m_base_row, 0, static_cast<int>(f.num_latitudes()) - w);
-  m_base_col = std::clamp(m_base_col, 0, static_cast<int>(f.num_longitudes()) - w);
+  const int first = static_cast<int>((m_source->window_time_steps() - 1) * m_source->time_stride());
+  if (!same_grid && m_source->config().whole_file) {
+    // Another grid: the window starts in its middle, unshifted.
+    m_base_row = (rows - w) / 2;
+    m_base_col = (cols - w) / 2;
+    m_north = m_east = 0;
+  }
+  m_base_row = std::clamp(m_base_row, 0, rows - w);
+  m_base_col = std::clamp(m_base_col, 0, cols - w);
+  m_shift->setLimit(std::max(rows, cols) - w);
+  if (!same_grid || !m_coastlines) {
+    const auto [lat_low, lat_high] = std::minmax(f.latitudes.front(), f.latitudes.back());
+    const auto [lon_low, lon_high] = std::minmax(f.longitudes.front(), f.longitudes.back());
+    try {
+      m_coastlines = load_coastlines(lat_low - 1.0, lat_high + 1.0, lon_low - 1.0, lon_high + 1.0);
+    } catch (const Error& e) {
+      m_coastlines.reset();
+      Q_EMIT statusMessage(QString::fromUtf8(e.what()));
+    }
+  }
   {
     QSignalBlocker block(m_time);
     m_time->setRange(first, static_cast<int>(f.num_times()) - 1);
   }
-  m_data_label->setText(
-      tr("%1: %2 (%3), %4 × %5 cells of %6°, %7 hours from %8")
-          .arg(QFileInfo(QString::fromStdString(f.source.string())).fileName(),
-               QString::fromStdString(f.long_name.empty() ? f.variable : f.long_name),
-               QString::fromStdString(f.units))
-          .arg(f.num_latitudes())
-          .arg(f.num_longitudes())
-          .arg(f.latitude_step())
-          .arg(f.num_times())
-          .arg(QString::fromStdString(format_utc(f.valid_times.front()))));
+  QString text = tr("%1: %2 (%3), %4 × %5 cells of %6° × %7°, %8 time(s) from %9")
+                     .arg(QFileInfo(QString::fromStdString(f.source.string())).fileName(),
+                          QString::fromStdString(f.long_name.empty() ? f.variable : f.long_name),
+                          QString::fromStdString(f.units))
+                     .arg(rows)
+                     .arg(cols)
+                     .arg(rows > 1 ? f.latitude_step() : 0.0)
+                     .arg(cols > 1 ? f.longitude_step() : 0.0)
+                     .arg(f.num_times())
+                     .arg(QString::fromStdString(format_utc(f.valid_times.front())));
+  if (m_source->config().whole_file && m_training_box) {
+    const auto& box = *m_training_box;
+    text += trainingRegionCells().isNull()
+                ? tr(". The models were trained on %1–%2°N, %3–%4°E, outside this file.")
+                      .arg(box.south)
+                      .arg(box.north)
+                      .arg(box.west)
+                      .arg(box.east)
+                : tr(". Green outline: where the models were trained (another file).");
+  }
+  m_data_label->setText(text);
+  const auto steps = m_source->window_time_steps();
+  QStringList before;
+  for (int64_t k = 1; k < steps; ++k) before << QString::number(k * m_source->config().step_hours);
+  m_station_note->setText(
+      steps == 1 ? tr("A station reports its cell's temperature at the time shown (the file has "
+                      "one time per task window).")
+                 : tr("A station reports its cell's temperature now and %1 hours before.")
+                       .arg(before.join(", ")));
   // Start on a test day (one the models did not train on), at noon.
   const auto& test_starts = m_source->window_starts(Split::Test);
   const int test_hour = test_starts.empty() ? 0 : static_cast<int>(test_starts.front()) + first;
   setHour(std::clamp(test_hour + 12, m_time->minimum(), m_time->maximum()));
   setShift(m_north, m_east);
+  updateTimeLabel();
   redraw();
   schedulePredictions(false);
+}
+
+Era5TaskConfig MapExplorer::configFor(const std::string& path) const {
+  auto config = m_training_config ? *m_training_config : Era5TaskConfig{};
+  config.whole_file = !config.reads(path);
+  config.data = path;
+  config.variable.clear();
+  return config;
+}
+
+QRect MapExplorer::trainingRegionCells() const {
+  if (!m_source || !m_training_box) return {};
+  const auto& f = m_source->field();
+  const auto& box = *m_training_box;
+  const double eps = 1e-6;
+  int top = -1, bottom = -1, left = -1, right = -1;
+  for (int r = 0; r < int(f.latitudes.size()); ++r) {
+    if (f.latitudes[size_t(r)] < box.south - eps || f.latitudes[size_t(r)] > box.north + eps)
+      continue;
+    if (top < 0) top = r;
+    bottom = r;
+  }
+  for (int c = 0; c < int(f.longitudes.size()); ++c) {
+    if (f.longitudes[size_t(c)] < box.west - eps || f.longitudes[size_t(c)] > box.east + eps)
+      continue;
+    if (left < 0) left = c;
+    right = c;
+  }
+  if (top < 0 || left < 0) return {};
+  return QRect(QPoint(left, top), QPoint(right, bottom));
 }
 
 bool MapExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
@@ -364,11 +453,8 @@ void MapExplorer::openCheckpoint(const QString& path) {
 }
 
 void MapExplorer::openDataFile(const QString& path) {
-  auto config = m_source ? m_source->config() : Era5TaskConfig{};
-  config.data = path.toStdString();
-  config.variable.clear();
-  // The statistics stay those of the default data when it is loaded (the models' units).
-  auto source = std::make_shared<Era5TaskSource>(config);  // throws before anything changes
+  // The models' statistics and units; a file other than the training file is shown whole.
+  auto source = std::make_shared<Era5TaskSource>(configFor(path.toStdString()));  // throws first
   setSource(std::move(source));
   Q_EMIT statusMessage(tr("Opened %1").arg(path));
 }
@@ -396,7 +482,8 @@ void MapExplorer::updateTimeLabel() {
   if (!m_source) return;
   const auto& f = m_source->field();
   const auto* block = m_source->block_at(m_hour);
-  const QString period = !block                                   ? QString()
+  const QString period = m_source->config().whole_file            ? tr("not a training file")
+                         : !block                                 ? QString()
                          : block->use == Era5BlockUse::Train      ? tr("training days")
                          : block->use == Era5BlockUse::Validation ? tr("validation days")
                                                                   : tr("test days");
@@ -443,12 +530,21 @@ void MapExplorer::setModelEnabled(const QString& id, bool enabled) {
 
 void MapExplorer::randomStations(int n) {
   const int w = m_source ? static_cast<int>(m_source->config().window) : 15;
-  std::vector<int> all(static_cast<size_t>(w * w));
-  std::iota(all.begin(), all.end(), 0);
+  std::vector<int> all;
+  const auto window = targetWindow();
+  for (int i = 0; i < w * w; ++i) {
+    // Stations only where the data has a value now and the models have place features.
+    const int r = window.top() + i / w, c = window.left() + i % w;
+    if (m_source && (!m_source->usable_cells()[r][c].item<bool>() ||
+                     !std::isfinite(m_source->field().values[m_hour][r][c].item<float>())))
+      continue;
+    all.push_back(i);
+  }
   std::mt19937_64 engine(m_random_seed++);
   std::shuffle(all.begin(), all.end(), engine);
   std::vector<QPoint> cells;
-  for (int i = 0; i < std::clamp(n, 0, w * w); ++i) cells.emplace_back(all[i] % w, all[i] / w);
+  for (int i = 0; i < std::clamp(n, 0, int(all.size())); ++i)
+    cells.emplace_back(all[size_t(i)] % w, all[size_t(i)] / w);
   m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Random stations")));
 }
 
@@ -486,17 +582,19 @@ void MapExplorer::schedulePredictions(bool refine) {
   if (!m_source) return;
   const auto window = targetWindow();
   const int w = window.width();
-  const int steps = static_cast<int>(m_source->config().time_steps);
+  const int steps = static_cast<int>(m_source->window_time_steps());
   const int stride = static_cast<int>(m_source->time_stride());
   const auto& values = m_source->field().values;
+  const auto usable = m_source->usable_cells();
   std::vector<int64_t> rows, cols, step_index;
   std::vector<float> yc;
   std::vector<uint8_t> is_station(static_cast<size_t>(w * w), 0);
   for (const auto& s : m_stations->cells()) {
     is_station[static_cast<size_t>(s.y() * w + s.x())] = 1;
+    const int r = window.top() + s.y(), c = window.left() + s.x();
+    if (!usable[r][c].item<bool>()) continue;  // no place features there: no observation
     for (int k = 0; k < steps; ++k) {
       const int time = m_hour - (steps - 1 - k) * stride;
-      const int r = window.top() + s.y(), c = window.left() + s.x();
       const float v = values[time][r][c].item<float>();
       if (!std::isfinite(v)) continue;  // a missing reading is no observation
       rows.push_back(r);
@@ -517,7 +615,8 @@ void MapExplorer::schedulePredictions(bool refine) {
   auto truth = values[m_hour].index({target_rows, target_cols}).to(torch::kFloat64);
   std::vector<int64_t> held;
   for (int i = 0; i < w * w; ++i) {
-    if (!is_station[static_cast<size_t>(i)] && std::isfinite(truth[i].item<double>()))
+    if (!is_station[static_cast<size_t>(i)] && std::isfinite(truth[i].item<double>()) &&
+        usable[target_rows[i].item<int64_t>()][target_cols[i].item<int64_t>()].item<bool>())
       held.push_back(i);
   }
   auto held_index = torch::tensor(held, torch::kLong);
@@ -613,6 +712,15 @@ std::pair<torch::Tensor, torch::Tensor> MapExplorer::modelMaps(const QString& id
     if (p.id != id || !p.mean.defined() || p.mean.numel() != w * w) continue;
     auto mean = m_source->unstandardise(p.mean.to(torch::kFloat64)).view({w, w}) - kKelvin;
     auto sd = (p.stddev.to(torch::kFloat64) * m_source->output_scale()).view({w, w});
+    // Cells without a value or without place features are "no data", not predictions.
+    const auto window = targetWindow();
+    using torch::indexing::Slice;
+    const auto rows = Slice(window.top(), window.top() + w);
+    const auto cols = Slice(window.left(), window.left() + w);
+    const auto no_data = ~(m_source->usable_cells().index({rows, cols}) &
+                           torch::isfinite(m_source->field().values[m_hour].index({rows, cols})));
+    mean = mean.masked_fill(no_data, std::nan(""));
+    sd = sd.masked_fill(no_data, std::nan(""));
     return {mean, sd};
   }
   return {};
@@ -641,10 +749,7 @@ void MapExplorer::redraw() {
   scene.longitudes = f.longitudes;
   scene.coastlines = m_coastlines;
   scene.target_window = window;
-  const auto south = m_source->region_extent(Era5Region::South);
-  scene.training_region =
-      QRect(int(south.col_begin), int(south.row_begin), int(south.col_end - south.col_begin),
-            int(south.row_end - south.row_begin));
+  scene.training_region = trainingRegionCells();
   auto truth = truthCelsius(m_hour);
   using torch::indexing::Slice;
   const auto inside = std::make_tuple(Slice(window.top(), window.top() + w),
@@ -678,14 +783,14 @@ void MapExplorer::redraw() {
       auto shown = torch::full_like(truth, std::nan(""));
       if (kind == "stddev") {
         window_slice(shown).copy_(sd);
-        low = 0.0, high = std::max(1e-3, sd.max().item<double>());
+        low = 0.0, high = std::max(1e-3, finite_max(sd, 0.0));
         scene.palette = MapScene::Palette::Sequential;
         scene.colour_title = "σ (K)";
         name = tr("%1 standard deviation").arg(entry->name);
       } else {
         auto error = mean - window_slice(truth);
         window_slice(shown).copy_(error);
-        const double m = std::max(1e-3, error.abs().max().item<double>());
+        const double m = std::max(1e-3, finite_max(error.abs(), 0.0));
         low = -m, high = m;
         scene.palette = MapScene::Palette::Diverging;
         scene.colour_title = "error (K)";
@@ -721,14 +826,14 @@ void MapExplorer::rebuildSmallMaps() {
   using torch::indexing::Slice;
   auto truth = truthCelsius(m_hour).index(
       {Slice(window.top(), window.top() + w), Slice(window.left(), window.left() + w)});
-  double low = truth.min().item<double>(), high = truth.max().item<double>(), sd_high = 1e-3;
+  double low = finite_min(truth, 0.0), high = finite_max(truth, 1.0), sd_high = 1e-3;
   std::vector<std::tuple<QString, torch::Tensor, torch::Tensor>> shown;
   for (const auto& e : m_models->enabledEntries()) {
     auto [mean, sd] = modelMaps(e.id);
     if (!mean.defined()) continue;
-    low = std::min(low, mean.min().item<double>());
-    high = std::max(high, mean.max().item<double>());
-    sd_high = std::max(sd_high, sd.max().item<double>());
+    low = std::min(low, finite_min(mean, low));
+    high = std::max(high, finite_max(mean, high));
+    sd_high = std::max(sd_high, finite_max(sd, sd_high));
     shown.emplace_back(e.name, mean, sd);
   }
   auto add = [&](int row, int col, const QString& caption, const QImage& image) {
@@ -815,9 +920,8 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
   // Validate and load everything first: on any error nothing has changed.
   std::shared_ptr<Era5TaskSource> source = m_source;
   if (section.contains("data")) {
-    Era5TaskConfig config;
-    config.data = section.value("data").toString().toStdString();
-    source = std::make_shared<Era5TaskSource>(config);
+    source =
+        std::make_shared<Era5TaskSource>(configFor(section.value("data").toString().toStdString()));
   }
   if (!source) fail("no data to show");
   const int w = static_cast<int>(source->config().window);

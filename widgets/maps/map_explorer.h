@@ -7,6 +7,7 @@
 // metrics, time slider and play.
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <QTimer>
@@ -114,6 +115,11 @@ class MapExplorer final : public ExplorerPanel {
   /// Prediction of a model of the last round as [window, window] °C tensors (undefined if none).
   std::pair<torch::Tensor, torch::Tensor> modelMaps(const QString& id) const;
   torch::Tensor truthCelsius(int hour) const;  // [rows, cols]
+  /// The task configuration for showing `path`: the models' training statistics and units,
+  /// and the file as a whole unless it is the training file (Era5TaskConfig::whole_file).
+  Era5TaskConfig configFor(const std::string& path) const;
+  /// The training region (the shipped models') as cells of the current grid; null outside it.
+  QRect trainingRegionCells() const;
 
   torch::Device m_device;
   std::shared_ptr<Era5TaskSource> m_source;
@@ -131,6 +137,7 @@ class MapExplorer final : public ExplorerPanel {
   QCheckBox* m_three_d_box = nullptr;
   QSpinBox* m_random_count = nullptr;
   QLabel* m_data_label = nullptr;
+  QLabel* m_station_note = nullptr;
   QLabel* m_hover = nullptr;
   QWidget* m_small_maps = nullptr;
   QGroupBox* m_metrics_box = nullptr;
@@ -140,6 +147,13 @@ class MapExplorer final : public ExplorerPanel {
   QWidget* m_view_placeholder = nullptr;
   QTimer m_refine_timer, m_play_timer;
   std::shared_ptr<const std::vector<std::vector<QPointF>>> m_coastlines;
+  /// The models' task as trained (statistics, units, origin), from the default data or the
+  /// shipped checkpoints; and the latitude/longitude box of their training region.
+  std::optional<Era5TaskConfig> m_training_config;
+  struct Box {
+    double south = 0, north = 0, west = 0, east = 0;
+  };
+  std::optional<Box> m_training_box;
   QString m_layer = "truth";
   int m_hour = 0, m_north = 0, m_east = 0;
   int m_base_row = 18, m_base_col = 20;

@@ -364,12 +364,19 @@ void MapView::rebuild() {
     property->SetVerticalJustification(justify_v);
     r.AddActor2D(label);
   };
-  // Whole degrees, counted as integers (clang-analyzer-security.FloatLoopCounter).
-  for (long degree = std::lround(std::ceil(lon_lo)); degree <= std::lround(std::floor(lon_hi));
-       ++degree) {
+  // Lines every 1, 5 or 10 degrees as the grid grows (the British Isles: every degree; Europe:
+  // every 5), counted as integers (clang-analyzer-security.FloatLoopCounter).
+  const double extent = std::max(lon_hi - lon_lo, lat_hi - lat_lo);
+  const long step = extent <= 20.0 ? 1 : extent <= 60.0 ? 5 : 10;
+  const long lon_label_every = step == 1 ? 2 : 1;
+  auto first_multiple = [step](double value) {
+    return static_cast<long>(std::ceil(value / double(step))) * step;
+  };
+  for (long degree = first_multiple(lon_lo); degree <= std::lround(std::floor(lon_hi));
+       degree += step) {
     const auto lon = static_cast<double>(degree);
     grid.push_back({{lon, lat_lo}, {lon, lat_hi}});
-    if (degree % 2 != 0) continue;  // labels every 2 degrees
+    if ((degree / step) % lon_label_every != 0) continue;
     add_label(QString("%1°%2")
                   .arg(std::abs(lon))
                   .arg(lon < 0   ? "W"
@@ -377,8 +384,8 @@ void MapView::rebuild() {
                                  : ""),
               lon, lat_lo - 0.12, VTK_TEXT_CENTERED, VTK_TEXT_TOP);
   }
-  for (long degree = std::lround(std::ceil(lat_lo)); degree <= std::lround(std::floor(lat_hi));
-       ++degree) {
+  for (long degree = first_multiple(lat_lo); degree <= std::lround(std::floor(lat_hi));
+       degree += step) {
     const auto lat = static_cast<double>(degree);
     grid.push_back({{lon_lo, lat}, {lon_hi, lat}});
     add_label(QString("%1°%2").arg(std::abs(lat)).arg(lat < 0 ? "S" : "N"), lon_lo - 0.12, lat,
