@@ -16,6 +16,7 @@
 
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
+#include "npe/data/gridded_writer.h"
 #include "npe/data/place_features.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/model_catalog.h"
@@ -202,6 +203,28 @@ void expect_data_error(const fs::path& path, const std::string& fragment) {
     EXPECT_NE(message.find(path.string()), std::string::npos) << message;
     EXPECT_NE(message.find(fragment), std::string::npos) << message;
   }
+}
+
+// Forcing files hold several gridded variables: the one in temperature units is read; with
+// several temperatures the reader asks for a name and lists them with their units.
+TEST_F(Era5Files, TheTemperatureIsChosenAmongSeveralVariables) {
+  GridOutput grid;
+  grid.latitudes = {50.0, 49.5};
+  grid.longitudes = {0.0, 0.5, 1.0};
+  grid.valid_time = utc_seconds(2018, 7, 1);
+  auto values = torch::arange(6, torch::kFloat64).view({2, 3});
+  grid.variables = {{"Qair", "specific humidity", "kg kg-1", "", values * 1e-3},
+                    {"Tair", "air temperature", "K", "air_temperature", values + 280.0}};
+  const auto forcing = scratch("forcing.nc");
+  write_grid_netcdf(forcing, grid);
+  const auto field = read_gridded_field(forcing);
+  EXPECT_EQ(field.variable, "Tair");
+  EXPECT_FLOAT_EQ(field.values[0][1][2].item<float>(), 285.0f);
+  grid.variables.push_back({"Tmax", "daily maximum", "degC", "", values + 10.0});
+  const auto two = scratch("two-temperatures.nc");
+  write_grid_netcdf(two, grid);
+  expect_data_error(two, "Tair [K], Tmax [degC]");
+  EXPECT_EQ(read_gridded_field(two, {"Tmax"}).variable, "Tmax");
 }
 
 void copy_prefix(const fs::path& from, const fs::path& to, std::streamsize bytes) {

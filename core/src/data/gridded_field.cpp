@@ -108,6 +108,14 @@ int64_t utc_seconds(int year, int month, int day, int hour, int minute, int seco
          int64_t{hour} * 3600 + int64_t{minute} * 60 + second;
 }
 
+bool is_temperature_unit(const std::string& units) {
+  for (const char* known : {"K", "kelvin", "Kelvin", "degK", "degC", "degree_Celsius",
+                            "degrees_Celsius", "Celsius", "celsius", "deg_C", "C", "\u00b0C"}) {
+    if (units == known) return true;
+  }
+  return false;
+}
+
 std::string format_utc(int64_t s) {
   int64_t days = s >= 0 ? s / 86400 : -((-s + 86399) / 86400);
   int64_t rem = s - days * 86400;

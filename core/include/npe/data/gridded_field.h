@@ -41,6 +41,9 @@ std::string format_utc(int64_t seconds_since_epoch);
 /// Seconds since 1970-01-01 of a proleptic-Gregorian UTC date and time.
 int64_t utc_seconds(int year, int month, int day, int hour = 0, int minute = 0, int second = 0);
 
+/// Whether `units` (a CF units string) are those of a temperature: kelvin or degrees Celsius.
+bool is_temperature_unit(const std::string& units);
+
 /// What to read. Empty variable: the only gridded (time, lat, lon) variable of the file.
 struct GriddedReadOptions {
   std::string variable;

@@ -316,8 +316,7 @@ class NetcdfReader final : public GriddedReader {
                            const std::filesystem::path& path) {
     int nvars = 0;
     file.check(nc_inq_nvars(file.id(), &nvars), "cannot list variables");
-    std::vector<std::string> candidates;
-    int chosen = -1;
+    std::vector<int> candidates;
     for (int v = 0; v < nvars; ++v) {
       const auto name = file.variable_name(v);
       const auto dims = file.variable_dimensions(v);
@@ -327,10 +326,7 @@ class NetcdfReader final : public GriddedReader {
       }
       int axes = 0;
       for (int d : dims) axes += axis_of(file, d) != Axis::Other;
-      if (axes == 3) {
-        candidates.push_back(name);
-        chosen = v;
-      }
+      if (axes == 3) candidates.push_back(v);
     }
     if (!options.variable.empty()) {
       std::string names;
@@ -339,11 +335,23 @@ class NetcdfReader final : public GriddedReader {
     }
     if (candidates.empty()) fail(path, "no variable on (time, latitude, longitude)");
     if (candidates.size() > 1) {
+      // Files of forcing data hold several variables (temperature, humidity, pressure...): the
+      // one with temperature units is the one this program models.
+      int temperature = -1, temperatures = 0;
       std::string names;
-      for (const auto& n : candidates) names += (names.empty() ? "" : ", ") + n;
+      for (int v : candidates) {
+        const auto units = file.text_attribute(v, "units");
+        names += (names.empty() ? "" : ", ") + file.variable_name(v) +
+                 (units.empty() ? "" : " [" + units + "]");
+        if (is_temperature_unit(units)) {
+          temperature = v;
+          ++temperatures;
+        }
+      }
+      if (temperatures == 1) return temperature;
       fail(path, "several gridded variables (" + names + "): choose one by name");
     }
-    return chosen;
+    return candidates.front();
   }
 
   // libnetcdf reads the missing end of a truncated classic-format file as zeros, which
