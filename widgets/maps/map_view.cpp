@@ -46,8 +46,11 @@ Ptr<T> make() {
   return Ptr<T>::New();
 }
 
-// Height of the 3-D surface: the colour range spans this many degrees of latitude.
+// Height of the 3-D surface on the British Isles grid (about 12 degrees across): the colour
+// range spans this many degrees of latitude. Larger grids get a taller relief (with the square
+// root of their size, so that a continent does not look like a wall).
 constexpr double kReliefDegrees = 3.0;
+constexpr double kReliefGridDegrees = 12.0;
 
 vtkSmartPointer<vtkLookupTable> palette_table(MapScene::Palette palette, double low, double high) {
   auto ctf = make<vtkColorTransferFunction>();
@@ -91,6 +94,8 @@ struct MapView::Vtk {
   // World x of a longitude: degrees scaled by cos(central latitude), so the map keeps its
   // shape (an equirectangular projection at that latitude).
   double x_scale = 1.0;
+  // Height of the relief in world units (degrees), scaled with the grid (kReliefDegrees).
+  double relief = kReliefDegrees;
 };
 
 MapView::MapView(QWidget* parent) : QOpenGLWidget(parent), m_vtk(std::make_unique<Vtk>()) {
@@ -213,10 +218,13 @@ void MapView::rebuild() {
   const int rows = static_cast<int>(s.values.size(0)), cols = static_cast<int>(s.values.size(1));
   const double lat_mid = 0.5 * (s.latitudes.front() + s.latitudes.back());
   v.x_scale = std::cos(lat_mid * M_PI / 180.0);
+  const double across = std::max(std::abs(s.latitudes.front() - s.latitudes.back()),
+                                 std::abs(s.longitudes.back() - s.longitudes.front()) * v.x_scale);
+  v.relief = kReliefDegrees * std::sqrt(std::max(1.0, across / kReliefGridDegrees));
   const double range = std::max(s.high - s.low, 1e-9);
   auto height_of = [&](double value) {
     if (!m_three_d || !std::isfinite(value)) return 0.0;
-    return (std::clamp(value, s.low, s.high) - s.low) / range * kReliefDegrees;
+    return (std::clamp(value, s.low, s.high) - s.low) / range * v.relief;
   };
   auto x_of = [&](double lon) { return lon * v.x_scale; };
 
@@ -257,7 +265,7 @@ void MapView::rebuild() {
   r.AddActor(surface_actor);
 
   // Lines: coastlines, the training region, the target window.
-  const double lift = m_three_d ? kReliefDegrees + 0.05 : 0.02;
+  const double lift = m_three_d ? v.relief + 0.05 : 0.02;
   auto add_lines = [&](const std::vector<std::vector<QPointF>>& lines, double red, double green,
                        double blue, double width, double z) {
     auto line_points = make<vtkPoints>();
@@ -396,7 +404,7 @@ void MapView::rebuild() {
       {{{lon_lo, lat_lo}, {lon_hi, lat_lo}, {lon_hi, lat_hi}, {lon_lo, lat_hi}, {lon_lo, lat_lo}}},
       0.2, 0.2, 0.2, 1.5, m_three_d ? 0.0 : 0.005);
   bounds[4] = 0.0;
-  bounds[5] = m_three_d ? kReliefDegrees : 0.0;
+  bounds[5] = m_three_d ? v.relief : 0.0;
 
   auto bar = make<vtkScalarBarActor>();
   bar->SetLookupTable(table);
@@ -447,8 +455,10 @@ void MapView::rebuild() {
     r.ResetCameraClippingRange();
   } else if (!v.camera_set_for_3d) {
     camera->ParallelProjectionOff();
-    camera->SetFocalPoint(cx, cy, 0.5 * kReliefDegrees);
-    camera->SetPosition(cx, cy - 14.0, 11.0);
+    // The British Isles view's angle on any grid (the distance is fitted by ResetCamera).
+    const double scale = v.relief / kReliefDegrees;
+    camera->SetFocalPoint(cx, cy, 0.5 * v.relief);
+    camera->SetPosition(cx, cy - 14.0 * scale, 11.0 * scale);
     camera->SetViewUp(0.0, 0.4, 1.0);
     r.ResetCamera();
     camera->Dolly(1.25);
