@@ -175,6 +175,23 @@ class MapExplorerTest : public QObject {
                              .item<double>()) < 1e-4);
     }
     QVERIFY(with_value > 0 && with_value < int(table.rows.size()));
+
+    // A file with two temperatures: opening names them; the Variable field picks one.
+    grid.variables.push_back({"Tmax", "daily maximum", "degC", "", celsius + 5.0});
+    const auto two = dir.filePath("two-temperatures.nc");
+    npe::write_grid_netcdf(two.toStdString(), grid);
+    try {
+      explorer.openDataFile(two);
+      QFAIL("expected a DataError naming the variables");
+    } catch (const npe::DataError& e) {
+      QVERIFY2(QString(e.what()).contains("Tair [degC], Tmax [degC]"), e.what());
+    }
+    QCOMPARE(QString::fromStdString(explorer.source()->config().data.string()), path);  // kept
+    explorer.setVariable("Tmax");
+    explorer.openDataFile(two);
+    QCOMPARE(explorer.source()->config().variable, std::string("Tmax"));
+    const auto restored = explorer.saveSection();
+    QCOMPARE(restored.value("variable").toString(), QString("Tmax"));
   }
 
   void timeSliderAndShiftMoveTheTask() {

@@ -15,6 +15,7 @@
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
@@ -222,7 +223,15 @@ QWidget* MapExplorer::buildControls() {
   m_data_label = new QLabel(data_box);
   m_data_label->setWordWrap(true);
   auto* open = new QPushButton(tr("Open NetCDF / GRIB…"), data_box);
+  // Files with several temperature variables (a daily minimum and maximum, say) say which they
+  // hold when opened; the name typed here picks one.
+  m_variable = new QLineEdit(data_box);
+  m_variable->setPlaceholderText(tr("automatic: the file's temperature"));
+  m_variable->setToolTip(
+      tr("The variable to read when the file holds several temperatures (opening such a file "
+         "lists them)"));
   data_form->addRow(m_data_label);
+  data_form->addRow(tr("Variable"), m_variable);
   data_form->addRow(open);
   connect(open, &QPushButton::clicked, this, [this] {
     QStringList patterns;
@@ -403,11 +412,15 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
   schedulePredictions(false);
 }
 
-Era5TaskConfig MapExplorer::configFor(const std::string& path) const {
+void MapExplorer::setVariable(const QString& name) {
+  m_variable->setText(name);
+}
+
+Era5TaskConfig MapExplorer::configFor(const std::string& path, const std::string& variable) const {
   auto config = m_training_config ? *m_training_config : Era5TaskConfig{};
   config.whole_file = !config.reads(path);
   config.data = path;
-  config.variable.clear();
+  config.variable = variable;
   return config;
 }
 
@@ -454,7 +467,8 @@ void MapExplorer::openCheckpoint(const QString& path) {
 
 void MapExplorer::openDataFile(const QString& path) {
   // The models' statistics and units; a file other than the training file is shown whole.
-  auto source = std::make_shared<Era5TaskSource>(configFor(path.toStdString()));  // throws first
+  auto source = std::make_shared<Era5TaskSource>(  // throws before anything changes
+      configFor(path.toStdString(), m_variable->text().trimmed().toStdString()));
   setSource(std::move(source));
   Q_EMIT statusMessage(tr("Opened %1").arg(path));
 }
@@ -911,6 +925,8 @@ QJsonObject MapExplorer::saveSection() const {
                              {"checkpoints", checkpoints}}}};
   if (m_source && !m_source->config().data.empty()) {
     section["data"] = QString::fromStdString(m_source->config().data.string());
+    if (!m_source->config().variable.empty())
+      section["variable"] = QString::fromStdString(m_source->config().variable);
   }
   return section;
 }
@@ -920,8 +936,9 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
   // Validate and load everything first: on any error nothing has changed.
   std::shared_ptr<Era5TaskSource> source = m_source;
   if (section.contains("data")) {
-    source =
-        std::make_shared<Era5TaskSource>(configFor(section.value("data").toString().toStdString()));
+    source = std::make_shared<Era5TaskSource>(
+        configFor(section.value("data").toString().toStdString(),
+                  section.value("variable").toString().toStdString()));
   }
   if (!source) fail("no data to show");
   const int w = static_cast<int>(source->config().window);

@@ -21,6 +21,7 @@ class QComboBox;
 class QGridLayout;
 class QGroupBox;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -59,13 +60,16 @@ class MapExplorer final : public ExplorerPanel {
   void openCheckpoint(const QString& path) override;
   /// The gridded readers' suffixes (gridded_suffixes()).
   QStringList dataSuffixes() const override;
-  /// Opens a NetCDF or GRIB file. Throws npe::Error; the state is kept on error.
+  /// Opens a NetCDF or GRIB file (the variable named in the Data box, else the file's only
+  /// temperature). Throws npe::Error; the state is kept on error.
   QString unavailableReason() const override;
   void openDataFile(const QString& path) override;
   QStringList shownModelNames() const override;
   bool makeProbeEdit(int index) override;
   void repaintNow() override;
 
+  /// The variable the next openDataFile reads (the Data box's field; empty: automatic).
+  void setVariable(const QString& name);
   bool hasData() const { return static_cast<bool>(m_source); }
   const Era5TaskSource* source() const { return m_source.get(); }
   /// Hour index into the file (the time predicted).
@@ -117,7 +121,7 @@ class MapExplorer final : public ExplorerPanel {
   torch::Tensor truthCelsius(int hour) const;  // [rows, cols]
   /// The task configuration for showing `path`: the models' training statistics and units,
   /// and the file as a whole unless it is the training file (Era5TaskConfig::whole_file).
-  Era5TaskConfig configFor(const std::string& path) const;
+  Era5TaskConfig configFor(const std::string& path, const std::string& variable) const;
   /// The training region (the shipped models') as cells of the current grid; null outside it.
   QRect trainingRegionCells() const;
 
@@ -138,6 +142,7 @@ class MapExplorer final : public ExplorerPanel {
   QSpinBox* m_random_count = nullptr;
   QLabel* m_data_label = nullptr;
   QLabel* m_station_note = nullptr;
+  QLineEdit* m_variable = nullptr;
   QLabel* m_hover = nullptr;
   QWidget* m_small_maps = nullptr;
   QGroupBox* m_metrics_box = nullptr;
