@@ -79,7 +79,15 @@ int run_eval(const EvalArguments& a) {
     }
     predictor = load_predictor(*checkpoint, device);
   } else {
-    source = make_task_source(task_name.value_or("gp1d"), task_options);
+    // A baseline on an ERA5 file other than the default one: that file as a whole (its own
+    // statistics), as for a checkpoint.
+    auto options_here = task_options;
+    if (task_name.value_or("gp1d") == "era5" && options_here.contains("data") &&
+        options_here["data"].is_string() && !options_here.contains("whole_file") &&
+        !Era5TaskConfig{}.reads(options_here["data"].get<std::string>())) {
+      options_here["whole_file"] = true;
+    }
+    source = make_task_source(task_name.value_or("gp1d"), options_here);
     predictor =
         make_predictor(*model_name, baseline_predictor_options(a.baseline, device, *source));
   }
