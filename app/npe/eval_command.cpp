@@ -30,6 +30,15 @@ struct EvalArguments {
   RuntimeArguments runtime;
 };
 
+// Whether --task-option names an ERA5 data file other than the one `trained` reads, without
+// saying whole_file: then that file as a whole is the test set (Era5TaskConfig::whole_file),
+// for a checkpoint (with its statistics and units) and for a baseline alike.
+bool names_another_era5_file(const nlohmann::json& task_options, const Era5TaskConfig& trained) {
+  return task_options.contains("data") && task_options["data"].is_string() &&
+         !task_options.contains("whole_file") &&
+         !trained.reads(task_options["data"].get<std::string>());
+}
+
 int run_eval(const EvalArguments& a) {
   apply_runtime_options(a.runtime);
   const auto& checkpoint = a.checkpoint;
@@ -58,13 +67,8 @@ int run_eval(const EvalArguments& a) {
       source = make_task_source(*task_name, task_options);
     } else if (!task_options.empty()) {
       auto configuration = metadata.task;
-      // An ERA5 model on a file other than its training file: the file as a whole is the test
-      // set, with the checkpoint's statistics and units (Era5TaskConfig::whole_file).
       const bool era5 = metadata.task_name() == "era5";
-      if (era5 && task_options.contains("data") && task_options["data"].is_string() &&
-          !task_options.contains("whole_file") &&
-          !Era5TaskConfig::from_json(metadata.task)
-               .reads(task_options["data"].get<std::string>())) {
+      if (era5 && names_another_era5_file(task_options, Era5TaskConfig::from_json(metadata.task))) {
         configuration["whole_file"] = true;
       }
       for (const auto& [key, value] : task_options.items()) {
@@ -79,12 +83,10 @@ int run_eval(const EvalArguments& a) {
     }
     predictor = load_predictor(*checkpoint, device);
   } else {
-    // A baseline on an ERA5 file other than the default one: that file as a whole (its own
-    // statistics), as for a checkpoint.
+    // A baseline on an ERA5 file other than the default one uses that file's own statistics.
     auto options_here = task_options;
-    if (task_name.value_or("gp1d") == "era5" && options_here.contains("data") &&
-        options_here["data"].is_string() && !options_here.contains("whole_file") &&
-        !Era5TaskConfig{}.reads(options_here["data"].get<std::string>())) {
+    if (task_name.value_or("gp1d") == "era5" &&
+        names_another_era5_file(options_here, Era5TaskConfig{})) {
       options_here["whole_file"] = true;
     }
     source = make_task_source(task_name.value_or("gp1d"), options_here);

@@ -108,12 +108,19 @@ int64_t utc_seconds(int year, int month, int day, int hour, int minute, int seco
          int64_t{hour} * 3600 + int64_t{minute} * 60 + second;
 }
 
-bool is_temperature_unit(const std::string& units) {
-  for (const char* known : {"K", "kelvin", "Kelvin", "degK", "degC", "degree_Celsius",
-                            "degrees_Celsius", "Celsius", "celsius", "deg_C", "C", "\u00b0C"}) {
-    if (units == known) return true;
+bool is_celsius_unit(const std::string& units) {
+  for (const char* celsius : {"degC", "degree_Celsius", "degrees_Celsius", "Celsius", "celsius",
+                              "deg_C", "C", "\u00b0C"}) {
+    if (units == celsius) return true;
   }
   return false;
+}
+
+bool is_temperature_unit(const std::string& units) {
+  for (const char* kelvin : {"K", "kelvin", "Kelvin", "degK"}) {
+    if (units == kelvin) return true;
+  }
+  return is_celsius_unit(units);
 }
 
 std::string format_utc(int64_t s) {

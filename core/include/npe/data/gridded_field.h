@@ -43,6 +43,8 @@ int64_t utc_seconds(int year, int month, int day, int hour = 0, int minute = 0, 
 
 /// Whether `units` (a CF units string) are those of a temperature: kelvin or degrees Celsius.
 bool is_temperature_unit(const std::string& units);
+/// Whether `units` (a CF units string) are degrees Celsius ("degC", "°C", ...).
+bool is_celsius_unit(const std::string& units);
 
 /// What to read. Empty variable: the only gridded (time, lat, lon) variable of the file.
 struct GriddedReadOptions {
