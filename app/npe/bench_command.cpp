@@ -438,7 +438,7 @@ int bench_latency(const LatencyArguments& a) {
   std::vector<std::filesystem::path> paths;
   if (size) {
     for (const auto& info : model_infos()) {
-      if (info.kind != "convcnp2d") configs.push_back(default_model_config(info.kind, *size));
+      if (!info.on_grid) configs.push_back(default_model_config(info.kind, *size));
     }
   } else {
     for (const auto& s : bench_models(models_dir)) {

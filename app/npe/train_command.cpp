@@ -82,10 +82,13 @@ TrainingSpec new_training_spec(const TrainArguments& a, const std::string& comma
   auto config = default_model_config(a.kind, a.size, *source);
   if (!model_options.empty()) {
     // Overrides of single fields (e.g. num_pseudo_tokens=128), checked like a stored config.
-    auto json = config.to_json();
+    auto json = model_options_json(config);
     for (const auto& [key, value] : model_options.items()) {
-      if (!json.contains(key)) throw UsageError("--model-option: no model setting '" + key + "'");
-      json[key] = value;
+      try {
+        set_model_option(json, key, value);
+      } catch (const ConfigError& e) {
+        throw UsageError(std::string("--model-option: ") + e.what());
+      }
     }
     config = ModelConfig::from_json(json);
   }

@@ -58,12 +58,22 @@ TEST_P(EquivariantModel, PredictionsMoveWithTheData) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    TeModels, EquivariantModel,
-    ::testing::Values(Case{"tetnp", 1}, Case{"tetnp", 2}, Case{"tepttnp", 1}, Case{"tepttnp", 2},
-                      Case{"rcnp", 1}, Case{"rcnp", 2}, Case{"tetnpnd", 1}, Case{"tetnpnd", 2},
-                      Case{"bsatnp", 1}, Case{"bsatnp", 2}, Case{"convcnp", 1}),
-    [](const auto& info) { return info.param.kind + "_dx" + std::to_string(info.param.dim_x); });
+// Every registered translation-equivariant kind off the grid (the on-grid ConvCNP has its own
+// whole-cell suite), in 1-D and 2-D.
+std::vector<Case> equivariant_cases() {
+  std::vector<Case> cases;
+  for (const auto& info : model_infos()) {
+    if (!info.translation_equivariant || info.on_grid) continue;
+    cases.push_back({info.kind, 1});
+    if (info.kind != "convcnp") cases.push_back({info.kind, 2});  // its grid is 1-D
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(TeModels, EquivariantModel, ::testing::ValuesIn(equivariant_cases()),
+                         [](const auto& info) {
+                           return info.param.kind + "_dx" + std::to_string(info.param.dim_x);
+                         });
 
 // Paper eq. 10 needs float64 task inputs and coordinates measured from the data: in float32,
 // x + 1e6 keeps only 1/16 of a unit. Non-integer shifts are included for the continuous models.
@@ -140,8 +150,15 @@ TEST_P(NonEquivariantModel, PredictionsChangeWhenTheDataMove) {
   EXPECT_GT(relative_equivariance_error(model, task, {50.0}), 1e-2) << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(PlainModels, NonEquivariantModel,
-                         ::testing::Values("tnp", "cnp", "pttnp", "tnpd", "tnpnd", "tnpa"),
+std::vector<std::string> plain_kinds() {
+  std::vector<std::string> kinds;
+  for (const auto& info : model_infos()) {
+    if (!info.translation_equivariant) kinds.push_back(info.kind);
+  }
+  return kinds;
+}
+
+INSTANTIATE_TEST_SUITE_P(PlainModels, NonEquivariantModel, ::testing::ValuesIn(plain_kinds()),
                          [](const auto& info) { return info.param; });
 
 // The metric itself: zero for identical predictions, the largest gap otherwise, and a clear

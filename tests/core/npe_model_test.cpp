@@ -16,10 +16,14 @@ using testing::max_abs_diff;
 using testing::random_task;
 using testing::tiny_config;
 
-// The 1-D models, as named on the command line.
-const std::vector<std::string> kOneDimensionalKinds = {"cnp",   "rcnp",    "tnp",     "pttnp",
-                                                       "tetnp", "tepttnp", "convcnp", "tnpd",
-                                                       "tnpnd", "tnpa",    "tetnpnd", "bsatnp"};
+// Every registered kind that takes scattered inputs (the on-grid ConvCNP has its own suite).
+std::vector<std::string> scattered_input_kinds() {
+  std::vector<std::string> kinds;
+  for (const auto& info : model_infos()) {
+    if (!info.on_grid) kinds.push_back(info.kind);
+  }
+  return kinds;
+}
 
 class EveryModel : public ::testing::TestWithParam<std::string> {
  protected:
@@ -100,7 +104,7 @@ TEST_P(EveryModel, TrainingReportsProgressAndCanBeCancelled) {
   EXPECT_EQ(calls, 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, EveryModel, ::testing::ValuesIn(kOneDimensionalKinds),
+INSTANTIATE_TEST_SUITE_P(Models, EveryModel, ::testing::ValuesIn(scattered_input_kinds()),
                          [](const auto& info) { return info.param; });
 
 TEST(ModelRegistry, UnknownKindListsTheKnownOnes) {

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -74,6 +75,29 @@ class TrainingTabTest : public QObject {
     tab.setFormRequest(r);
     QVERIFY(tab.submit().join(' ').contains("is a folder"));
     QCOMPARE(tab.jobCount(), 0);
+  }
+
+  // Custom widths reach npe train only as settings the kind has (npe train refuses the others),
+  // and the form shows only those fields.
+  void customWidthsAreTheKindsOwnSettings() {
+    auto r = endless("c.pt", "cnp");
+    r.size = "custom";
+    auto args = r.arguments().join(' ');
+    QVERIFY2(args.contains("dim_model=64"), qPrintable(args));
+    QVERIFY2(!args.contains("num_layers") && !args.contains("num_pseudo_tokens"), qPrintable(args));
+    r.model = "tepttnp";
+    args = r.arguments().join(' ');
+    QVERIFY2(args.contains("num_layers=4") && args.contains("num_pseudo_tokens=32"),
+             qPrintable(args));
+    TrainingTab tab;
+    r.model = "cnp";
+    tab.setFormRequest(r);
+    auto* pseudo = tab.findChild<QSpinBox*>("pseudoTokens");
+    QVERIFY(pseudo);
+    QVERIFY(!pseudo->isVisibleTo(&tab));
+    r.model = "pttnp";
+    tab.setFormRequest(r);
+    QVERIFY(pseudo->isVisibleTo(&tab));
   }
 
   void tinyJobUpdatesCurvesPausesResumesAndStops() {

@@ -1,5 +1,7 @@
 #include "training/training_request.h"
 
+#include <algorithm>
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -39,6 +41,15 @@ QString writability_problem(const QString& path) {
 
 }  // namespace
 
+bool modelHasOption(const QString& kind, const QString& name) {
+  try {
+    const auto& options = model_spec(kind.toStdString()).options;
+    return std::find(options.begin(), options.end(), name.toStdString()) != options.end();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 QStringList TrainingRequest::arguments() const {
   QStringList args{"train"};
   if (!resume_path.isEmpty()) {
@@ -52,11 +63,16 @@ QStringList TrainingRequest::arguments() const {
     if (size == "custom") {
       args << "--size"
            << "small";
-      args << "--model-option" << QString("dim_model=%1").arg(dim_model) << "--model-option"
-           << QString("num_layers=%1").arg(num_layers) << "--model-option"
-           << QString("num_heads=%1").arg(num_heads) << "--model-option"
-           << QString("head_dim=%1").arg(dim_model / std::max(1, num_heads)) << "--model-option"
-           << QString("num_pseudo_tokens=%1").arg(num_pseudo_tokens);
+      // Only the widths the kind has: npe train refuses another kind's settings.
+      auto option = [&](const QString& name, int value) {
+        if (modelHasOption(model, name))
+          args << "--model-option" << name + "=" + QString::number(value);
+      };
+      option("dim_model", dim_model);
+      option("num_layers", num_layers);
+      option("num_heads", num_heads);
+      option("head_dim", dim_model / std::max(1, num_heads));
+      option("num_pseudo_tokens", num_pseudo_tokens);
     } else {
       args << "--size" << size;
     }

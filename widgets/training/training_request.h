@@ -35,6 +35,10 @@ struct TrainingRequest {
   QString label() const;
 };
 
+/// Whether the model kind has the setting `name` among its own options (ModelSpec::options):
+/// the custom-width fields a form shows and passes to `npe train` for that kind.
+bool modelHasOption(const QString& kind, const QString& name);
+
 /// Problems with the request, one sentence each (empty when it can start): unknown or
 /// incompatible model, invalid sizes, a task whose data is missing, an output path that cannot
 /// be written, CUDA chosen without a GPU, a checkpoint that cannot be resumed.

@@ -147,6 +147,7 @@ QWidget* TrainingTab::buildForm() {
   m_layers = spin(1, 64, 4, tr("Transformer / network layers L"));
   m_heads = spin(1, 64, 4, tr("Attention heads (must divide D_z)"));
   m_pseudo_tokens = spin(1, 4096, 32, tr("Pseudo-tokens M (PT-TNP, TE-PT-TNP)"));
+  m_pseudo_tokens->setObjectName("pseudoTokens");
   m_steps = spin(1, 100000000, 2000, tr("Training steps"));
   m_batch = spin(1, 4096, 16, tr("Tasks per step"));
   m_learning_rate = new QDoubleSpinBox(box);
@@ -221,6 +222,7 @@ QWidget* TrainingTab::buildForm() {
     }
   });
   connect(m_model, &QComboBox::currentIndexChanged, this, [this] {
+    updateSizeFields();
     if (m_output->text() == m_last_default_output) {
       m_last_default_output = defaultOutputPath();
       m_output->setText(m_last_default_output);
@@ -352,10 +354,17 @@ void TrainingTab::refreshModels() {
 }
 
 void TrainingTab::updateSizeFields() {
+  // Custom widths: the fields the chosen kind has (a CNP has no layers or pseudo-tokens).
   const bool custom = m_size->currentData().toString() == "custom";
-  for (auto* field : {m_dim_model, m_layers, m_heads, m_pseudo_tokens}) {
-    field->setVisible(custom);
-    if (auto* label = m_form->labelForField(field)) label->setVisible(custom);
+  const auto kind = m_model->currentData().toString();
+  const std::pair<QWidget*, const char*> fields[] = {{m_dim_model, "dim_model"},
+                                                     {m_layers, "num_layers"},
+                                                     {m_heads, "num_heads"},
+                                                     {m_pseudo_tokens, "num_pseudo_tokens"}};
+  for (const auto& [field, option] : fields) {
+    const bool shown = custom && modelHasOption(kind, option);
+    field->setVisible(shown);
+    if (auto* label = m_form->labelForField(field)) label->setVisible(shown);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "npe/errors.h"
 #include "npe/json_fields.h"
 #include "npe/models/model_config.h"
+#include "npe/models/model_registry.h"
 
 namespace npe {
 namespace fs = std::filesystem;
@@ -68,11 +69,7 @@ std::shared_ptr<const PlaceFeatures> cached_features(const fs::path& invariants,
 }  // namespace
 
 double kelvin_offset(const std::string& units) {
-  for (const char* celsius : {"degC", "degree_Celsius", "degrees_Celsius", "Celsius", "celsius",
-                              "deg_C", "C", "\u00b0C"}) {
-    if (units == celsius) return 273.15;
-  }
-  return 0.0;
+  return is_celsius_unit(units) ? 273.15 : 0.0;
 }
 
 std::string to_string(Era5BlockUse use) {
@@ -572,10 +569,10 @@ void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size)
   }
   // Windows span 15 cells: models that see x directly work in units of half a window. The
   // on-grid ConvCNP needs whole-cell coordinates.
-  if (c.kind != "convcnp2d") c.input_scale = 1.0 / 8.0;
+  if (!model_info(c.kind).on_grid) c.input_scale = 1.0 / 8.0;
   c.dim_features = m_features->count();
-  // BSA-TNP's ERA5 model (Jenson et al.): separate RBF biases over space (5) and time (3).
-  if (c.kind == "bsatnp") c.time_bias_features = 3;
+  // The last coordinate is time (hours): models that treat it apart from space say how.
+  declare_time_coordinate(c);
 }
 
 Translation Era5TaskSource::out_of_range_translation() const {

@@ -14,6 +14,7 @@
 #include "npe/errors.h"
 #include "npe/json_fields.h"
 #include "npe/models/model_config.h"
+#include "npe/models/model_registry.h"
 
 namespace npe {
 namespace fs = std::filesystem;
@@ -185,7 +186,7 @@ void ImageTaskSource::adapt_model_config(ModelConfig& c, const std::string& size
   }
   // Pixel coordinates span about ±28 (more once translated); models that see x directly work
   // in units of half an image. The on-grid ConvCNP needs whole-pixel coordinates.
-  if (c.kind != "convcnp2d") c.input_scale = 1.0 / 14.0;
+  if (!model_info(c.kind).on_grid) c.input_scale = 1.0 / 14.0;
 }
 
 Translation ImageTaskSource::out_of_range_translation() const {

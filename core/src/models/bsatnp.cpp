@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "models/biased_attention.h"
+#include "models/flop_terms.h"
 #include "models/tokens.h"
 #include "npe/models/compute_settings.h"
 
@@ -94,6 +95,38 @@ Prediction BsaTnpImpl::forward_impl(const Task& placed) {
     }
   }
   return m_head->forward(zt.to(torch::kFloat32));
+}
+
+ModelSpec bsatnp_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "bsatnp",
+      "BSA-TNP",
+      "Biased scan attention TNP: attention logits biased by an RBF network of |x - x'|, keys "
+      "in chunks with an online softmax (memory linear in N).",
+      true,
+      true,
+      false,
+      true,
+      2};
+  spec.options = {"dim_model",           "num_layers",    "num_heads",         "head_dim",
+                  "share_layer_weights", "bias_features", "time_bias_features"};
+  spec.make = make_model_of<BsaTnpImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dx = double(c.dim_x), layers = double(c.num_layers);
+    // Attention blocks plus the logit bias: per pair, the squared distance and, per head and
+    // RBF feature, a multiply, an exponential and a multiply-add (counted as 4).
+    const double heads = double(c.num_heads), features = double(c.bias_features);
+    auto bias = [&](double nq, double nk) { return nq * nk * (3.0 * dx + 4.0 * heads * features); };
+    return te_tokens(c, nc, nt) +
+           layers * (block(c, nc, nc) + bias(nc, nc) + block(c, nt, nc) + bias(nt, nc)) +
+           head(c, nt, double(c.dim_model));
+  };
+  // Jenson et al.'s ERA5 model: 5 RBF features over space, 3 over time.
+  spec.time_coordinate = [](ModelConfig& c) { c.time_bias_features = 3; };
+  return spec;
 }
 
 }  // namespace npe

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 #include "npe/models/modules.h"
 
 namespace npe {
@@ -49,5 +50,8 @@ class BsaTnpImpl final : public NeuralProcessImpl {
   std::vector<BiasedAttentionBlock> m_self, m_cross;
   GaussianHead m_head{nullptr};
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec bsatnp_spec();
 
 }  // namespace npe

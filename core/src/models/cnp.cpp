@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "models/flop_terms.h"
+
 namespace npe {
 
 CnpImpl::CnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
@@ -21,6 +23,20 @@ Prediction CnpImpl::forward_impl(const Task& task) {
   }
   auto rt = r.unsqueeze(1).expand({b, nt, r.size(-1)});
   return m_head->forward(torch::cat({rt, task.xt}, -1));
+}
+
+ModelSpec cnp_spec() {
+  ModelSpec spec;
+  spec.info = {"cnp", "CNP", "Conditional NP: an MLP encodes each (x, y), the codes are averaged."};
+  spec.options = {"dim_model"};
+  spec.make = make_model_of<CnpImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dz = double(c.dim_model), dx = double(c.dim_x), dy = double(c.dim_y);
+    return mlp(nc, dx + dy, std::vector<double>(5, dz), dz) + head(c, nt, dz + dx);
+  };
+  return spec;
 }
 
 }  // namespace npe

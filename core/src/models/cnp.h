@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 #include "npe/models/modules.h"
 
 namespace npe {
@@ -19,5 +20,8 @@ class CnpImpl final : public NeuralProcessImpl {
   Mlp m_encoder{nullptr};
   GaussianHead m_head{nullptr};
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec cnp_spec();
 
 }  // namespace npe

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "models/flop_terms.h"
 #include "npe/errors.h"
 
 namespace npe {
@@ -240,6 +241,53 @@ Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
     return t.reshape({b, cells_total, c.dim_y}).gather(1, flat_t);
   };
   return {gather(grid.mean), gather(grid.stddev)};
+}
+
+ModelSpec convcnp_spec() {
+  ModelSpec spec;
+  spec.info = {"convcnp", "ConvCNP",
+               "Convolutional CNP: data placed on a grid around the inputs, then a U-Net.", true};
+  spec.info.place_features = false;
+  spec.options = {"points_per_unit", "conv_channels", "kernel_size", "unet_depth",
+                  "max_grid_points"};
+  spec.make = make_model_of<ConvCnpImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dy = double(c.dim_y);
+    const double granularity = std::pow(2.0, double(c.unet_depth));
+    const int64_t half_kernel = c.kernel_size / 2;  // cells each side of the centre
+    const double margin = double(half_kernel) * 2.0 * granularity;
+    const double grid =
+        std::ceil((s.input_span * c.points_per_unit + 2 * margin) / granularity) * granularity;
+    const double ch = double(c.conv_channels), k = double(c.kernel_size);
+    double unet = 2.0 * grid * (1 + dy) * ch * k;
+    for (int64_t i = 0; i < c.unet_depth; ++i) {
+      const double at = grid / std::pow(2.0, double(i));
+      unet += 2.0 * at * ch * ch * k + 2.0 * at * 2 * ch * ch * k;
+    }
+    return 2.0 * grid * nc * (1 + dy) + unet + 2.0 * nt * grid * ch + gaussian_head(c, nt, ch, ch);
+  };
+  return spec;
+}
+
+ModelSpec convcnp2d_spec() {
+  ModelSpec spec;
+  spec.info = {"convcnp2d", "ConvCNP 2-D", "On-grid convolutional CNP for images and gridded maps.",
+               true,        false,         true};
+  spec.options = {"conv_channels", "kernel_size", "cnn_layers"};
+  spec.make = make_model_of<ConvCnp2dImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    // On a grid covering the targets: one cell per target.
+    const double cells = double(s.num_targets), ch = double(c.conv_channels),
+                 k2 = double(c.kernel_size * c.kernel_size), dy = double(c.dim_y);
+    return 2.0 * cells * (1 + dy) * ch * k2 +
+           double(c.cnn_layers - 1) * 2.0 * cells * ch * ch * k2 + gaussian_head(c, cells, ch, ch);
+  };
+  // The paper's image ConvCNP: 64 channels.
+  spec.paper_size = [](ModelConfig& c) { c.conv_channels = 64; };
+  return spec;
 }
 
 }  // namespace npe

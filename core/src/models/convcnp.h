@@ -4,6 +4,7 @@
 
 #include "npe/models/grid_predictor.h"
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 #include "npe/models/modules.h"
 
 namespace npe {
@@ -68,5 +69,9 @@ class ConvCnp2dImpl final : public NeuralProcessImpl, public GridPredictor {
   std::vector<torch::nn::Conv2d> m_convs;
   GaussianHead m_head{nullptr};
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec convcnp_spec();
+ModelSpec convcnp2d_spec();
 
 }  // namespace npe

@@ -63,13 +63,13 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
 
 ModelConfig default_model_config(const std::string& kind, const std::string& size, int64_t dim_x,
                                  int64_t dim_y) {
-  model_info(kind);  // throws for unknown kinds
+  const auto& spec = model_spec(kind);  // throws for unknown kinds
   ModelConfig c;
   c.kind = kind;
   c.dim_x = dim_x;
   c.dim_y = dim_y;
   if (size == "paper") {
-    if (kind == "convcnp2d") c.conv_channels = 64;
+    if (spec.paper_size) spec.paper_size(c);
     return c;
   }
   if (size != "small") throw ConfigError("unknown size '" + size + "' (known: small, paper)");

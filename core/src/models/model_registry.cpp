@@ -1,8 +1,6 @@
 #include "npe/models/model_registry.h"
 
 #include <cmath>
-#include <functional>
-#include <map>
 
 #include "models/bsatnp.h"
 #include "models/cnp.h"
@@ -18,24 +16,21 @@
 namespace npe {
 namespace {
 
-using Factory = std::function<std::shared_ptr<NeuralProcessImpl>(const ModelConfig&)>;
-
-template <typename Model>
-Factory factory() {
-  return [](const ModelConfig& c) { return std::make_shared<Model>(c); };
+// Every model kind, one line each, in display order; the specifications live with the models.
+const std::vector<ModelSpec>& model_specs() {
+  static const std::vector<ModelSpec> specs = {
+      cnp_spec(),     rcnp_spec(),    tnp_spec(),       pttnp_spec(), tetnp_spec(),
+      tepttnp_spec(), convcnp_spec(), convcnp2d_spec(), tnpd_spec(),  tnpnd_spec(),
+      tnpa_spec(),    tetnpnd_spec(), bsatnp_spec(),
+  };
+  return specs;
 }
 
-const std::map<std::string, Factory>& factories() {
-  static const std::map<std::string, Factory> table = {
-      {"cnp", factory<CnpImpl>()},         {"rcnp", factory<RcnpImpl>()},
-      {"tnp", factory<TnpImpl>()},         {"pttnp", factory<PtTnpImpl>()},
-      {"tetnp", factory<TeTnpImpl>()},     {"tepttnp", factory<TePtTnpImpl>()},
-      {"convcnp", factory<ConvCnpImpl>()}, {"convcnp2d", factory<ConvCnp2dImpl>()},
-      {"tnpd", factory<TnpdImpl>()},       {"tnpnd", factory<TnpndImpl>()},
-      {"tnpa", factory<TnpaImpl>()},       {"tetnpnd", factory<TeTnpndImpl>()},
-      {"bsatnp", factory<BsaTnpImpl>()},
-  };
-  return table;
+// The fields every model has, recorded with any kind's own options.
+const std::vector<std::string>& common_options() {
+  static const std::vector<std::string> names = {
+      "kind", "dim_x", "dim_y", "dim_features", "heteroscedastic", "min_stddev", "input_scale"};
+  return names;
 }
 
 std::string known_kinds() {
@@ -129,60 +124,41 @@ void check_sizes(const ModelConfig& c) {
     throw ConfigError(
         "model configuration: dim_features must be in 0..dim_x - 1 (at least one "
         "input is a coordinate)");
-  if (c.dim_features > 0 && (c.kind == "convcnp" || c.kind == "rcnp"))
-    throw ConfigError("model configuration: " + model_info(c.kind).display_name +
+  const auto& info = model_info(c.kind);
+  if (c.dim_features > 0 && !info.place_features)
+    throw ConfigError("model configuration: " + info.display_name +
                       " does not take place features (dim_features must be 0)");
-  if (c.kind == "convcnp2d" && c.dim_coordinates() < 2)
-    throw ConfigError("model configuration: the on-grid ConvCNP needs at least two coordinates");
-  if (c.kind == "convcnp2d" && c.input_scale != 1.0)
-    throw ConfigError("model configuration: the on-grid ConvCNP needs input_scale = 1");
+  if (info.on_grid && c.dim_coordinates() < 2)
+    throw ConfigError("model configuration: the on-grid " + info.display_name +
+                      " needs at least two coordinates");
+  if (info.on_grid && c.input_scale != 1.0)
+    throw ConfigError("model configuration: the on-grid " + info.display_name +
+                      " needs input_scale = 1");
 }
 
 }  // namespace
 
 const std::vector<ModelInfo>& model_infos() {
-  static const std::vector<ModelInfo> infos = {
-      {"cnp", "CNP", "Conditional NP: an MLP encodes each (x, y), the codes are averaged.", false},
-      {"rcnp", "RCNP",
-       "Relational CNP: encodes each context point relative to the target (x - xc).", true},
-      {"tnp", "TNP",
-       "Transformer NP as in the TE-TNP paper: per layer, context self-attention and target "
-       "cross-attention; x enters directly.",
-       false, true, false, true, 2},
-      {"pttnp", "PT-TNP", "Pseudo-token TNP: context summarised by M learned pseudo-tokens.", false,
-       false, false, true, 2},
-      {"tetnp", "TE-TNP", "Translation-equivariant TNP: attention sees inputs only through x - x'.",
-       true, true, false, true, 2},
-      {"tepttnp", "TE-PT-TNP",
-       "Translation-equivariant pseudo-token TNP: pseudo-tokens carry locations that move with "
-       "the data.",
-       true, false, false, true, 2},
-      {"convcnp", "ConvCNP",
-       "Convolutional CNP: data placed on a grid around the inputs, then a U-Net.", true},
-      {"convcnp2d", "ConvCNP 2-D", "On-grid convolutional CNP for images and gridded maps.", true,
-       false, true},
-      {"tnpd", "TNP-D",
-       "Nguyen & Grover's TNP-D: one masked transformer stack over context and target tokens; "
-       "targets independent.",
-       false, false, false, true, 2},
-      {"tnpnd", "TNP-ND",
-       "Nguyen & Grover's TNP-ND: TNP-D with a multivariate Gaussian over all targets (coherent "
-       "samples; at most 4096 targets x outputs).",
-       false, false, false, true, 2, true},
-      {"tnpa", "TNP-A",
-       "Nguyen & Grover's autoregressive TNP: targets predicted one at a time given the earlier "
-       "ones (samples drawn target by target).",
-       false, false, false, true, 2, true},
-      {"tetnpnd", "TE-TNP-ND",
-       "TE-TNP encoder with a translation-equivariant TNP-ND covariance head: joint predictions "
-       "that move with the data.",
-       true, false, false, true, 2, true},
-      {"bsatnp", "BSA-TNP",
-       "Biased scan attention TNP: attention logits biased by an RBF network of |x - x'|, keys "
-       "in chunks with an online softmax (memory linear in N).",
-       true, true, false, true, 2},
-  };
+  static const std::vector<ModelInfo> infos = [] {
+    std::vector<ModelInfo> list;
+    for (const auto& spec : model_specs()) list.push_back(spec.info);
+    return list;
+  }();
   return infos;
+}
+
+namespace {
+const ModelSpec* find_model_spec(const std::string& kind) {
+  for (const auto& spec : model_specs()) {
+    if (spec.info.kind == kind) return &spec;
+  }
+  return nullptr;
+}
+}  // namespace
+
+const ModelSpec& model_spec(const std::string& kind) {
+  if (const auto* spec = find_model_spec(kind)) return *spec;
+  throw ConfigError("unknown model '" + kind + "' (known: " + known_kinds() + ")");
 }
 
 const ModelInfo& model_info(const std::string& kind) {
@@ -193,9 +169,38 @@ const ModelInfo& model_info(const std::string& kind) {
 }
 
 std::shared_ptr<NeuralProcessImpl> make_model(const ModelConfig& config) {
-  model_info(config.kind);
+  const auto& spec = model_spec(config.kind);
   check_sizes(config);
-  return factories().at(config.kind)(config);
+  return spec.make(config);
+}
+
+nlohmann::json model_options_json(const ModelConfig& config) {
+  const auto all = config.to_json();
+  // A kind this version does not know (an empty record, a newer file): every field, unchanged.
+  const auto* spec = find_model_spec(config.kind);
+  if (!spec) return all;
+  nlohmann::json own;
+  for (const auto& name : common_options()) own[name] = all.at(name);
+  for (const auto& name : spec->options) own[name] = all.at(name);
+  return own;
+}
+
+void set_model_option(nlohmann::json& json, const std::string& key, const nlohmann::json& value) {
+  if (!json.contains(key)) {
+    const auto kind = json.value("kind", std::string());
+    std::string settings;
+    for (const auto& [name, v] : json.items()) {
+      if (name != "kind") settings += (settings.empty() ? "" : ", ") + name;
+    }
+    throw ConfigError("the " + model_info(kind).display_name + " model has no setting '" + key +
+                      "' (its settings: " + settings + ")");
+  }
+  json[key] = value;
+}
+
+void declare_time_coordinate(ModelConfig& config) {
+  const auto& spec = model_spec(config.kind);
+  if (spec.time_coordinate) spec.time_coordinate(config);
 }
 
 }  // namespace npe

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "models/flop_terms.h"
 #include "models/tokens.h"
 
 namespace npe {
@@ -105,6 +106,54 @@ Prediction TePtTnpImpl::forward_impl(const Task& placed) {
     xt = target.x;
   }
   return m_head->forward(zt);
+}
+
+ModelSpec pttnp_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "pttnp", "PT-TNP", "Pseudo-token TNP: context summarised by M learned pseudo-tokens.",
+      false,   false,    false,
+      true,    2};
+  spec.options = {"dim_model", "num_layers", "num_heads", "head_dim", "num_pseudo_tokens"};
+  spec.make = make_model_of<PtTnpImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers),
+                 m = double(c.num_pseudo_tokens);
+    // The last layer has no context update (its result would be unused).
+    return embedder(c, nc + nt, dx + dy + 1) + layers * (block(c, m, nc) + block(c, nt, m)) +
+           (layers - 1) * block(c, nc, m) + head(c, nt, double(c.dim_model));
+  };
+  return spec;
+}
+
+ModelSpec tepttnp_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "tepttnp",
+      "TE-PT-TNP",
+      "Translation-equivariant pseudo-token TNP: pseudo-tokens carry locations that move with "
+      "the data.",
+      true,
+      false,
+      false,
+      true,
+      2};
+  spec.options = {"dim_model",      "num_layers",       "num_heads",         "head_dim",
+                  "pairwise_width", "update_locations", "num_pseudo_tokens", "pseudo_locations"};
+  spec.make = make_model_of<TePtTnpImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dz = double(c.dim_model), dx = double(c.dim_x), layers = double(c.num_layers),
+                 m = double(c.num_pseudo_tokens);
+    const bool u = c.update_locations;
+    return te_tokens(c, nc, nt) + linear(m + nc, dz, dz) + 2.0 * m * nc * (dz + dx) +
+           layers * te_block(c, m, nc, u) + (layers - 1) * te_block(c, nc, m, u) +
+           (layers - 1) * te_block(c, nt, m, u) + te_block(c, nt, m, false) + head(c, nt, dz);
+  };
+  return spec;
 }
 
 }  // namespace npe

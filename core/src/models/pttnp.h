@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 #include "npe/models/modules.h"
 
 namespace npe {
@@ -43,5 +44,9 @@ class TePtTnpImpl final : public NeuralProcessImpl {
   std::vector<TeAttentionBlock> m_pseudo_from_context, m_context_from_pseudo, m_target_from_pseudo;
   GaussianHead m_head{nullptr};
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec pttnp_spec();
+ModelSpec tepttnp_spec();
 
 }  // namespace npe

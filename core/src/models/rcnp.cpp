@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "models/flop_terms.h"
+
 namespace npe {
 namespace {
 constexpr int64_t kPairwiseElementBudget = int64_t{1} << 23;
@@ -41,6 +43,22 @@ Prediction RcnpImpl::forward_impl(const Task& task) {
     parts.push_back(m_head->forward(encode(xt, context_part)));
   }
   return concat_targets(parts);
+}
+
+ModelSpec rcnp_spec() {
+  ModelSpec spec;
+  spec.info = {"rcnp", "RCNP",
+               "Relational CNP: encodes each context point relative to the target (x - xc).", true};
+  spec.options = {"dim_model"};
+  spec.make = make_model_of<RcnpImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dz = double(c.dim_model), dx = double(c.dim_x), dy = double(c.dim_y);
+    return linear(nt + nc, dx, dz) + linear(nc, dy, dz) +
+           mlp(nt * nc, dz, std::vector<double>(4, dz), dz) + head(c, nt, dz);
+  };
+  return spec;
 }
 
 }  // namespace npe

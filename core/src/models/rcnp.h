@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 #include "npe/models/modules.h"
 
 namespace npe {
@@ -25,5 +26,8 @@ class RcnpImpl final : public NeuralProcessImpl {
   Mlp m_phi_rest{nullptr};
   GaussianHead m_head{nullptr};
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec rcnp_spec();
 
 }  // namespace npe

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "models/flop_terms.h"
 #include "models/tokens.h"
 
 namespace npe {
@@ -38,6 +39,52 @@ Prediction TeTnpImpl::forward_impl(const Task& task) {
   auto encoded = m_encoder->encode(task, m_record_attention);
   if (m_record_attention) m_last_attention = encoded.last_attention;
   return m_head->forward(encoded.zt);
+}
+
+ModelSpec tnp_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "tnp",
+      "TNP",
+      "Transformer NP as in the TE-TNP paper: per layer, context self-attention and target "
+      "cross-attention; x enters directly.",
+      false,
+      true,
+      false,
+      true,
+      2};
+  spec.options = {"dim_model", "num_layers", "num_heads", "head_dim"};
+  spec.make = make_model_of<TnpImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers);
+    return embedder(c, nc + nt, dx + dy + 1) + layers * (block(c, nc, nc) + block(c, nt, nc)) +
+           head(c, nt, double(c.dim_model));
+  };
+  return spec;
+}
+
+ModelSpec tetnp_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "tetnp", "TE-TNP", "Translation-equivariant TNP: attention sees inputs only through x - x'.",
+      true,    true,     false,
+      true,    2};
+  spec.options = {"dim_model",      "num_layers",       "num_heads",          "head_dim",
+                  "pairwise_width", "update_locations", "share_layer_weights"};
+  spec.make = make_model_of<TeTnpImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double layers = double(c.num_layers);
+    // The last cross-attention skips the unused target location update unless it is shared.
+    const bool u = c.update_locations;
+    return te_tokens(c, nc, nt) + layers * te_block(c, nc, nc, u) +
+           (layers - 1) * te_block(c, nt, nc, u) + te_block(c, nt, nc, u && c.share_layer_weights) +
+           head(c, nt, double(c.dim_model));
+  };
+  return spec;
 }
 
 }  // namespace npe

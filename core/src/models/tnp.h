@@ -4,6 +4,7 @@
 
 #include "models/tnp_encoders.h"
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 #include "npe/models/modules.h"
 
 namespace npe {
@@ -40,5 +41,9 @@ class TeTnpImpl final : public NeuralProcessImpl {
   std::unique_ptr<TeTnpEncoder> m_encoder;
   GaussianHead m_head{nullptr};
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec tnp_spec();
+ModelSpec tetnp_spec();
 
 }  // namespace npe

@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include "models/flop_terms.h"
 #include "models/tokens.h"
 
 namespace npe {
@@ -115,6 +116,32 @@ torch::Tensor TnpaImpl::sample_impl(const Task& task, int64_t count, torch::Gene
     }
   }
   return samples.view({count, b, nt, dy});
+}
+
+ModelSpec tnpa_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "tnpa",
+      "TNP-A",
+      "Nguyen & Grover's autoregressive TNP: targets predicted one at a time given the earlier "
+      "ones (samples drawn target by target).",
+      false,
+      false,
+      false,
+      true,
+      2,
+      true};
+  spec.options = {"dim_model", "num_layers", "num_heads", "head_dim", "num_permutations"};
+  spec.make = make_model_of<TnpaImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers);
+    // The teacher-forced pass: context, targets and padded targets over context and targets.
+    return embedder(c, nc + 2 * nt, dx + dy + 1) + layers * block(c, nc + 2 * nt, nc + nt) +
+           head(c, nt, double(c.dim_model));
+  };
+  return spec;
 }
 
 }  // namespace npe

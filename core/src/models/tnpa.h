@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 #include "npe/models/modules.h"
 
 namespace npe {
@@ -31,5 +32,8 @@ class TnpaImpl final : public NeuralProcessImpl {
   std::vector<AttentionBlock> m_layers;
   GaussianHead m_head{nullptr};
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec tnpa_spec();
 
 }  // namespace npe

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "models/flop_terms.h"
+
 namespace npe {
 
 TnpdImpl::TnpdImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
@@ -12,6 +14,30 @@ TnpdImpl::TnpdImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 
 Prediction TnpdImpl::forward_impl(const Task& task) {
   return m_head->forward(m_encoder->encode(task));
+}
+
+ModelSpec tnpd_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "tnpd",
+      "TNP-D",
+      "Nguyen & Grover's TNP-D: one masked transformer stack over context and target tokens; "
+      "targets independent.",
+      false,
+      false,
+      false,
+      true,
+      2};
+  spec.options = {"dim_model", "num_layers", "num_heads", "head_dim"};
+  spec.make = make_model_of<TnpdImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers);
+    return embedder(c, nc + nt, dx + dy + 1) + layers * block(c, nc + nt, nc) +
+           head(c, nt, double(c.dim_model));
+  };
+  return spec;
 }
 
 }  // namespace npe

@@ -4,6 +4,7 @@
 
 #include "models/tnp_encoders.h"
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 
 namespace npe {
 
@@ -22,5 +23,8 @@ class TnpdImpl final : public NeuralProcessImpl {
   std::unique_ptr<TnpdEncoder> m_encoder;
   GaussianHead m_head{nullptr};
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec tnpd_spec();
 
 }  // namespace npe

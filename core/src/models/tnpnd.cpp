@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "models/flop_terms.h"
 #include "npe/errors.h"
 
 namespace npe {
@@ -11,6 +12,25 @@ namespace {
 
 // exp(d) of the low-rank diagonal stays within float64 range and away from 0.
 constexpr double kLogDiagonalBound = 15.0;
+
+// FLOPs of the TNP-ND head (mean MLP, target self-attention, projection, Sigma from H) on nt
+// targets.
+double nd_head_flops(const ModelConfig& c, double nt, bool translation_equivariant) {
+  using namespace flop_terms;
+  const double dz = double(c.dim_model), dy = double(c.dim_y), p = double(c.projection_dim);
+  const bool low_rank = c.covariance == "lowrank";
+  double flops = mlp(nt, dz, {dz, dz}, dy);
+  for (int64_t l = 0; l < c.covariance_layers; ++l) {
+    const bool update = c.update_locations && l + 1 < c.covariance_layers;
+    flops += translation_equivariant ? te_block(c, nt, nt, update) : block(c, nt, nt);
+  }
+  flops += mlp(nt, dz, std::vector<double>(size_t(c.projection_layers - 1), dz),
+               dy * (p + (low_rank ? 1.0 : 0.0)));
+  const double n = nt * dy;
+  flops += 2.0 * n * n * p;                // H H^T (or A A^T)
+  if (low_rank) flops += n * n * n / 3.0;  // its Cholesky factorisation
+  return flops;
+}
 
 }  // namespace
 
@@ -114,6 +134,60 @@ Prediction TeTnpndImpl::forward_impl(const Task& task) {
 std::optional<JointGaussian> TeTnpndImpl::joint_impl(const Task& task) {
   auto encoded = m_encoder->encode(task);
   return m_head->joint(encoded.zt, encoded.xt);
+}
+
+ModelSpec tnpnd_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "tnpnd",
+      "TNP-ND",
+      "Nguyen & Grover's TNP-ND: TNP-D with a multivariate Gaussian over all targets (coherent "
+      "samples; at most 4096 targets x outputs).",
+      false,
+      false,
+      false,
+      true,
+      2,
+      true};
+  spec.options = {"dim_model",  "num_layers",        "num_heads",         "head_dim",
+                  "covariance", "covariance_layers", "projection_layers", "projection_dim"};
+  spec.make = make_model_of<TnpndImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers);
+    return embedder(c, nc + nt, dx + dy + 1) + layers * block(c, nc + nt, nc) +
+           nd_head_flops(c, nt, false);
+  };
+  return spec;
+}
+
+ModelSpec tetnpnd_spec() {
+  ModelSpec spec;
+  spec.info = {
+      "tetnpnd",
+      "TE-TNP-ND",
+      "TE-TNP encoder with a translation-equivariant TNP-ND covariance head: joint predictions "
+      "that move with the data.",
+      true,
+      false,
+      false,
+      true,
+      2,
+      true};
+  spec.options = {"dim_model",         "num_layers",        "num_heads",           "head_dim",
+                  "pairwise_width",    "update_locations",  "share_layer_weights", "covariance",
+                  "covariance_layers", "projection_layers", "projection_dim"};
+  spec.make = make_model_of<TeTnpndImpl>;
+  spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
+    using namespace flop_terms;
+    const double nc = double(s.num_context), nt = double(s.num_targets);
+    const double layers = double(c.num_layers);
+    const bool u = c.update_locations;
+    return te_tokens(c, nc, nt) + layers * (te_block(c, nc, nc, u) + te_block(c, nt, nc, u)) +
+           nd_head_flops(c, nt, true);
+  };
+  return spec;
 }
 
 }  // namespace npe

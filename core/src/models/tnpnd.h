@@ -5,6 +5,7 @@
 
 #include "models/tnp_encoders.h"
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 
 namespace npe {
 
@@ -67,5 +68,9 @@ class TeTnpndImpl final : public NeuralProcessImpl {
   std::unique_ptr<TeTnpEncoder> m_encoder;
   std::unique_ptr<NdHead> m_head;
 };
+
+/// The model kinds of this file, for the registry.
+ModelSpec tnpnd_spec();
+ModelSpec tetnpnd_spec();
 
 }  // namespace npe

@@ -1,40 +1,36 @@
 #pragma once
-// Name -> factory registry of the neural-process models.
+// Name -> specification registry of the neural-process models (one line per kind in
+// model_registry.cpp; each specification lives with its model).
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "npe/models/model.h"
+#include "npe/models/model_spec.h"
 
 namespace npe {
-
-/// What the user is told about a model kind.
-struct ModelInfo {
-  std::string kind;          ///< registry name, as on the command line
-  std::string display_name;  ///< e.g. "TE-TNP"
-  std::string description;   ///< one sentence
-  bool translation_equivariant = false;
-  /// Targets attend to context points (target_attention() returns weights).
-  bool attention = false;
-  /// Predicts on a regular grid (inputs are rounded to whole grid cells).
-  bool on_grid = false;
-  /// forward_flops() has a model of this kind.
-  bool flop_model = true;
-  /// First checkpoint format version whose weights fit this kind's current definition (2 for
-  /// the transformer NPs, corrected in format 2: eq. 10 on attention weights, two-layer token
-  /// embedders); older checkpoints of the kind are refused.
-  int definition_version = 1;
-  /// Predicts targets jointly: log_likelihood() is the joint one and sample() draws coherent
-  /// functions (TNP-ND, TNP-A kinds).
-  bool joint = false;
-};
 
 /// All registered kinds, in a stable display order.
 const std::vector<ModelInfo>& model_infos();
 /// Throws ConfigError listing the known kinds.
 const ModelInfo& model_info(const std::string& kind);
+/// The kind's whole specification. Throws ConfigError listing the known kinds.
+const ModelSpec& model_spec(const std::string& kind);
 /// Builds an untrained model. Throws ConfigError for unknown kinds or invalid sizes.
 std::shared_ptr<NeuralProcessImpl> make_model(const ModelConfig& config);
+
+/// The configuration as a checkpoint records it: the fields every model has and the kind's own
+/// options (ModelSpec::options), nothing of other kinds. ModelConfig::from_json reads it back.
+nlohmann::json model_options_json(const ModelConfig& config);
+/// `json` with the field `key` set to `value`, checked to be one of the kind's settings (those of
+/// model_options_json). Throws ConfigError naming the kind's settings.
+void set_model_option(nlohmann::json& json, const std::string& key, const nlohmann::json& value);
+
+/// The task's last coordinate is time: kinds that treat time apart from space adapt to it
+/// (BSA-TNP: its own RBF attention bias, as in Jenson et al.'s ERA5 model).
+void declare_time_coordinate(ModelConfig& config);
 
 }  // namespace npe
