@@ -7,6 +7,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 
+#include "common/model_list.h"
 #include "common/prediction_service.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
@@ -67,6 +68,19 @@ std::string prediction_column(const QString& model_name, const std::string& what
   }
   if (!column.empty() && column.back() != '_') column += '_';
   return column + what;
+}
+
+QString ExplorerPanel::recordRound(const PredictionResult& result, const ModelList& models) {
+  QStringList timing;
+  std::vector<std::pair<QString, double>> times;
+  for (const auto& p : result.models) {
+    if (const auto* entry = models.find(p.id); entry && p.error.isEmpty()) {
+      timing << QString("%1 %2 ms").arg(entry->name).arg(p.milliseconds, 0, 'f', 1);
+      times.emplace_back(entry->name, p.milliseconds);
+    }
+  }
+  setLastRound(result.started, result.finished, std::move(times));
+  return timing.join(", ");
 }
 
 void ExplorerPanel::exportPredictions(const QString& path) const {

@@ -21,7 +21,9 @@ struct CheckpointMetadata;
 
 namespace npe::widgets {
 
+class ModelList;
 class PredictionService;
+struct PredictionResult;
 
 /// A model's column in a prediction table: "TE-TNP · trained |Δ|≤4" + "mean" gives
 /// "TE-TNP_trained_4_mean" (characters other than ASCII letters, digits, '-' and '.' become
@@ -108,6 +110,9 @@ class ExplorerPanel : public QWidget {
   /// given) between them.
   void layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width,
                              QWidget* results = nullptr);
+  /// Keeps a complete round's timings (lastRoundTimes) and returns them for the status bar:
+  /// "<model> 12.3 ms, ..." for each model of `models` that predicted without an error.
+  QString recordRound(const PredictionResult& result, const ModelList& models);
   void setLastRound(std::chrono::steady_clock::time_point started,
                     std::chrono::steady_clock::time_point finished,
                     std::vector<std::pair<QString, double>> times) {

@@ -1,5 +1,7 @@
 #include "common/model_list.h"
 
+#include <QJsonArray>
+
 namespace npe::widgets {
 
 ModelList::ModelList(QWidget* parent) : QListWidget(parent) {
@@ -143,6 +145,44 @@ QStringList ModelList::userCheckpoints() const {
     if (!m.checkpoint_path.isEmpty() && m.id == m.checkpoint_path) paths << m.id;
   }
   return paths;
+}
+
+QStringList ModelList::enabledNames() const {
+  QStringList names;
+  for (const auto& m : enabledEntries()) names << m.name;
+  return names;
+}
+
+std::vector<ModelEntry> ModelList::loadMissing(const QStringList& checkpoint_paths,
+                                               const torch::Device& device) const {
+  std::vector<ModelEntry> loaded;
+  for (const auto& path : checkpoint_paths) {
+    if (find(path)) continue;
+    loaded.push_back(
+        load_model_entry(path, model_colour(int(m_entries.size() + loaded.size())), device));
+  }
+  return loaded;
+}
+
+QJsonObject ModelList::sessionModels() const {
+  return {{"enabled", QJsonArray::fromStringList(enabledIds())},
+          {"checkpoints", QJsonArray::fromStringList(userCheckpoints())}};
+}
+
+namespace {
+QStringList strings_of(const QJsonValue& value) {
+  QStringList list;
+  for (const auto& v : value.toArray()) list << v.toString();
+  return list;
+}
+}  // namespace
+
+QStringList ModelList::sessionEnabledIds(const QJsonObject& models) {
+  return strings_of(models.value("enabled"));
+}
+
+QStringList ModelList::sessionCheckpoints(const QJsonObject& models) {
+  return strings_of(models.value("checkpoints"));
 }
 
 }  // namespace npe::widgets

@@ -3,7 +3,9 @@
 
 #include <vector>
 
+#include <QJsonObject>
 #include <QListWidget>
+#include <QStringList>
 
 #include "common/model_entry.h"
 
@@ -29,6 +31,19 @@ class ModelList final : public QListWidget {
   QStringList enabledIds() const;
   /// Ids of entries opened from checkpoints by the user (not shipped, not baselines).
   QStringList userCheckpoints() const;
+  /// Display names of the enabled entries, in list order.
+  QStringList enabledNames() const;
+  /// The entries of these checkpoint files that the list lacks, loaded (coloured after the
+  /// existing ones) but not added: a tab restoring a session fails before it changes anything.
+  /// Throws npe::Error (CheckpointError) for a file that cannot be loaded.
+  std::vector<ModelEntry> loadMissing(const QStringList& checkpoint_paths,
+                                      const torch::Device& device) const;
+
+  /// The "models" part of a tab's session: {"enabled": ids, "checkpoints": user checkpoints}.
+  QJsonObject sessionModels() const;
+  /// The enabled ids and the checkpoint files of a session's "models" part.
+  static QStringList sessionEnabledIds(const QJsonObject& models);
+  static QStringList sessionCheckpoints(const QJsonObject& models);
   /// The id of the selected (current) row; empty when none.
   QString selectedId() const;
   /// Selects the row of this entry; false when there is none.

@@ -730,13 +730,7 @@ void FunctionExplorer::applySession(const Session& s) {
                         .toStdString());
   }
   // Load every checkpoint first: if one fails, nothing has changed yet.
-  std::vector<ModelEntry> loaded;
-  for (const auto& path : s.checkpoints) {
-    if (!m_model_list->find(path)) {
-      loaded.push_back(
-          load_model_entry(path, model_colour(int(models().size() + loaded.size())), m_device));
-    }
-  }
+  auto loaded = m_model_list->loadMissing(s.checkpoints, m_device);
   for (auto& entry : loaded) addModel(std::move(entry), false);
   {
     QSignalBlocker a(m_mode), b(m_kernel), c(m_lengthscale), d(m_noise), e(m_show_truth);
@@ -860,11 +854,7 @@ bool FunctionExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) con
 }
 
 QStringList FunctionExplorer::shownModelNames() const {
-  QStringList names;
-  for (const auto& m : models()) {
-    if (m.enabled) names << m.name;
-  }
-  return names;
+  return m_model_list->enabledNames();
 }
 
 bool FunctionExplorer::makeProbeEdit(int index) {

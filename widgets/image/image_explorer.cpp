@@ -453,20 +453,12 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
   m_grid->setRows(std::move(rows));
   m_metrics->showResult(result, *m_models);
   if (!result.complete) return;  // the slow models of this round are still computing
-  QStringList timing;
-  std::vector<std::pair<QString, double>> times;
-  for (const auto& p : result.models) {
-    if (const auto* entry = m_models->find(p.id); entry && p.error.isEmpty()) {
-      timing << QString("%1 %2 ms").arg(entry->name).arg(p.milliseconds, 0, 'f', 1);
-      times.emplace_back(entry->name, p.milliseconds);
-    }
-  }
-  setLastRound(result.started, result.finished, std::move(times));
+  const auto timing = recordRound(result, *m_models);
   Q_EMIT statusMessage(tr("%1 context pixels · Δ = (%2, %3) · %4")
                            .arg(m_mask->count())
                            .arg(m_h)
                            .arg(m_v)
-                           .arg(timing.join(", ")));
+                           .arg(timing));
   Q_EMIT predictionsUpdated(result.refine);
 }
 
@@ -557,14 +549,11 @@ QJsonObject ImageExplorer::saveSection() const {
   }
   QJsonArray context;
   for (int i : m_mask->indices()) context.append(i);
-  QJsonArray checkpoints;
-  for (const auto& path : m_models->userCheckpoints()) checkpoints.append(path);
   return {{"source", source},
           {"context", context},
           {"translation", QJsonArray{m_h, m_v}},
           {"brush", m_brush->value()},
-          {"models", QJsonObject{{"enabled", QJsonArray::fromStringList(m_models->enabledIds())},
-                                 {"checkpoints", checkpoints}}}};
+          {"models", m_models->sessionModels()}};
 }
 
 void ImageExplorer::restoreSection(const QJsonObject& section) {
@@ -593,18 +582,9 @@ void ImageExplorer::restoreSection(const QJsonObject& section) {
     fail(QString("'translation' must be [Δh, Δv] within ±%1").arg(kMaxTranslation));
   }
   const auto models = section.value("models").toObject();
-  std::vector<ModelEntry> loaded;
-  for (const auto& v : models.value("checkpoints").toArray()) {
-    const auto path = v.toString();
-    if (!m_models->find(path)) {
-      loaded.push_back(load_model_entry(
-          path, model_colour(int(m_models->entries().size() + loaded.size()) - 1), m_device));
-    }
-  }
+  auto loaded = m_models->loadMissing(ModelList::sessionCheckpoints(models), m_device);
   for (auto& entry : loaded) addModel(std::move(entry), false);
-  QStringList enabled;
-  for (const auto& v : models.value("enabled").toArray()) enabled << v.toString();
-  m_models->setEnabledIds(enabled);
+  m_models->setEnabledIds(ModelList::sessionEnabledIds(models));
   m_brush->setValue(section.value("brush").toInt(m_brush->value()));
   {
     QSignalBlocker block(m_mask);
@@ -622,9 +602,7 @@ void ImageExplorer::exportView(const QString& path) {
 }
 
 QStringList ImageExplorer::shownModelNames() const {
-  QStringList names;
-  for (const auto& m : m_models->enabledEntries()) names << m.name;
-  return names;
+  return m_models->enabledNames();
 }
 
 bool ImageExplorer::makeProbeEdit(int index) {

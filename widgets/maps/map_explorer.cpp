@@ -661,20 +661,12 @@ void MapExplorer::onPredictions(const PredictionResult& result) {
   redraw();
   rebuildSmallMaps();
   if (!result.complete) return;  // the slow models of this round are still computing
-  QStringList timing;
-  std::vector<std::pair<QString, double>> times;
-  for (const auto& p : result.models) {
-    if (const auto* entry = m_models->find(p.id); entry && p.error.isEmpty()) {
-      timing << QString("%1 %2 ms").arg(entry->name).arg(p.milliseconds, 0, 'f', 1);
-      times.emplace_back(entry->name, p.milliseconds);
-    }
-  }
-  setLastRound(result.started, result.finished, std::move(times));
+  const auto timing = recordRound(result, *m_models);
   Q_EMIT statusMessage(tr("%1 stations · Δ = (%2 N, %3 E) cells · %4")
                            .arg(m_stations->count())
                            .arg(m_north)
                            .arg(m_east)
-                           .arg(timing.join(", ")));
+                           .arg(timing));
   Q_EMIT predictionsUpdated(result.refine);
 }
 
@@ -913,16 +905,9 @@ QString MapExplorer::describeCell(const QPoint& cell) const {
 QJsonObject MapExplorer::saveSection() const {
   QJsonArray stations;
   for (const auto& s : m_stations->cells()) stations.append(QJsonArray{s.y(), s.x()});
-  QJsonArray checkpoints;
-  for (const auto& path : m_models->userCheckpoints()) checkpoints.append(path);
   QJsonObject section{
-      {"stations", stations},
-      {"hour", m_hour},
-      {"shift", QJsonArray{m_north, m_east}},
-      {"layer", m_layer},
-      {"three_d", m_three_d},
-      {"models", QJsonObject{{"enabled", QJsonArray::fromStringList(m_models->enabledIds())},
-                             {"checkpoints", checkpoints}}}};
+      {"stations", stations}, {"hour", m_hour},       {"shift", QJsonArray{m_north, m_east}},
+      {"layer", m_layer},     {"three_d", m_three_d}, {"models", m_models->sessionModels()}};
   if (m_source && !m_source->config().data.empty()) {
     section["data"] = QString::fromStdString(m_source->config().data.string());
     if (!m_source->config().variable.empty())
@@ -958,18 +943,9 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
     fail("'shift' must be [north, east] in cells");
   }
   const auto models = section.value("models").toObject();
-  std::vector<ModelEntry> loaded;
-  for (const auto& v : models.value("checkpoints").toArray()) {
-    const auto path = v.toString();
-    if (!m_models->find(path)) {
-      loaded.push_back(load_model_entry(
-          path, model_colour(int(m_models->entries().size() + loaded.size()) - 1), m_device));
-    }
-  }
+  auto loaded = m_models->loadMissing(ModelList::sessionCheckpoints(models), m_device);
   for (auto& entry : loaded) m_models->add(std::move(entry), false);
-  QStringList enabled;
-  for (const auto& v : models.value("enabled").toArray()) enabled << v.toString();
-  m_models->setEnabledIds(enabled);
+  m_models->setEnabledIds(ModelList::sessionEnabledIds(models));
   if (source != m_source) setSource(source);
   {
     QSignalBlocker block(m_stations);
@@ -991,9 +967,7 @@ void MapExplorer::exportView(const QString& path) {
 }
 
 QStringList MapExplorer::shownModelNames() const {
-  QStringList names;
-  for (const auto& m : m_models->enabledEntries()) names << m.name;
-  return names;
+  return m_models->enabledNames();
 }
 
 bool MapExplorer::makeProbeEdit(int index) {
