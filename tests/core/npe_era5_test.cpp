@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "npe/data/era5_scene.h"
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
 #include "npe/data/gridded_writer.h"
@@ -829,6 +830,69 @@ TEST_F(Era5Files, AModelTrainedHerePredictsOnAnyRegularGrid) {
   auto config = trained;
   config.data = one_time;
   EXPECT_THROW(Era5TaskSource{config}, DataError);
+}
+
+// The Maps tab's task, built in core from a plain scene: stations on cells without a value are
+// neither context nor held out, every station's readings at the window's times are context, and
+// the held-out cells are the window's other cells with a value, standardised like the context.
+TEST_F(Era5Files, TheMapTabsSceneBecomesATaskWithItsHeldOutCells) {
+  GridLayout land_only;
+  land_only.sea_missing = true;  // NaN west of 6°W: columns 0..7 of the 0.5° grid
+  land_only.times = 3;
+  const auto path = scratch("scene.nc");
+  write_layout(path, land_only);
+  Era5TaskConfig config;
+  config.data = path;
+  config.whole_file = true;
+  config.features = {};
+  const Era5TaskSource source(config);
+  const int64_t steps = source.window_time_steps();
+  ASSERT_GE(steps, 2);
+  Era5Scene scene;
+  scene.hour = source.field().num_times() - 1;
+  scene.top = 2;
+  scene.left = 4;  // columns 4..13: the first four are sea (missing)
+  scene.width = 10;
+  scene.stations = {{0, 0}, {1, 5}, {3, 8}};  // the first on a missing cell
+  const auto built = scene_task(source, scene);
+  const auto& task = built.task;
+  ASSERT_EQ(task.xc.size(0), 1);
+  EXPECT_EQ(task.xc.size(1), 2 * steps);
+  EXPECT_EQ(task.xt.size(1), 100);
+  EXPECT_FALSE(task.yt.defined());
+  EXPECT_EQ(task.xc.size(2), source.dim_x());
+  // Context values are the stations' readings, standardised.
+  const auto& values = source.field().values;
+  const int64_t stride = source.time_stride();
+  for (int64_t k = 0; k < steps; ++k) {
+    const auto reading = values[scene.hour - (steps - 1 - k) * stride][2 + 1][4 + 5];
+    EXPECT_NEAR(task.yc[0][k][0].item<double>(),
+                source.standardise(reading.to(torch::kFloat64).view({1})).item<double>(), 1e-5);
+  }
+  // Held out: 10 rows x 6 land columns, less the two stations on land.
+  ASSERT_EQ(built.held_out_index.size(0), 58);
+  ASSERT_EQ(built.held_out_y.sizes(), (std::vector<int64_t>{58, 1}));
+  for (int64_t j = 0; j < 58; ++j) {
+    const int64_t i = built.held_out_index[j].item<int64_t>();
+    const int64_t row = i / 10, col = i % 10;
+    EXPECT_GE(col, 4);
+    EXPECT_FALSE((row == 1 && col == 5) || (row == 3 && col == 8));
+    const auto truth = values[scene.hour][2 + row][4 + col].to(torch::kFloat64).view({1});
+    EXPECT_NEAR(built.held_out_y[j][0].item<double>(), source.standardise(truth).item<double>(),
+                1e-5);
+  }
+  // The targets' inputs are the cells', at the hour's step.
+  EXPECT_TRUE(torch::allclose(task.xt[0][0], source.inputs(torch::tensor({2}), torch::tensor({4}),
+                                                           torch::tensor({steps - 1}))[0]));
+  auto outside = scene;
+  outside.stations = {{10, 0}};
+  EXPECT_THROW(scene_task(source, outside), DataError);
+  outside = scene;
+  outside.left = source.field().num_longitudes() - 5;
+  EXPECT_THROW(scene_task(source, outside), DataError);
+  outside = scene;
+  outside.hour = 0;
+  EXPECT_THROW(scene_task(source, outside), DataError);
 }
 
 TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {

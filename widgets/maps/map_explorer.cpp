@@ -34,6 +34,7 @@
 #include "maps/coastlines.h"
 #include "maps/map_view.h"
 #include "maps/station_set.h"
+#include "npe/data/era5_scene.h"
 #include "npe/data/gridded_field.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
@@ -595,57 +596,23 @@ torch::Tensor MapExplorer::truthCelsius(int hour) const {
 void MapExplorer::schedulePredictions(bool refine) {
   if (!m_source) return;
   const auto window = targetWindow();
-  const int w = window.width();
-  const int steps = static_cast<int>(m_source->window_time_steps());
-  const int stride = static_cast<int>(m_source->time_stride());
-  const auto& values = m_source->field().values;
-  const auto usable = m_source->usable_cells();
-  std::vector<int64_t> rows, cols, step_index;
-  std::vector<float> yc;
-  std::vector<uint8_t> is_station(static_cast<size_t>(w * w), 0);
-  for (const auto& s : m_stations->cells()) {
-    is_station[static_cast<size_t>(s.y() * w + s.x())] = 1;
-    const int r = window.top() + s.y(), c = window.left() + s.x();
-    if (!usable[r][c].item<bool>()) continue;  // no place features there: no observation
-    for (int k = 0; k < steps; ++k) {
-      const int time = m_hour - (steps - 1 - k) * stride;
-      const float v = values[time][r][c].item<float>();
-      if (!std::isfinite(v)) continue;  // a missing reading is no observation
-      rows.push_back(r);
-      cols.push_back(c);
-      step_index.push_back(k);
-      yc.push_back(v);
-    }
-  }
-  auto long_tensor = [](const std::vector<int64_t>& v) { return torch::tensor(v, torch::kLong); };
-  auto xc = m_source->inputs(long_tensor(rows), long_tensor(cols), long_tensor(step_index));
-  auto yct =
-      m_source->standardise(torch::tensor(yc, torch::kFloat64).view({-1, 1})).to(torch::kFloat32);
-  auto cells = torch::arange(w * w, torch::kLong);
-  auto target_rows = cells.div(w, "floor") + window.top();
-  auto target_cols = cells.remainder(w) + window.left();
-  auto xt =
-      m_source->inputs(target_rows, target_cols, torch::full({w * w}, steps - 1, torch::kLong));
-  auto truth = values[m_hour].index({target_rows, target_cols}).to(torch::kFloat64);
-  std::vector<int64_t> held;
-  for (int i = 0; i < w * w; ++i) {
-    if (!is_station[static_cast<size_t>(i)] && std::isfinite(truth[i].item<double>()) &&
-        usable[target_rows[i].item<int64_t>()][target_cols[i].item<int64_t>()].item<bool>())
-      held.push_back(i);
-  }
-  auto held_index = torch::tensor(held, torch::kLong);
+  Era5Scene scene;
+  scene.hour = m_hour;
+  scene.top = window.top();
+  scene.left = window.left();
+  scene.width = window.width();
+  for (const auto& s : m_stations->cells()) scene.stations.emplace_back(s.y(), s.x());
+  auto built = scene_task(*m_source, scene);
   PredictionRequest request;
   request.serial = ++m_serial;
   request.refine = refine;
-  const auto dim_x = m_source->dim_x();
-  request.shift = Translation(static_cast<size_t>(dim_x), 0.0);
+  request.shift = Translation(static_cast<size_t>(m_source->dim_x()), 0.0);
   request.shift[0] = m_north;
   request.shift[1] = m_east;
   request.place_features = m_source->place_features().count();
-  request.batch.task = {xc.view({1, -1, dim_x}), yct.view({1, -1, 1}), xt.view({1, -1, dim_x}), {}};
-  request.held_out_index = held_index;
-  request.held_out_index_y =
-      m_source->standardise(truth.index_select(0, held_index)).to(torch::kFloat32).view({-1, 1});
+  request.batch.task = std::move(built.task);
+  request.held_out_index = built.held_out_index;
+  request.held_out_index_y = built.held_out_y;
   request.models = m_models->enabledEntries();
   m_service->request(std::move(request));
   if (!refine) m_refine_timer.start();

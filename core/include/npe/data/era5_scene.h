@@ -1,0 +1,45 @@
+#pragma once
+// The model's task for what the Maps tab shows: stations in a square window of an ERA5 field at
+// one hour. Built here, in core, so the tab only describes its scene and the rules (which
+// readings are observations, which cells are held out, the standardisation) are tested without
+// Qt.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "npe/data/era5_tasks.h"
+#include "npe/data/task.h"
+
+namespace npe {
+
+/// A window of the field with stations in it.
+struct Era5Scene {
+  /// The hour (time index of the field) predicted; the context reaches back
+  /// window_time_steps() - 1 strides before it.
+  int64_t hour = 0;
+  /// The window's top-left cell and side, in cells of the field.
+  int64_t top = 0, left = 0, width = 15;
+  /// Stations as (row, column) within the window.
+  std::vector<std::pair<int64_t, int64_t>> stations;
+};
+
+/// The task of a scene (batch of one) and the held-out cells the tab scores.
+struct Era5SceneTask {
+  /// Context: each station's readings at the window's times, skipping missing readings and
+  /// cells without place features. Targets: every cell of the window at the hour, row-major.
+  /// Outputs standardised with the source's statistics; yt is undefined.
+  Task task;
+  /// Targets that are neither stations nor without a value or place features: [N_held] long.
+  torch::Tensor held_out_index;
+  /// Their true values, standardised: [N_held, 1] float.
+  torch::Tensor held_out_y;
+};
+
+/// Throws DataError for an hour without its window's earlier times, or a window or station
+/// outside the field.
+Era5SceneTask scene_task(const Era5TaskSource& source, const Era5Scene& scene);
+
+}  // namespace npe
