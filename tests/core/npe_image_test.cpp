@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "npe/data/idx.h"
+#include "npe/data/image_scene.h"
 #include "npe/data/image_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/model_catalog.h"
@@ -110,6 +111,44 @@ TEST(ImageCanvas, PlacesTheImageAtTheTranslation) {
   EXPECT_EQ(coordinates.sizes(), (std::vector<int64_t>{16, 2}));
   EXPECT_EQ(coordinates[0][0].item<float>(), -2.0f);
   EXPECT_EQ(coordinates[6][1].item<float>(), 0.0f);  // row 1, column 2
+}
+
+// The Images tab's task, built in core from a plain scene: context pixels move with the picture
+// (off the canvas too), every canvas pixel is a target, and the held-out pixels are those not
+// covered by context, with the translated picture's values.
+TEST(ImageScenes, ContextMovesWithThePictureAndTheRestIsHeldOut) {
+  ImageScene scene;
+  scene.picture = torch::arange(16, torch::kFloat).view({4, 4}) / 16;  // at rows/columns 2..5
+  scene.canvas = 8;
+  scene.context = {2 * 8 + 2, 3 * 8 + 5, 5 * 8 + 4};  // picture pixels (0,0), (1,3), (3,2)
+  scene.h = 2;                                        // columns
+  scene.v = -3;  // rows: the first context pixel leaves the canvas
+  const auto built = scene_task(scene);
+  const auto& task = built.task;
+  ASSERT_EQ(task.xc.sizes(), (std::vector<int64_t>{1, 3, 2}));
+  // (row - 4, column - 4) after the move; values from the picture.
+  EXPECT_EQ(task.xc[0][0][0].item<float>(), 2 - 3 - 4);
+  EXPECT_EQ(task.xc[0][0][1].item<float>(), 2 + 2 - 4);
+  EXPECT_FLOAT_EQ(task.yc[0][0][0].item<float>(), 0.0f);
+  EXPECT_FLOAT_EQ(task.yc[0][1][0].item<float>(), 7.0f / 16);
+  EXPECT_FLOAT_EQ(task.yc[0][2][0].item<float>(), 14.0f / 16);
+  EXPECT_EQ(task.xt.sizes(), (std::vector<int64_t>{1, 64, 2}));
+  EXPECT_FALSE(task.yt.defined());
+  // Two context pixels remain on the canvas: 62 held out, with the translated picture's values.
+  ASSERT_EQ(built.held_out_index.size(0), 62);
+  const auto shown = place_on_canvas(scene.picture, 8, scene.h, scene.v).reshape({-1});
+  for (int64_t j = 0; j < 62; ++j) {
+    const auto p = built.held_out_index[j].item<int64_t>();
+    EXPECT_NE(p, (3 - 3) * 8 + 5 + 2);
+    EXPECT_NE(p, (5 - 3) * 8 + 4 + 2);
+    EXPECT_FLOAT_EQ(built.held_out_y[j][0].item<float>(), shown[p].item<float>());
+  }
+  scene.context = {64};
+  EXPECT_THROW(scene_task(scene), DataError);
+  scene.context = {};
+  const auto empty = scene_task(scene);
+  EXPECT_EQ(empty.task.xc.size(1), 0);
+  EXPECT_EQ(empty.held_out_index.size(0), 64);
 }
 
 TEST_F(ImageData, TasksFollowTheProtocol) {

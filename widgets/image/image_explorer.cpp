@@ -29,6 +29,7 @@
 #include "image/context_mask.h"
 #include "image/image_canvas.h"
 #include "image/prediction_grid.h"
+#include "npe/data/image_scene.h"
 #include "npe/data/image_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
@@ -57,10 +58,6 @@ int train_window_of(const nlohmann::json& task_configuration) {
     // No (readable) task in the checkpoint: no window to draw.
   }
   return -1;
-}
-
-torch::Tensor column_of(const std::vector<float>& values, int64_t dims) {
-  return torch::tensor(values).view({1, -1, dims});
 }
 
 }  // namespace
@@ -301,7 +298,6 @@ void ImageExplorer::showTestImage(int index) {
 
 void ImageExplorer::setSource(ImageSource source) {
   m_source = std::move(source);
-  m_base_truth = place_on_canvas(m_source.pixels, kN, 0, 0);
   if (m_source.test_index >= 0 && m_index->value() != m_source.test_index) {
     QSignalBlocker block(m_index);
     m_index->setValue(m_source.test_index);
@@ -392,37 +388,20 @@ void ImageExplorer::onStroke(const std::vector<int>& display_pixels, bool on, in
 }
 
 void ImageExplorer::schedulePredictions(bool refine) {
-  const auto truth = displayedTruth().reshape({-1}).contiguous();
-  const auto* values = truth.data_ptr<float>();
-  std::vector<float> xc, yc;
-  std::vector<int64_t> held_index;
-  std::vector<float> held_y;
-  std::vector<uint8_t> is_context(kN * kN, 0);
-  const auto base_truth = m_base_truth.contiguous();
-  const auto* base_values = base_truth.data_ptr<float>();
-  for (int base : m_mask->indices()) {
-    const int r = base / kN + m_v, c = base % kN + m_h;
-    // Context keeps its coordinates even off the canvas: the picture and its context move
-    // together, whatever the translation.
-    xc.push_back(static_cast<float>(r - kN / 2));
-    xc.push_back(static_cast<float>(c - kN / 2));
-    yc.push_back(base_values[base]);
-    if (r >= 0 && c >= 0 && r < kN && c < kN) is_context[r * kN + c] = 1;
-  }
-  for (int p = 0; p < kN * kN; ++p) {
-    if (!is_context[p]) {
-      held_index.push_back(p);
-      held_y.push_back(values[p]);
-    }
-  }
+  ImageScene scene;
+  scene.picture = m_source.pixels;
+  scene.canvas = kN;
+  for (const int index : m_mask->indices()) scene.context.push_back(index);
+  scene.h = m_h;
+  scene.v = m_v;
+  auto built = scene_task(scene);
   PredictionRequest request;
   request.serial = ++m_serial;
   request.refine = refine;
   request.shift = {double(m_v), double(m_h)};  // inputs are (row, column)
-  request.batch.task = {
-      column_of(xc, 2), column_of(yc, 1), canvas_coordinates(kN).unsqueeze(0), {}};
-  request.held_out_index = torch::tensor(held_index, torch::kLong);
-  request.held_out_index_y = torch::tensor(held_y).view({-1, 1});
+  request.batch.task = std::move(built.task);
+  request.held_out_index = built.held_out_index;
+  request.held_out_index_y = built.held_out_y;
   request.models = m_models->enabledEntries();
   m_service->request(std::move(request));
   if (!refine) m_refine_timer.start();

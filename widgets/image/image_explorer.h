@@ -98,7 +98,6 @@ class ImageExplorer final : public ExplorerPanel {
 
   torch::Device m_device;
   ImageSource m_source;
-  torch::Tensor m_base_truth;  // [56, 56] untranslated canvas
   ContextMask* m_mask = nullptr;
   QUndoStack* m_undo = nullptr;
   PredictionService* m_service = nullptr;
