@@ -1,6 +1,7 @@
 // Validation of task tensors and translation helpers.
 
 #include "npe/data/era5_tasks.h"
+#include "npe/data/function_scene.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/image_tasks.h"
 #include "npe/errors.h"
@@ -13,6 +14,44 @@ namespace npe {
 namespace {
 
 using testing::random_task;
+
+// The 1-D tab's task, built in core from a plain scene: float64 inputs (a shift of 1e6 keeps
+// its digits), an even query grid over the visible range, held-out points moved by Δ, and the
+// truth's kernel as the oracle only when there is a truth.
+TEST(FunctionScenes, BecomeATaskWithTheTruthsHeldOutPointsAndOracle) {
+  FunctionScene scene;
+  scene.shift = 1e6;
+  scene.context_x = {1e6 + 0.125, 1e6 - 1.5};
+  scene.context_y = {0.3, -0.2};
+  scene.query_low = 1e6 - 4;
+  scene.query_high = 1e6 + 4;
+  scene.num_queries = 5;
+  auto plain = scene_task(scene);
+  EXPECT_EQ(plain.batch.task.xc.scalar_type(), torch::kFloat64);
+  EXPECT_EQ(plain.batch.task.xc[0][0][0].item<double>(), 1e6 + 0.125);
+  ASSERT_EQ(plain.batch.task.xt.sizes(), (std::vector<int64_t>{1, 5, 1}));
+  EXPECT_EQ(plain.batch.task.xt[0][2][0].item<double>(), 1e6);
+  EXPECT_EQ(plain.batch.task.xt[0][4][0].item<double>(), 1e6 + 4);
+  EXPECT_FALSE(plain.batch.has_oracle());
+  EXPECT_FALSE(plain.held_out_x.defined());
+
+  scene.held_out_x = {0.5, -2.0};
+  scene.held_out_y = {1.0, 2.0};
+  scene.truth_kernel = paper_kernel(KernelKind::SquaredExponential, 0.5);
+  scene.truth_noise_std = 0.2;
+  auto with_truth = scene_task(scene);
+  ASSERT_TRUE(with_truth.batch.has_oracle());
+  EXPECT_EQ(with_truth.held_out_x[0][1][0].item<double>(), 1e6 - 2.0);
+  EXPECT_EQ(with_truth.held_out_y[0][1][0].item<double>(), 2.0);
+  const auto oracle = with_truth.batch.oracle->predict(with_truth.batch.task);
+  EXPECT_TRUE(torch::isfinite(oracle.mean).all().item<bool>());
+
+  scene.context_y.pop_back();
+  EXPECT_THROW(scene_task(scene), InvalidInputError);
+  scene.context_y.push_back(0.0);
+  scene.query_high = scene.query_low - 1;
+  EXPECT_THROW(scene_task(scene), InvalidInputError);
+}
 
 TEST(Task, ValidTaskPasses) {
   EXPECT_NO_THROW(validate_task(random_task(2, 3, 4, 2, 3), true));

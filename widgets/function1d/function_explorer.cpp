@@ -32,6 +32,7 @@
 #include "common/session_file.h"
 #include "common/shift_control.h"
 #include "function_plot.h"
+#include "npe/data/function_scene.h"
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/model_catalog.h"
@@ -495,28 +496,30 @@ void FunctionExplorer::schedulePredictions(bool refine) {
   request.serial = ++m_serial;
   request.refine = refine;
   request.shift = {m_shift};
-  std::vector<double> xc, yc, xt;
-  appendDisplayContext(xc, yc);
+  FunctionScene scene;
+  appendDisplayContext(scene.context_x, scene.context_y);
   const auto range = m_plot->xAxis->range();
   // One query point per two pixels (at least 256) once the user pauses; while they drag, one per
   // four (at least 128): TNP and TE-TNP cost grows with the query points, the curves still look
   // smooth at that spacing, and the settled round 300 ms later redraws at full resolution.
-  const int n = refine ? std::clamp(m_plot->axisRect()->width() / 2, 256, 2000)
-                       : std::clamp(m_plot->axisRect()->width() / 4, 128, 1000);
-  for (int i = 0; i < n; ++i) xt.push_back(range.lower + range.size() * i / (n - 1));
-  request.batch.task = {column(xc), column(yc), column(xt), {}};
+  scene.num_queries = refine ? std::clamp(m_plot->axisRect()->width() / 2, 256, 2000)
+                             : std::clamp(m_plot->axisRect()->width() / 4, 128, 1000);
+  scene.query_low = range.lower;
+  scene.query_high = range.upper;
+  scene.shift = m_shift;
   if (m_has_truth) {
-    std::vector<double> hx, hy;
     for (const auto& p : m_truth.held_out()) {
-      hx.push_back(p.x() + m_shift);
-      hy.push_back(p.y());
+      scene.held_out_x.push_back(p.x());
+      scene.held_out_y.push_back(p.y());
     }
-    request.held_out_x = column(hx);
-    request.held_out_y = column(hy);
     // The ground truth is a GP sample: its kernel is the oracle of this data.
-    request.batch.oracle = std::make_shared<GpOracle>(std::vector<KernelSpec>{m_truth.kernel()},
-                                                      m_truth.spec().noise_std);
+    scene.truth_kernel = m_truth.kernel();
+    scene.truth_noise_std = m_truth.spec().noise_std;
   }
+  auto built = scene_task(scene);
+  request.batch = std::move(built.batch);
+  request.held_out_x = built.held_out_x;
+  request.held_out_y = built.held_out_y;
   request.models = m_model_list->enabledEntries();
   request.samples = samples();
   request.sample_seed = m_draw_seed;
