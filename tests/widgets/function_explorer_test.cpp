@@ -265,6 +265,30 @@ class FunctionExplorerTest : public QObject {
     QVERIFY(!plot->hasCurve("gp-fitted"));
   }
 
+  // Every tab routes checkpoints by the task they were trained on (ExplorerController): a model
+  // with two inputs opened in the 1-D tab directly (not through the main window's routing) is
+  // refused with a message saying what the tab shows, and the list is unchanged.
+  void anotherTasksCheckpointIsRefusedByTheTab() {
+    QTemporaryDir dir;
+    npe::ModelConfig config = npe::default_model_config("tnp", "small", 2, 1);
+    config.dim_model = 16;
+    config.num_layers = 1;
+    auto model = npe::make_model(config);
+    npe::CheckpointMetadata metadata;
+    metadata.model = config;
+    const auto path = dir.filePath("two-inputs.pt");
+    npe::save_checkpoint(path.toStdString(), *model, metadata);
+    QVERIFY(!m_explorer->acceptsCheckpoint(metadata));
+    const auto before = m_explorer->models().size();
+    try {
+      m_explorer->openCheckpoint(path);
+      QFAIL("a 2-D model was opened in the 1-D tab");
+    } catch (const npe::CheckpointError& e) {
+      QVERIFY2(QString(e.what()).contains("1-D model"), e.what());
+    }
+    QCOMPARE(m_explorer->models().size(), before);
+  }
+
   // Coherent samples come from the joint models only (GP oracle, TNP-ND) and follow the
   // context; the correlation curve appears on hover.
   void samplesAreDrawnAndFollowTheContext() {

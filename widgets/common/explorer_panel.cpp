@@ -7,6 +7,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 
+#include "common/explorer_controller.h"
 #include "common/model_list.h"
 #include "common/prediction_service.h"
 #include "npe/errors.h"
@@ -16,12 +17,38 @@ namespace npe::widgets {
 
 void ExplorerPanel::setActive(bool active) {
   m_active = active;
-  if (m_service) m_service->setPaused(!active);
+  if (m_controller) m_controller->service()->setPaused(!active);
 }
 
-void ExplorerPanel::setPredictionService(PredictionService* service) {
-  m_service = service;
-  if (m_service) m_service->setPaused(!m_active);
+void ExplorerPanel::setController(ExplorerController* controller) {
+  m_controller = controller;
+  m_controller->service()->setPaused(!m_active);
+}
+
+bool ExplorerPanel::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
+  return m_controller && m_controller->accepts(metadata);
+}
+
+void ExplorerPanel::openCheckpoint(const QString& path) {
+  if (!m_controller) throw CheckpointError("this tab shows no models");
+  m_controller->openCheckpoint(path);
+}
+
+QStringList ExplorerPanel::shownModelNames() const {
+  return m_controller ? m_controller->models()->enabledNames() : QStringList();
+}
+
+const std::vector<std::pair<QString, double>>& ExplorerPanel::lastRoundTimes() const {
+  static const std::vector<std::pair<QString, double>> none;
+  return m_controller ? m_controller->lastRoundTimes() : none;
+}
+
+std::chrono::steady_clock::time_point ExplorerPanel::lastRoundStarted() const {
+  return m_controller ? m_controller->lastRoundStarted() : std::chrono::steady_clock::time_point{};
+}
+
+double ExplorerPanel::lastRoundMilliseconds() const {
+  return m_controller ? m_controller->lastRoundMilliseconds() : 0.0;
 }
 
 void ExplorerPanel::reportErrors(const QString& failure, const std::function<void()>& action) {
@@ -68,19 +95,6 @@ std::string prediction_column(const QString& model_name, const std::string& what
   }
   if (!column.empty() && column.back() != '_') column += '_';
   return column + what;
-}
-
-QString ExplorerPanel::recordRound(const PredictionResult& result, const ModelList& models) {
-  QStringList timing;
-  std::vector<std::pair<QString, double>> times;
-  for (const auto& p : result.models) {
-    if (const auto* entry = models.find(p.id); entry && p.error.isEmpty()) {
-      timing << QString("%1 %2 ms").arg(entry->name).arg(p.milliseconds, 0, 'f', 1);
-      times.emplace_back(entry->name, p.milliseconds);
-    }
-  }
-  setLastRound(result.started, result.finished, std::move(times));
-  return timing.join(", ");
 }
 
 void ExplorerPanel::exportPredictions(const QString& path) const {

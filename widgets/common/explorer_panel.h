@@ -21,9 +21,7 @@ struct CheckpointMetadata;
 
 namespace npe::widgets {
 
-class ModelList;
-class PredictionService;
-struct PredictionResult;
+class ExplorerController;
 
 /// A model's column in a prediction table: "TE-TNP · trained |Δ|≤4" + "mean" gives
 /// "TE-TNP_trained_4_mean" (characters other than ASCII letters, digits, '-' and '.' become
@@ -64,10 +62,12 @@ class ExplorerPanel : public QWidget {
   /// Writes predictionTable() as CSV, atomically. Throws npe::Error (no predictions yet, or the
   /// file cannot be written).
   void exportPredictions(const QString& path) const;
-  /// Whether this tab can show the model of a checkpoint (checkpoint_fits_tab).
-  virtual bool acceptsCheckpoint(const CheckpointMetadata& metadata) const = 0;
-  /// Opens a checkpoint of an accepted task. Throws npe::Error.
-  virtual void openCheckpoint(const QString& path) = 0;
+  /// Whether this tab can show the model of a checkpoint: the task it was trained on decides
+  /// (ExplorerController::accepts).
+  bool acceptsCheckpoint(const CheckpointMetadata& metadata) const;
+  /// Adds a checkpoint's model, shown. Throws npe::Error (CheckpointError for another task's
+  /// model).
+  void openCheckpoint(const QString& path);
   /// Data files this tab opens besides checkpoints (lower-case suffixes, e.g. "png").
   virtual QStringList dataSuffixes() const { return {}; }
   /// Opens a data file of one of dataSuffixes(). Throws npe::Error; the state is kept on error.
@@ -83,7 +83,7 @@ class ExplorerPanel : public QWidget {
   void setActive(bool active);
   bool isActive() const { return m_active; }
   /// Names of the models currently shown.
-  virtual QStringList shownModelNames() const = 0;
+  QStringList shownModelNames() const;
   /// For --measure-edit-latency: makes the i-th small context edit through the undo stack, as
   /// a user's drag or brush stroke would. Returns false when there is nothing to edit.
   virtual bool makeProbeEdit(int index) = 0;
@@ -91,17 +91,15 @@ class ExplorerPanel : public QWidget {
   virtual void repaintNow() = 0;
   /// How long each shown model's prediction took (worker thread, milliseconds) in the round
   /// drawn last, by model name: --measure-edit-latency separates computing from drawing.
-  const std::vector<std::pair<QString, double>>& lastRoundTimes() const { return m_round_times; }
+  const std::vector<std::pair<QString, double>>& lastRoundTimes() const;
   /// When the worker started the round drawn last.
-  std::chrono::steady_clock::time_point lastRoundStarted() const { return m_round_started; }
+  std::chrono::steady_clock::time_point lastRoundStarted() const;
   /// How long the worker took for that round, all models (they may run side by side).
-  double lastRoundMilliseconds() const {
-    return std::chrono::duration<double, std::milli>(m_round_finished - m_round_started).count();
-  }
+  double lastRoundMilliseconds() const;
 
  protected:
-  /// The service whose rounds setActive(false) holds back.
-  void setPredictionService(PredictionService* service);
+  /// The models, metrics and prediction rounds every tab shares (set by its constructor).
+  ExplorerController* controller() const { return m_controller; }
   /// Runs a user action; an npe::Error it throws becomes a status message "<failure>: <why>"
   /// (an empty `failure` shows the reason alone). The state the action guards is unchanged.
   void reportErrors(const QString& failure, const std::function<void()>& action);
@@ -110,16 +108,6 @@ class ExplorerPanel : public QWidget {
   /// given) between them.
   void layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width,
                              QWidget* results = nullptr);
-  /// Keeps a complete round's timings (lastRoundTimes) and returns them for the status bar:
-  /// "<model> 12.3 ms, ..." for each model of `models` that predicted without an error.
-  QString recordRound(const PredictionResult& result, const ModelList& models);
-  void setLastRound(std::chrono::steady_clock::time_point started,
-                    std::chrono::steady_clock::time_point finished,
-                    std::vector<std::pair<QString, double>> times) {
-    m_round_started = started;
-    m_round_finished = finished;
-    m_round_times = std::move(times);
-  }
 
  Q_SIGNALS:
   void statusMessage(const QString& message);
@@ -127,10 +115,13 @@ class ExplorerPanel : public QWidget {
   void predictionsUpdated(bool refined);
 
  private:
-  PredictionService* m_service = nullptr;
+  friend class ExplorerController;
+  void setController(ExplorerController* controller);
+  /// The controller drew a complete round: emits predictionsUpdated.
+  void roundDrawn(bool refined) { Q_EMIT predictionsUpdated(refined); }
+
+  ExplorerController* m_controller = nullptr;
   bool m_active = true;
-  std::chrono::steady_clock::time_point m_round_started, m_round_finished;
-  std::vector<std::pair<QString, double>> m_round_times;
 };
 
 }  // namespace npe::widgets

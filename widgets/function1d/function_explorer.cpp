@@ -25,6 +25,7 @@
 #include <QVBoxLayout>
 
 #include "common/dialogs.h"
+#include "common/explorer_controller.h"
 #include "common/export.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
@@ -62,8 +63,18 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
     : ExplorerPanel(parent), m_device(device) {
   m_points = new PointSet(this);
   m_undo = new QUndoStack(this);
-  m_service = new PredictionService(this);
-  setPredictionService(m_service);
+  ExplorerController::Settings settings;
+  settings.task_kind = "gp1d";
+  settings.model_description = tr("a 1-D model (one input, one output)");
+  settings.shipped_folder = "gp1d";
+  settings.default_models = kDefaultModels;
+  settings.metrics_help =
+      tr("Mean log-likelihood of 100 held-out noisy points of the true function in the target "
+         "window (higher is better)");
+  m_controller = new ExplorerController(this, std::move(settings), device);
+  m_controller->setSceneRequest([this](bool refine) { return sceneRequest(refine); });
+  m_model_list = m_controller->models();
+  m_metrics = m_controller->metrics();
   m_plot = new FunctionPlot(this);
 
   auto* left = new QWidget(this);
@@ -90,20 +101,17 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
     redrawData();
     schedulePredictions(false);
   });
-  connect(m_service, &PredictionService::predictionsReady, this, &FunctionExplorer::onPredictions);
-  connect(m_service, &PredictionService::attentionReady, this, &FunctionExplorer::onAttention);
-  connect(m_service, &PredictionService::modelStarted, this, [this](const QString& id, uint64_t) {
-    m_metrics->markComputing(id);
+  connect(m_controller, &ExplorerController::roundReady, this, &FunctionExplorer::onPredictions);
+  connect(m_controller, &ExplorerController::roundComplete, this,
+          [this] { Q_EMIT statusMessage(describeModels()); });
+  connect(m_controller, &ExplorerController::modelAdded, this, &FunctionExplorer::onModelAdded);
+  auto* service = m_controller->service();
+  connect(service, &PredictionService::attentionReady, this, &FunctionExplorer::onAttention);
+  connect(service, &PredictionService::modelStarted, this, [this](const QString& id, uint64_t) {
     if (const auto* entry = m_model_list->find(id)) {
       Q_EMIT statusMessage(tr("Computing %1…").arg(entry->name));
     }
   });
-
-  // Settle-time refinement: full fitted-GP iterations and the equivariance metric run once the
-  // user pauses, so dragging stays fluid.
-  m_refine_timer.setSingleShot(true);
-  m_refine_timer.setInterval(300);
-  connect(&m_refine_timer, &QTimer::timeout, this, [this] { schedulePredictions(true); });
   m_view_timer.setSingleShot(true);
   m_view_timer.setInterval(60);
   connect(&m_view_timer, &QTimer::timeout, this, [this] { schedulePredictions(false); });
@@ -112,7 +120,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   oracle.tooltip =
       tr("Exact GP posterior with the kernel, lengthscale and noise chosen under Ground truth: the "
          "best any model can do on this data.\nTranslation equivariant (stationary kernel).");
-  addModel(std::move(oracle), true);
+  m_controller->addModel(std::move(oracle), true);
   auto bayes = baseline_entry("gp-bayes");
   bayes.tooltip =
       tr("What an ideal neural process would predict: the GP posterior averaged over every "
@@ -120,12 +128,9 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
          "each weighted by how well it explains the context points. A model trained on that "
          "prior can at best match it; the oracle above is also told the true kernel.\n") +
       bayes.tooltip.section('\n', 1);
-  addModel(std::move(bayes), false);
-  addModel(baseline_entry("gp-fitted"), false);
-  for (auto& entry : shipped_entries("gp1d", static_cast<int>(models().size()), m_device)) {
-    const bool on = kDefaultModels.contains(entry.id);
-    addModel(std::move(entry), on);
-  }
+  m_controller->addModel(std::move(bayes), false);
+  m_controller->addModel(baseline_entry("gp-fitted"), false);
+  m_controller->addShippedModels();
   // The band shown at first: TE-TNP's (the tab's subject), or the oracle's without shipped
   // models.
   if (!m_model_list->select("shipped:tetnp")) m_model_list->select("gp-oracle");
@@ -215,8 +220,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
   connect(m_noise, &QDoubleSpinBox::valueChanged, this, [this] { applyTruthSettings(); });
   connect(m_show_truth, &QCheckBox::toggled, this, [this] { redrawData(); });
 
-  auto* models_box = new ModelsBox(panel);
-  m_model_list = models_box->list();
+  auto* models_box = m_controller->modelsBox();
   m_model_list->setMinimumHeight(170);
   connect(m_model_list, &ModelList::modelToggled, this, &FunctionExplorer::onModelToggled);
   // The model in focus: selected in the list, or under the mouse in the list, the plot or its
@@ -248,17 +252,6 @@ QWidget* FunctionExplorer::buildSidePanel() {
   };
   connect(m_model_list, &ModelList::modelHovered, this, hover);
   connect(m_plot, &FunctionPlot::modelHovered, this, hover);
-  connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
-    reportErrors(tr("Could not open checkpoint"), [&] { openCheckpoint(path); });
-  });
-
-  auto* metrics_box = new QGroupBox(tr("Metrics"), panel);
-  auto* metrics_layout = new QVBoxLayout(metrics_box);
-  m_metrics = new MetricsTable(
-      tr("Mean log-likelihood of 100 held-out noisy points of the true function in the target "
-         "window (higher is better)"),
-      metrics_box);
-  metrics_layout->addWidget(m_metrics);
 
   auto* aids_box = new QGroupBox(tr("Teaching aids"), panel);
   auto* aids = new QFormLayout(aids_box);
@@ -320,7 +313,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
 
   column->addWidget(truth_box);
   column->addWidget(models_box);
-  column->addWidget(metrics_box);
+  column->addWidget(m_controller->metricsBox());
   column->addWidget(joint_box);
   column->addWidget(aids_box);
   column->addStretch(1);
@@ -331,16 +324,11 @@ const std::vector<ModelEntry>& FunctionExplorer::models() const {
   return m_model_list->entries();
 }
 
-void FunctionExplorer::addModel(ModelEntry entry, bool enabled) {
-  const bool attention = entry.capabilities.attention;
-  const bool joint = entry.capabilities.joint;
-  const auto name = entry.name;
-  const auto count = m_model_list->count();
-  const auto id = m_model_list->add(std::move(entry), enabled);
-  if (m_model_list->count() > count) {
-    if (attention) m_attention_model->addItem(name, id);
-    if (joint) m_correlation_model->addItem(name, id);
-  }
+void FunctionExplorer::onModelAdded(const QString& id) {
+  const auto* entry = m_model_list->find(id);
+  if (!entry) return;
+  if (entry->capabilities.attention) m_attention_model->addItem(entry->name, id);
+  if (entry->capabilities.joint) m_correlation_model->addItem(entry->name, id);
 }
 
 void FunctionExplorer::setSamples(int count) {
@@ -492,9 +480,11 @@ void FunctionExplorer::onRemoveRequested(int index) {
 }
 
 void FunctionExplorer::schedulePredictions(bool refine) {
+  m_controller->schedulePredictions(refine);
+}
+
+std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) const {
   PredictionRequest request;
-  request.serial = ++m_serial;
-  request.refine = refine;
   request.shift = {m_shift};
   FunctionScene scene;
   appendDisplayContext(scene.context_x, scene.context_y);
@@ -520,7 +510,6 @@ void FunctionExplorer::schedulePredictions(bool refine) {
   request.batch = std::move(built.batch);
   request.held_out_x = built.held_out_x;
   request.held_out_y = built.held_out_y;
-  request.models = m_model_list->enabledEntries();
   request.samples = samples();
   request.sample_seed = m_draw_seed;
   // Joint predictions cost the square (TNP-ND, GP) or more (TNP-A, one pass per point) of
@@ -529,15 +518,13 @@ void FunctionExplorer::schedulePredictions(bool refine) {
   if (m_correlation->isChecked()) {
     request.correlation_model = m_correlation_model->currentData().toString();
   }
-  m_service->request(std::move(request));
-  if (!refine) m_refine_timer.start();
+  return request;
 }
 
 void FunctionExplorer::onPredictions(const PredictionResult& result) {
   const auto xt = to_vector(result.xt);
   const QVector<double> x(xt.begin(), xt.end());
   m_plot->setQuickDrawing(!result.refine);
-  std::vector<std::pair<QString, double>> times;
   for (const auto& prediction : result.models) {
     const auto* entry = m_model_list->find(prediction.id);
     if (!entry) continue;
@@ -553,7 +540,6 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
                           QVector<double>(stddev.begin(), stddev.end()));
     m_last_ms[entry->name] = prediction.milliseconds + prediction.sample_milliseconds;
     m_last_subset[entry->name] = note;
-    times.emplace_back(entry->name, m_last_ms[entry->name]);
     if (prediction.samples.defined()) {
       const auto sx = to_vector(result.sample_x);
       std::vector<QVector<double>> lines;
@@ -579,16 +565,10 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
   if (result.sample_x.defined()) m_sample_x = to_vector(result.sample_x);
   if (!m_correlation->isChecked()) m_correlations.clear();
   showCorrelation();
-  m_metrics->showResult(result, *m_model_list);
-  if (!result.complete) return;  // the slow models of this round are still computing
-  m_last_complete = result;
-  setLastRound(result.started, result.finished, std::move(times));
-  Q_EMIT statusMessage(describeModels());
-  Q_EMIT predictionsUpdated(result.refine);
 }
 
 PointTable FunctionExplorer::predictionTable() const {
-  const auto& result = m_last_complete;
+  const auto& result = m_controller->lastCompleteRound();
   if (!result.xt.defined()) return {};
   PointTable table;
   table.columns = {"x", "y", "held_out"};
@@ -673,13 +653,13 @@ void FunctionExplorer::onHovered(double x) {
   const auto* entry = m_model_list->find(id);
   if (!entry) return;
   AttentionRequest request;
-  request.serial = ++m_serial;
+  request.serial = ++m_attention_serial;
   request.model = *entry;
   std::vector<double> xc, yc;
   appendDisplayContext(xc, yc);
   request.batch.task = {column(xc), column(yc), column({x}), {}};
   m_attention_x = x;
-  m_service->request_attention(std::move(request));
+  m_controller->service()->request_attention(std::move(request));
 }
 
 void FunctionExplorer::onAttention(const AttentionResult& result) {
@@ -695,13 +675,6 @@ void FunctionExplorer::openSweep() {
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->show();
   dialog->start();
-}
-
-void FunctionExplorer::openCheckpoint(const QString& path) {
-  auto absolute = QFileInfo(path).absoluteFilePath();
-  addModel(load_model_entry(absolute, model_colour(static_cast<int>(models().size())), m_device),
-           true);
-  schedulePredictions(false);
 }
 
 Session FunctionExplorer::session() const {
@@ -734,7 +707,7 @@ void FunctionExplorer::applySession(const Session& s) {
   }
   // Load every checkpoint first: if one fails, nothing has changed yet.
   auto loaded = m_model_list->loadMissing(s.checkpoints, m_device);
-  for (auto& entry : loaded) addModel(std::move(entry), false);
+  for (auto& entry : loaded) m_controller->addModel(std::move(entry), false);
   {
     QSignalBlocker a(m_mode), b(m_kernel), c(m_lengthscale), d(m_noise), e(m_show_truth);
     m_mode->setCurrentIndex(s.has_truth ? 0 : 1);
@@ -850,14 +823,6 @@ void FunctionExplorer::openDataFile(const QString& path) {
                                 QString::fromStdString(table.columns[y_column]),
                                 QFileInfo(path).fileName(),
                                 notes.isEmpty() ? QString() : " · " + notes.join(" · ")));
-}
-
-bool FunctionExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
-  return checkpoint_fits_tab(metadata, "gp1d", 1, 1);
-}
-
-QStringList FunctionExplorer::shownModelNames() const {
-  return m_model_list->enabledNames();
 }
 
 bool FunctionExplorer::makeProbeEdit(int index) {

@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,7 @@ class QUndoStack;
 
 namespace npe::widgets {
 
+class ExplorerController;
 class FunctionPlot;
 class MetricsTable;
 class ModelList;
@@ -54,15 +56,12 @@ class FunctionExplorer final : public ExplorerPanel {
   /// x (display coordinates), y (the truth at held-out points, else NaN), held_out (1 for the
   /// 100 held-out points, 0 on the plotted grid) and each model's mean and std.
   PointTable predictionTable() const override;
-  /// 1-D models: D_x = D_y = 1.
-  bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
   /// CSV, TSV and whitespace-separated text files of (x, y) points.
   QStringList dataSuffixes() const override { return {"csv", "tsv", "txt", "dat"}; }
   /// Replaces the context with the file's points (undoable; x taken as shown, i.e. at the
   /// current Δ). Columns named x and y are used, else the first two, or the user chooses when
   /// there are more. Bad rows and NaN rows are reported. Throws npe::DataError (state kept).
   void openDataFile(const QString& path) override;
-  QStringList shownModelNames() const override;
   bool makeProbeEdit(int index) override;
   void repaintNow() override;
 
@@ -91,8 +90,6 @@ class FunctionExplorer final : public ExplorerPanel {
   /// Throws npe::DataError / npe::CheckpointError; the current state is kept on error.
   void loadSession(const QString& path);
   void saveSession(const QString& path) const;
-  /// Adds a model from a checkpoint file and shows it. Throws npe::CheckpointError.
-  void openCheckpoint(const QString& path) override;
   /// PNG, PDF or SVG by suffix. Throws npe::Error.
   void exportPlot(const QString& path);
   void fitView() override;
@@ -105,18 +102,20 @@ class FunctionExplorer final : public ExplorerPanel {
   void onAttention(const npe::widgets::AttentionResult& result);
   void onHovered(double x);
   void onModelToggled(const QString& id, bool enabled);
+  void onModelAdded(const QString& id);
   void showCorrelation();
   void openSweep();
 
  private:
   QWidget* buildSidePanel();
   QWidget* buildShiftBar();
-  void addModel(ModelEntry entry, bool enabled);
   torch::Tensor column(const std::vector<double>& values) const;
   void resampleTruth();
   void applyTruthSettings();
   void redrawData();
   void schedulePredictions(bool refine);
+  /// The prediction request for the context, shift and view shown now.
+  std::optional<PredictionRequest> sceneRequest(bool refine) const;
   std::vector<QPointF> displayPoints() const;
   void appendDisplayContext(std::vector<double>& xc, std::vector<double>& yc) const;
   QString describeModels() const;
@@ -124,8 +123,7 @@ class FunctionExplorer final : public ExplorerPanel {
   PointSet* m_points = nullptr;
   QUndoStack* m_undo = nullptr;
   FunctionPlot* m_plot = nullptr;
-  PredictionService* m_service = nullptr;
-  QTimer m_refine_timer;
+  ExplorerController* m_controller = nullptr;
   QTimer m_view_timer;
 
   // Ground truth controls.
@@ -157,9 +155,8 @@ class FunctionExplorer final : public ExplorerPanel {
   torch::Device m_device = torch::kCPU;
   double m_shift = 0.0;
   bool m_user_view = false;
-  uint64_t m_serial = 0;
+  uint64_t m_attention_serial = 0;
   uint64_t m_sample_seed = 100;
-  PredictionResult m_last_complete;  // the last round drawn in full, for exports
   std::map<QString, double> m_last_ms;
   std::map<QString, QString> m_last_subset;  // by model name: "on N of M points", or empty
   double m_attention_x = 0.0;

@@ -20,6 +20,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include "common/explorer_controller.h"
 #include "common/export.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
@@ -62,13 +63,25 @@ int train_window_of(const nlohmann::json& task_configuration) {
 
 }  // namespace
 
-ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device)
-    : ExplorerPanel(parent), m_device(device) {
+ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(parent) {
   setFocusPolicy(Qt::StrongFocus);
   m_mask = new ContextMask(kN, this);
   m_undo = new QUndoStack(this);
-  m_service = new PredictionService(this);
-  setPredictionService(m_service);
+  ExplorerController::Settings settings;
+  settings.task_kind = "image";
+  settings.dim_x = 2;
+  settings.model_description = tr("an image model (D_x = 2, D_y = 1)");
+  settings.shipped_folder = "tfmnist";
+  settings.default_models = kDefaultModels;
+  settings.uncoloured_entries = 1;  // the GP baseline
+  settings.metrics_help =
+      tr("Mean log-likelihood of the true grey values of every non-context pixel of the canvas "
+         "(higher is better)");
+  m_controller = new ExplorerController(this, std::move(settings), device);
+  m_controller->setSceneRequest([this](bool) { return sceneRequest(); });
+  m_controller->setEntryDecorator([this](ModelEntry& entry) { nameModel(entry); });
+  m_models = m_controller->models();
+  m_metrics = m_controller->metrics();
   m_canvas = new ImageCanvas(this);
   m_canvas->setMinimumSize(300, 300);
   m_grid = new PredictionGrid(this);
@@ -105,15 +118,18 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device)
   connect(m_canvas, &ImageCanvas::strokeRequested, this, &ImageExplorer::onStroke);
   connect(m_canvas, &PixelView::hovered, this, &ImageExplorer::onHovered);
   connect(m_grid, &PredictionGrid::hovered, this, &ImageExplorer::onHovered);
-  connect(m_service, &PredictionService::predictionsReady, this, &ImageExplorer::onPredictions);
-  connect(m_service, &PredictionService::modelStarted, this,
-          [this](const QString& id, uint64_t) { m_metrics->markComputing(id); });
-  m_refine_timer.setSingleShot(true);
-  m_refine_timer.setInterval(300);
-  connect(&m_refine_timer, &QTimer::timeout, this, [this] { schedulePredictions(true); });
+  connect(m_controller, &ExplorerController::roundReady, this, &ImageExplorer::onPredictions);
+  connect(m_controller, &ExplorerController::roundComplete, this,
+          [this](const PredictionResult&, const QString& timing) {
+            Q_EMIT statusMessage(tr("%1 context pixels · Δ = (%2, %3) · %4")
+                                     .arg(m_mask->count())
+                                     .arg(m_h)
+                                     .arg(m_v)
+                                     .arg(timing));
+          });
 
   m_models->add(baseline_entry("gp-se-ard", 40, 200, kGpMaxContext), false);
-  addShippedModels();
+  m_controller->addShippedModels();
 
   try {
     setSource(test_image(0));
@@ -221,66 +237,27 @@ QWidget* ImageExplorer::buildControls() {
     setTranslation(static_cast<int>(std::lround(t[0])), static_cast<int>(std::lround(t[1])));
   });
 
-  auto* models_box = new ModelsBox(panel);
-  m_models = models_box->list();
   connect(m_models, &ModelList::modelToggled, this, [this] {
     redrawCanvas();
     schedulePredictions(false);
   });
-  connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
-    reportErrors(tr("Could not open checkpoint"), [&] { openCheckpoint(path); });
-  });
-
-  auto* metrics_box = new QGroupBox(tr("Metrics"), panel);
-  auto* metrics_layout = new QVBoxLayout(metrics_box);
-  m_metrics = new MetricsTable(
-      tr("Mean log-likelihood of the true grey values of every non-context pixel of the canvas "
-         "(higher is better)"),
-      metrics_box);
-  metrics_layout->addWidget(m_metrics);
 
   column->addWidget(source_box);
   column->addWidget(context_box);
   column->addWidget(shift_box);
-  column->addWidget(models_box);
-  column->addWidget(metrics_box);
+  column->addWidget(m_controller->modelsBox());
+  column->addWidget(m_controller->metricsBox());
   column->addStretch(1);
   return panel;
 }
 
-void ImageExplorer::addShippedModels() {
-  const int first_colour = static_cast<int>(m_models->entries().size()) - 1;
-  for (auto& entry : shipped_entries("tfmnist", first_colour, m_device)) {
-    const bool on = kDefaultModels.contains(entry.id);
-    addModel(std::move(entry), on);
-  }
-}
-
-void ImageExplorer::addModel(ModelEntry entry, bool enabled) {
+void ImageExplorer::nameModel(ModelEntry& entry) const {
   // A model with a σ per pixel is told apart from its homoscedastic twin of the same kind.
   const auto model = entry.predictor ? entry.predictor->neural_model() : nullptr;
   if (model && model->config().heteroscedastic) entry.name += tr(" · σ per pixel");
   // Every image model says where it saw pictures in training.
   const int window = train_window_of(entry.task);
   if (window >= 0) entry.name += tr(" · trained |Δ|≤%1").arg(window);
-  m_models->add(std::move(entry), enabled);
-}
-
-bool ImageExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
-  return checkpoint_fits_tab(metadata, "image", 2, 1);
-}
-
-void ImageExplorer::openCheckpoint(const QString& path) {
-  const auto absolute = QFileInfo(path).absoluteFilePath();
-  const auto meta = read_checkpoint_metadata(absolute.toStdString());
-  if (!acceptsCheckpoint(meta)) {
-    throw CheckpointError(
-        ("'" + absolute + "' is not an image model (D_x = 2, D_y = 1)").toStdString());
-  }
-  auto entry =
-      load_model_entry(absolute, model_colour(int(m_models->entries().size()) - 1), m_device);
-  addModel(std::move(entry), true);
-  schedulePredictions(false);
 }
 
 QStringList ImageExplorer::dataSuffixes() const {
@@ -388,6 +365,10 @@ void ImageExplorer::onStroke(const std::vector<int>& display_pixels, bool on, in
 }
 
 void ImageExplorer::schedulePredictions(bool refine) {
+  m_controller->schedulePredictions(refine);
+}
+
+std::optional<PredictionRequest> ImageExplorer::sceneRequest() const {
   ImageScene scene;
   scene.picture = m_source.pixels;
   scene.canvas = kN;
@@ -396,15 +377,11 @@ void ImageExplorer::schedulePredictions(bool refine) {
   scene.v = m_v;
   auto built = scene_task(scene);
   PredictionRequest request;
-  request.serial = ++m_serial;
-  request.refine = refine;
   request.shift = {double(m_v), double(m_h)};  // inputs are (row, column)
   request.batch.task = std::move(built.task);
   request.held_out_index = built.held_out_index;
   request.held_out_index_y = built.held_out_y;
-  request.models = m_models->enabledEntries();
-  m_service->request(std::move(request));
-  if (!refine) m_refine_timer.start();
+  return request;
 }
 
 void ImageExplorer::onPredictions(const PredictionResult& result) {
@@ -430,15 +407,6 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
     rows.push_back(std::move(row));
   }
   m_grid->setRows(std::move(rows));
-  m_metrics->showResult(result, *m_models);
-  if (!result.complete) return;  // the slow models of this round are still computing
-  const auto timing = recordRound(result, *m_models);
-  Q_EMIT statusMessage(tr("%1 context pixels · Δ = (%2, %3) · %4")
-                           .arg(m_mask->count())
-                           .arg(m_h)
-                           .arg(m_v)
-                           .arg(timing));
-  Q_EMIT predictionsUpdated(result.refine);
 }
 
 PointTable ImageExplorer::predictionTable() const {
@@ -532,7 +500,7 @@ QJsonObject ImageExplorer::saveSection() const {
           {"context", context},
           {"translation", QJsonArray{m_h, m_v}},
           {"brush", m_brush->value()},
-          {"models", m_models->sessionModels()}};
+          {"models", m_controller->sessionModels()}};
 }
 
 void ImageExplorer::restoreSection(const QJsonObject& section) {
@@ -561,9 +529,7 @@ void ImageExplorer::restoreSection(const QJsonObject& section) {
     fail(QString("'translation' must be [Δh, Δv] within ±%1").arg(kMaxTranslation));
   }
   const auto models = section.value("models").toObject();
-  auto loaded = m_models->loadMissing(ModelList::sessionCheckpoints(models), m_device);
-  for (auto& entry : loaded) addModel(std::move(entry), false);
-  m_models->setEnabledIds(ModelList::sessionEnabledIds(models));
+  m_controller->applySessionModels(m_controller->loadSessionModels(models), models);
   m_brush->setValue(section.value("brush").toInt(m_brush->value()));
   {
     QSignalBlocker block(m_mask);
@@ -578,10 +544,6 @@ void ImageExplorer::restoreSection(const QJsonObject& section) {
 
 void ImageExplorer::exportView(const QString& path) {
   export_widget(m_view_area, path);
-}
-
-QStringList ImageExplorer::shownModelNames() const {
-  return m_models->enabledNames();
 }
 
 bool ImageExplorer::makeProbeEdit(int index) {

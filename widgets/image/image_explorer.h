@@ -3,9 +3,8 @@
 // canvas of the T-FashionMNIST task, context pixels painted with a brush, a whole-pixel
 // translation (Δh, Δv), and every shown model's predictive mean and standard deviation.
 
+#include <optional>
 #include <vector>
-
-#include <QTimer>
 
 #include "common/explorer_panel.h"
 #include "common/prediction_service.h"
@@ -19,6 +18,7 @@ class QUndoStack;
 namespace npe::widgets {
 
 class ContextMask;
+class ExplorerController;
 class ImageCanvas;
 class MetricsTable;
 class ModelList;
@@ -48,12 +48,8 @@ class ImageExplorer final : public ExplorerPanel {
   /// One row per canvas pixel: row, column, truth (grey in [0, 1]), context (1 for context
   /// pixels) and each model's mean and std.
   PointTable predictionTable() const override;
-  /// Image models: pixel coordinates in (D_x = 2), one grey value out (D_y = 1).
-  bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
-  void openCheckpoint(const QString& path) override;
   QStringList dataSuffixes() const override;
   void openDataFile(const QString& path) override;
-  QStringList shownModelNames() const override;
   bool makeProbeEdit(int index) override;
   void repaintNow() override;
 
@@ -88,19 +84,20 @@ class ImageExplorer final : public ExplorerPanel {
 
  private:
   QWidget* buildControls();
-  void addShippedModels();
-  void addModel(ModelEntry entry, bool enabled);
+  /// A σ-per-pixel model is told apart from its homoscedastic twin, and every model says where
+  /// it saw pictures in training.
+  void nameModel(ModelEntry& entry) const;
+  std::optional<PredictionRequest> sceneRequest() const;
   void setSource(ImageSource source);
   void redrawCanvas();
   void schedulePredictions(bool refine);
   QRect trainingWindow() const;
   int baseIndex(int display_row, int display_column) const;
 
-  torch::Device m_device;
   ImageSource m_source;
   ContextMask* m_mask = nullptr;
   QUndoStack* m_undo = nullptr;
-  PredictionService* m_service = nullptr;
+  ExplorerController* m_controller = nullptr;
   ImageCanvas* m_canvas = nullptr;
   PredictionGrid* m_grid = nullptr;
   ModelList* m_models = nullptr;
@@ -112,9 +109,7 @@ class ImageExplorer final : public ExplorerPanel {
   QLabel* m_source_label = nullptr;
   QLabel* m_hover = nullptr;
   QWidget* m_view_area = nullptr;
-  QTimer m_refine_timer;
   int m_h = 0, m_v = 0;
-  uint64_t m_serial = 0;
   uint64_t m_random_seed = 1;
   PredictionResult m_last;
 };

@@ -24,6 +24,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include "common/explorer_controller.h"
 #include "common/export.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
@@ -65,12 +66,23 @@ double finite_max(const torch::Tensor& t, double fallback) {
 
 }  // namespace
 
-MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
-    : ExplorerPanel(parent), m_device(device) {
+MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(parent) {
   m_stations = new StationSet(this);
   m_undo = new QUndoStack(this);
-  m_service = new PredictionService(this);
-  setPredictionService(m_service);
+  ExplorerController::Settings settings;
+  settings.task_kind = "era5";
+  settings.dim_x = 3;
+  settings.model_description = tr("a map model (latitude, longitude, time in; one value out)");
+  settings.shipped_folder = "era5";
+  settings.default_models = kDefaultModels;
+  settings.uncoloured_entries = 1;  // the GP baseline
+  settings.metrics_help =
+      tr("Mean log-likelihood of the true temperature of every non-station cell of the target "
+         "window at this hour, in standardised units (higher is better)");
+  m_controller = new ExplorerController(this, std::move(settings), device);
+  m_controller->setSceneRequest([this](bool) { return sceneRequest(); });
+  m_models = m_controller->models();
+  m_metrics = m_controller->metrics();
   m_hover = new QLabel(tr("Click the map inside the black square to add a station; click a "
                           "station to remove it, drag it to move it."),
                        this);
@@ -106,25 +118,29 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device)
   auto* results = new QWidget(this);
   auto* results_layout = new QVBoxLayout(results);
   results_layout->addWidget(m_small_maps, 1);
-  results_layout->addWidget(m_metrics_box);
+  results_layout->addWidget(m_controller->metricsBox());
   layOutViewAndControls(m_view_area, controls, 340, results);
 
   connect(m_stations, &StationSet::changed, this, [this] {
     redraw();
     schedulePredictions(false);
   });
-  connect(m_service, &PredictionService::predictionsReady, this, &MapExplorer::onPredictions);
-  connect(m_service, &PredictionService::modelStarted, this,
-          [this](const QString& id, uint64_t) { m_metrics->markComputing(id); });
-  m_refine_timer.setSingleShot(true);
-  m_refine_timer.setInterval(300);
-  connect(&m_refine_timer, &QTimer::timeout, this, [this] { schedulePredictions(true); });
+  connect(m_controller, &ExplorerController::roundReady, this, &MapExplorer::onPredictions);
+  connect(m_controller, &ExplorerController::modelAdded, this, [this] { rebuildLayerChoices(); });
+  connect(m_controller, &ExplorerController::roundComplete, this,
+          [this](const PredictionResult&, const QString& timing) {
+            Q_EMIT statusMessage(tr("%1 stations · Δ = (%2 N, %3 E) cells · %4")
+                                     .arg(m_stations->count())
+                                     .arg(m_north)
+                                     .arg(m_east)
+                                     .arg(timing));
+          });
   m_play_timer.setInterval(500);
   connect(&m_play_timer, &QTimer::timeout, this,
           [this] { setHour(m_hour + 1 > m_time->maximum() ? m_time->minimum() : m_hour + 1); });
 
   m_models->add(baseline_entry("gp-se-ard", 40, 300, 1000), false);
-  addShippedModels();
+  m_controller->addShippedModels();
   try {
     auto source = std::make_shared<Era5TaskSource>();
     m_training_config = source->config();
@@ -306,41 +322,19 @@ QWidget* MapExplorer::buildControls() {
           [this](int i) { setLayer(m_layers->itemData(i).toString()); });
   connect(m_three_d_box, &QCheckBox::toggled, this, [this](bool on) { setThreeD(on); });
 
-  auto* models_box = new ModelsBox(panel);
-  m_models = models_box->list();
   connect(m_models, &ModelList::modelToggled, this, [this] {
     rebuildLayerChoices();
     schedulePredictions(false);
   });
-  connect(models_box, &ModelsBox::checkpointChosen, this, [this](const QString& path) {
-    reportErrors(tr("Could not open checkpoint"), [&] { openCheckpoint(path); });
-  });
-
-  // Shown beside the map (see the constructor), not in this column.
-  m_metrics_box = new QGroupBox(tr("Metrics"), this);
-  auto* metrics_layout = new QVBoxLayout(m_metrics_box);
-  m_metrics = new MetricsTable(
-      tr("Mean log-likelihood of the true temperature of every non-station cell of the target "
-         "window at this hour, in standardised units (higher is better)"),
-      m_metrics_box);
-  metrics_layout->addWidget(m_metrics);
 
   column->addWidget(data_box);
   column->addWidget(time_box);
   column->addWidget(station_box);
   column->addWidget(shift_box);
   column->addWidget(view_box);
-  column->addWidget(models_box);
+  column->addWidget(m_controller->modelsBox());
   column->addStretch(1);
   return panel;
-}
-
-void MapExplorer::addShippedModels() {
-  const int first_colour = static_cast<int>(m_models->entries().size()) - 1;
-  for (auto& entry : shipped_entries("era5", first_colour, m_device)) {
-    const bool on = kDefaultModels.contains(entry.id);
-    m_models->add(std::move(entry), on);
-  }
 }
 
 void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
@@ -445,25 +439,6 @@ QRect MapExplorer::trainingRegionCells() const {
   }
   if (top < 0 || left < 0) return {};
   return QRect(QPoint(left, top), QPoint(right, bottom));
-}
-
-bool MapExplorer::acceptsCheckpoint(const CheckpointMetadata& metadata) const {
-  return checkpoint_fits_tab(metadata, "era5", 3, 1);
-}
-
-void MapExplorer::openCheckpoint(const QString& path) {
-  const auto absolute = QFileInfo(path).absoluteFilePath();
-  const auto meta = read_checkpoint_metadata(absolute.toStdString());
-  if (!acceptsCheckpoint(meta)) {
-    throw CheckpointError(
-        ("'" + absolute + "' is not a map model (latitude, longitude, time in; one value out)")
-            .toStdString());
-  }
-  m_models->add(
-      load_model_entry(absolute, model_colour(int(m_models->entries().size()) - 1), m_device),
-      true);
-  rebuildLayerChoices();
-  schedulePredictions(false);
 }
 
 void MapExplorer::openDataFile(const QString& path) {
@@ -594,7 +569,11 @@ torch::Tensor MapExplorer::truthCelsius(int hour) const {
 }
 
 void MapExplorer::schedulePredictions(bool refine) {
-  if (!m_source) return;
+  m_controller->schedulePredictions(refine);
+}
+
+std::optional<PredictionRequest> MapExplorer::sceneRequest() const {
+  if (!m_source) return std::nullopt;
   const auto window = targetWindow();
   Era5Scene scene;
   scene.hour = m_hour;
@@ -604,8 +583,6 @@ void MapExplorer::schedulePredictions(bool refine) {
   for (const auto& s : m_stations->cells()) scene.stations.emplace_back(s.y(), s.x());
   auto built = scene_task(*m_source, scene);
   PredictionRequest request;
-  request.serial = ++m_serial;
-  request.refine = refine;
   request.shift = Translation(static_cast<size_t>(m_source->dim_x()), 0.0);
   request.shift[0] = m_north;
   request.shift[1] = m_east;
@@ -613,28 +590,14 @@ void MapExplorer::schedulePredictions(bool refine) {
   request.batch.task = std::move(built.task);
   request.held_out_index = built.held_out_index;
   request.held_out_index_y = built.held_out_y;
-  request.models = m_models->enabledEntries();
-  m_service->request(std::move(request));
-  if (!refine) m_refine_timer.start();
+  return request;
 }
 
 void MapExplorer::onPredictions(const PredictionResult& result) {
-  if (result.serial != m_serial && !result.refine) {
-    // An older round: still show it (the view follows the newest as soon as it lands).
-  }
   m_last = result;
-  m_metrics->showResult(result, *m_models);
   rebuildLayerChoices();
   redraw();
   rebuildSmallMaps();
-  if (!result.complete) return;  // the slow models of this round are still computing
-  const auto timing = recordRound(result, *m_models);
-  Q_EMIT statusMessage(tr("%1 stations · Δ = (%2 N, %3 E) cells · %4")
-                           .arg(m_stations->count())
-                           .arg(m_north)
-                           .arg(m_east)
-                           .arg(timing));
-  Q_EMIT predictionsUpdated(result.refine);
 }
 
 QStringList MapExplorer::dataSuffixes() const {
@@ -874,7 +837,7 @@ QJsonObject MapExplorer::saveSection() const {
   for (const auto& s : m_stations->cells()) stations.append(QJsonArray{s.y(), s.x()});
   QJsonObject section{
       {"stations", stations}, {"hour", m_hour},       {"shift", QJsonArray{m_north, m_east}},
-      {"layer", m_layer},     {"three_d", m_three_d}, {"models", m_models->sessionModels()}};
+      {"layer", m_layer},     {"three_d", m_three_d}, {"models", m_controller->sessionModels()}};
   if (m_source && !m_source->config().data.empty()) {
     section["data"] = QString::fromStdString(m_source->config().data.string());
     if (!m_source->config().variable.empty())
@@ -910,9 +873,7 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
     fail("'shift' must be [north, east] in cells");
   }
   const auto models = section.value("models").toObject();
-  auto loaded = m_models->loadMissing(ModelList::sessionCheckpoints(models), m_device);
-  for (auto& entry : loaded) m_models->add(std::move(entry), false);
-  m_models->setEnabledIds(ModelList::sessionEnabledIds(models));
+  m_controller->applySessionModels(m_controller->loadSessionModels(models), models);
   if (source != m_source) setSource(source);
   {
     QSignalBlocker block(m_stations);
@@ -931,10 +892,6 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
 void MapExplorer::exportView(const QString& path) {
   ensureView();
   export_widget(m_view_area, path);
-}
-
-QStringList MapExplorer::shownModelNames() const {
-  return m_models->enabledNames();
 }
 
 bool MapExplorer::makeProbeEdit(int index) {

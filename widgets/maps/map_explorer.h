@@ -29,6 +29,7 @@ class QUndoStack;
 
 namespace npe::widgets {
 
+class ExplorerController;
 class MapView;
 class MetricsTable;
 class ModelList;
@@ -55,16 +56,13 @@ class MapExplorer final : public ExplorerPanel {
   /// One row per cell of the target window: latitude, longitude (degrees), the truth (°C) and
   /// each model's mean (°C) and standard deviation (K).
   PointTable predictionTable() const override;
-  /// Map models: (latitude, longitude, time) in (D_x = 3), one value out (D_y = 1).
-  bool acceptsCheckpoint(const CheckpointMetadata& metadata) const override;
-  void openCheckpoint(const QString& path) override;
+
   /// The gridded readers' suffixes (gridded_suffixes()).
   QStringList dataSuffixes() const override;
   /// Opens a NetCDF or GRIB file (the variable named in the Data box, else the file's only
   /// temperature). Throws npe::Error; the state is kept on error.
   QString unavailableReason() const override;
   void openDataFile(const QString& path) override;
-  QStringList shownModelNames() const override;
   bool makeProbeEdit(int index) override;
   void repaintNow() override;
 
@@ -108,8 +106,8 @@ class MapExplorer final : public ExplorerPanel {
   void ensureView();
   void connectView();
   void setSource(std::shared_ptr<Era5TaskSource> source);
-  void addShippedModels();
   void schedulePredictions(bool refine);
+  std::optional<PredictionRequest> sceneRequest() const;
   void onPredictions(const PredictionResult& result);
   void redraw();
   void rebuildLayerChoices();
@@ -125,11 +123,10 @@ class MapExplorer final : public ExplorerPanel {
   /// The training region (the shipped models') as cells of the current grid; null outside it.
   QRect trainingRegionCells() const;
 
-  torch::Device m_device;
   std::shared_ptr<Era5TaskSource> m_source;
   StationSet* m_stations = nullptr;
   QUndoStack* m_undo = nullptr;
-  PredictionService* m_service = nullptr;
+  ExplorerController* m_controller = nullptr;
   MapView* m_view = nullptr;
   ModelList* m_models = nullptr;
   MetricsTable* m_metrics = nullptr;
@@ -145,12 +142,11 @@ class MapExplorer final : public ExplorerPanel {
   QLineEdit* m_variable = nullptr;
   QLabel* m_hover = nullptr;
   QWidget* m_small_maps = nullptr;
-  QGroupBox* m_metrics_box = nullptr;
   QGridLayout* m_small_layout = nullptr;
   QWidget* m_view_area = nullptr;
   /// Holds the view's place (and size) until the tab is first shown.
   QWidget* m_view_placeholder = nullptr;
-  QTimer m_refine_timer, m_play_timer;
+  QTimer m_play_timer;
   std::shared_ptr<const std::vector<std::vector<QPointF>>> m_coastlines;
   /// The models' task as trained (statistics, units, origin), from the default data or the
   /// shipped checkpoints; and the latitude/longitude box of their training region.
@@ -166,7 +162,7 @@ class MapExplorer final : public ExplorerPanel {
   QPoint m_press_cell{-1, -1}, m_drag_cell{-1, -1};
   bool m_moved = false;
   bool m_three_d = false;
-  uint64_t m_serial = 0, m_random_seed = 1;
+  uint64_t m_random_seed = 1;
   PredictionResult m_last;
 };
 
