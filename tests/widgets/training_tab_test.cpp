@@ -150,18 +150,22 @@ class TrainingTabTest : public QObject {
     QTest::qWait(100);  // any event queued for the tab would be delivered here
   }
 
+  // The queue runs without a view (TrainingQueue is what the tab shows): one job per device at
+  // a time, a second job writing the same file is refused, and a stopped job lets the next run.
   void oneJobPerDeviceAtATime() {
-    TrainingTab tab;
-    tab.setFormRequest(endless("first.pt"));
-    QVERIFY(tab.submit().isEmpty());
-    tab.setFormRequest(endless("second.pt"));
-    QVERIFY(tab.submit().isEmpty());
-    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Running, kTimeoutMs);
-    QCOMPARE(tab.jobState(1), State::Queued);
-    tab.stopJob(0);
-    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(1) == State::Running, kTimeoutMs);
-    tab.stopJob(1);
-    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(1) == State::Stopped, kTimeoutMs);
+    npe::widgets::TrainingQueue queue;
+    QVERIFY(queue.add(endless("first.pt"), false).isEmpty());
+    const auto same_file = queue.add(endless("first.pt"), false);
+    QVERIFY(!same_file.isEmpty() && same_file.front().contains("Another job writes"));
+    QVERIFY(queue.add(endless("second.pt"), false).isEmpty());
+    QCOMPARE(queue.count(), 2);
+    QTRY_VERIFY_WITH_TIMEOUT(queue.job(0).state == State::Running, kTimeoutMs);
+    QCOMPARE(queue.job(1).state, State::Queued);
+    queue.stop(0);
+    QTRY_VERIFY_WITH_TIMEOUT(queue.job(1).state == State::Running, kTimeoutMs);
+    QCOMPARE(queue.job(0).state, State::Stopped);
+    queue.stop(1);
+    QTRY_VERIFY_WITH_TIMEOUT(queue.job(1).state == State::Stopped, kTimeoutMs);
   }
 
   void useInExplorerShowsTheModelAndRefreshesIt() {

@@ -1,45 +1,33 @@
 #pragma once
-// The training tab: a form for new jobs, a queue that runs one job per device at a time, live
-// curves, progress and log of the selected job, and "Use in explorer", which shows the model
-// being trained in the explorer tab for its task, refreshed at every checkpoint. Each job is an
-// `npe train --progress-json` child process (TrainingProcess).
-
-#include <map>
-#include <memory>
-#include <vector>
+// The training tab: the form for new jobs (TrainingForm), the job queue (TrainingQueue: one job
+// per device at a time, each an `npe train --progress-json` child process) and the view of the
+// jobs: their list, live curves, progress and log of the selected one, and "Use in explorer",
+// which shows the model being trained in the explorer tab for its task, refreshed at every
+// checkpoint.
 
 #include <QWidget>
 
 #include "training/training_curves.h"
+#include "training/training_queue.h"
 #include "training/training_request.h"
 
-class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
-class QFormLayout;
 class QLabel;
-class QLineEdit;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
-class QSpinBox;
 class QTreeWidget;
-class QTreeWidgetItem;
-
-namespace npe {
-class TaskSource;
-}
 
 namespace npe::widgets {
 
-class TrainingProcess;
+class TrainingForm;
 
 class TrainingTab final : public QWidget {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(TrainingTab)
 
  public:
-  enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed };
+  using JobState = TrainingQueue::JobState;
 
   explicit TrainingTab(QWidget* parent = nullptr);
   ~TrainingTab() override;
@@ -54,24 +42,25 @@ class TrainingTab final : public QWidget {
   /// or finished; "Resume" continues it. Throws npe::CheckpointError.
   void openJob(const QString& checkpoint_path);
 
-  int jobCount() const { return static_cast<int>(m_jobs.size()); }
-  JobState jobState(int index) const;
-  int jobStep(int index) const;
-  const TrainingHistory& jobHistory(int index) const;
-  QString jobCheckpoint(int index) const;
+  TrainingQueue* queue() const { return m_jobs; }
+  int jobCount() const { return m_jobs->count(); }
+  JobState jobState(int index) const { return m_jobs->job(index).state; }
+  int jobStep(int index) const { return m_jobs->job(index).step; }
+  const TrainingHistory& jobHistory(int index) const { return m_jobs->job(index).history; }
+  QString jobCheckpoint(int index) const { return m_jobs->job(index).request.output_path; }
   void selectJob(int index);
   int selectedJob() const;
-  void pauseJob(int index);
-  void resumeJob(int index);
-  void stopJob(int index);
+  void pauseJob(int index) { m_jobs->pause(index); }
+  void resumeJob(int index) { m_jobs->resume(index); }
+  void stopJob(int index) { m_jobs->stop(index); }
   /// Shows the job's model in the explorer tab of its task now (if it has a checkpoint) and
   /// after every checkpoint it writes.
-  void useInExplorer(int index);
-  bool hasActiveJobs() const;
+  void useInExplorer(int index) { m_jobs->useInExplorer(index); }
+  bool hasActiveJobs() const { return m_jobs->hasActiveJobs(); }
   /// Stops every running job and waits for its final checkpoint (for quitting).
-  void stopAllAndWait();
+  void stopAllAndWait() { m_jobs->stopAllAndWait(); }
   TrainingCurves* curves() const { return m_curves; }
-  QLabel* formMessage() const { return m_message; }
+  QLabel* formMessage() const;
 
  Q_SIGNALS:
   /// A job marked "Use in explorer" has a (new) checkpoint: open or refresh it in the
@@ -79,50 +68,17 @@ class TrainingTab final : public QWidget {
   void checkpointForExplorer(const QString& path);
   void statusMessage(const QString& message);
   /// Any job changed state (tests wait on it).
-  void jobStateChanged(int index, npe::widgets::TrainingTab::JobState state);
+  void jobStateChanged(int index, npe::widgets::TrainingQueue::JobState state);
 
  private:
-  struct Job;
-  QWidget* buildForm();
   QWidget* buildJobView();
-  void refreshModels();
-  void updateSizeFields();
-  QString defaultOutputPath() const;
-  void startJob(Job& job);
-  void scheduleJobs();
-  void onEvent(Job& job, const QJsonObject& event);
-  void onEnded(Job& job, bool completed, bool stopped, const QString& failure);
-  void setState(Job& job, JobState state);
-  void updateJobRow(Job& job);
+  void addJobRow(int index);
+  void updateJobRow(int index);
   void updateJobView();
-  void appendLog(Job& job, const QString& line);
-  int indexOf(const Job& job) const;
-  Job* selected() const;
-  const TaskSource* taskSource(const QString& name, QString* problem = nullptr);
-  QString shiftLabel(const QString& task);
 
-  // Form.
-  QComboBox* m_task = nullptr;
-  QComboBox* m_model = nullptr;
-  QComboBox* m_size = nullptr;
-  QSpinBox* m_dim_model = nullptr;
-  QSpinBox* m_layers = nullptr;
-  QSpinBox* m_heads = nullptr;
-  QSpinBox* m_pseudo_tokens = nullptr;
-  QSpinBox* m_steps = nullptr;
-  QSpinBox* m_batch = nullptr;
-  QDoubleSpinBox* m_learning_rate = nullptr;
-  QSpinBox* m_seed = nullptr;
-  QComboBox* m_device = nullptr;
-  QLineEdit* m_output = nullptr;
-  QSpinBox* m_checkpoint_every = nullptr;
-  QSpinBox* m_validation_every = nullptr;
-  QCheckBox* m_use_when_started = nullptr;
-  QLabel* m_message = nullptr;
-  QFormLayout* m_form = nullptr;
-  QString m_last_default_output;
-  // Jobs.
-  QTreeWidget* m_queue = nullptr;
+  TrainingForm* m_form = nullptr;
+  TrainingQueue* m_jobs = nullptr;
+  QTreeWidget* m_list = nullptr;
   QPushButton* m_pause = nullptr;
   QPushButton* m_resume = nullptr;
   QPushButton* m_stop = nullptr;
@@ -132,10 +88,6 @@ class TrainingTab final : public QWidget {
   QComboBox* m_axis = nullptr;
   TrainingCurves* m_curves = nullptr;
   QPlainTextEdit* m_log = nullptr;
-  std::vector<std::unique_ptr<Job>> m_jobs;
-  std::map<QString, std::shared_ptr<const TaskSource>> m_sources;
-  std::map<QString, QString> m_source_problems;
-  int m_next_id = 1;
 };
 
 }  // namespace npe::widgets

@@ -1,0 +1,300 @@
+#include "training/training_form.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QVBoxLayout>
+
+#include <torch/cuda.h>
+
+#include "npe/data/task_registry.h"
+#include "npe/errors.h"
+#include "npe/models/model_config.h"
+#include "npe/models/model_registry.h"
+
+namespace npe::widgets {
+namespace {
+
+QString from_utf8(const std::string& text) {
+  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+// Name and memory of the first GPU, from nvidia-smi (libtorch's CPU builds cannot ask CUDA).
+QString gpu_description() {
+  QProcess smi;
+  smi.start("nvidia-smi", {"--query-gpu=name,memory.total", "--format=csv,noheader"});
+  if (!smi.waitForFinished(3000) || smi.exitCode() != 0) return {};
+  return QString::fromUtf8(smi.readAllStandardOutput()).section('\n', 0, 0).trimmed();
+}
+
+}  // namespace
+
+TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
+  auto* column = new QVBoxLayout(this);
+  auto* box = new QGroupBox(tr("New training job"), this);
+  m_form = new QFormLayout(box);
+  m_task = new QComboBox(box);
+  for (const auto& info : task_infos()) {
+    m_task->addItem(from_utf8(info.name), from_utf8(info.name));
+    m_task->setItemData(m_task->count() - 1, from_utf8(info.description), Qt::ToolTipRole);
+  }
+  m_model = new QComboBox(box);
+  m_size = new QComboBox(box);
+  m_size->addItem(tr("small (CPU, minutes)"), "small");
+  m_size->addItem(tr("paper (Appendix F sizes; GPU)"), "paper");
+  m_size->addItem(tr("custom widths"), "custom");
+  auto spin = [box](int low, int high, int value, const QString& tip) {
+    auto* s = new QSpinBox(box);
+    s->setRange(low, high);
+    s->setValue(value);
+    s->setToolTip(tip);
+    return s;
+  };
+  m_dim_model = spin(1, 4096, 64, tr("Token width D_z"));
+  m_layers = spin(1, 64, 4, tr("Transformer / network layers L"));
+  m_heads = spin(1, 64, 4, tr("Attention heads (must divide D_z)"));
+  m_pseudo_tokens = spin(1, 4096, 32, tr("Pseudo-tokens M (PT-TNP, TE-PT-TNP)"));
+  m_pseudo_tokens->setObjectName("pseudoTokens");
+  m_steps = spin(1, 100000000, 2000, tr("Training steps"));
+  m_batch = spin(1, 4096, 16, tr("Tasks per step"));
+  m_learning_rate = new QDoubleSpinBox(box);
+  m_learning_rate->setDecimals(6);
+  m_learning_rate->setRange(0.000001, 1.0);
+  m_learning_rate->setSingleStep(0.0001);
+  m_learning_rate->setValue(5e-4);
+  m_seed = spin(0, 1000000, 0, tr("Seed of the weights and the training tasks"));
+  m_device = new QComboBox(box);
+  m_device->addItem(tr("auto"), "auto");
+  m_device->addItem(tr("CPU"), "cpu");
+  const bool cuda = torch::cuda::is_available();
+  const auto gpu = cuda ? gpu_description() : QString();
+  m_device->addItem(cuda ? tr("CUDA — %1").arg(gpu.isEmpty() ? tr("GPU 0") : gpu) : tr("CUDA"),
+                    "cuda");
+  if (!cuda) {
+    m_device->setItemData(2, tr("No CUDA GPU is available to this libtorch"), Qt::ToolTipRole);
+  }
+  m_device->setToolTip(cuda ? tr("auto trains on the GPU") : tr("No GPU: auto trains on the CPU"));
+  m_output = new QLineEdit(box);
+  auto* browse = new QPushButton(tr("…"), box);
+  browse->setToolTip(tr("Choose the checkpoint file"));
+  auto* output_row = new QHBoxLayout;
+  output_row->addWidget(m_output, 1);
+  output_row->addWidget(browse);
+  m_checkpoint_every = spin(0, 10000000, 100, tr("Write the resumable checkpoint every N steps"));
+  m_validation_every = spin(
+      0, 10000000, 100, tr("Measure validation, shifted and equivariance metrics every N steps"));
+  m_use_when_started = new QCheckBox(tr("Show in the explorer while it trains"), box);
+  m_use_when_started->setChecked(true);
+
+  m_form->addRow(tr("Task"), m_task);
+  m_form->addRow(tr("Model"), m_model);
+  m_form->addRow(tr("Size"), m_size);
+  m_form->addRow(tr("D_z"), m_dim_model);
+  m_form->addRow(tr("Layers"), m_layers);
+  m_form->addRow(tr("Heads"), m_heads);
+  m_form->addRow(tr("Pseudo-tokens M"), m_pseudo_tokens);
+  m_form->addRow(tr("Steps"), m_steps);
+  m_form->addRow(tr("Batch size"), m_batch);
+  m_form->addRow(tr("Learning rate"), m_learning_rate);
+  m_form->addRow(tr("Seed"), m_seed);
+  m_form->addRow(tr("Device"), m_device);
+  m_form->addRow(tr("Output"), output_row);
+  m_form->addRow(tr("Checkpoint every"), m_checkpoint_every);
+  m_form->addRow(tr("Validate every"), m_validation_every);
+  m_form->addRow(m_use_when_started);
+
+  auto* start = new QPushButton(tr("Start"), box);
+  start->setDefault(true);
+  start->setToolTip(tr("Queue the job; it starts as soon as its device is free"));
+  auto* open = new QPushButton(tr("Open job…"), box);
+  open->setToolTip(
+      tr("Add the job of a checkpoint written by training (to see its curves or "
+         "resume it)"));
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(start);
+  buttons->addWidget(open);
+  m_form->addRow(buttons);
+  m_message = new QLabel(box);
+  m_message->setWordWrap(true);
+  m_message->setStyleSheet("color: #b00020");
+  m_form->addRow(m_message);
+  column->addWidget(box);
+  column->addStretch(1);
+
+  connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
+    refreshModels();
+    followDefaultOutput();
+  });
+  connect(m_model, &QComboBox::currentIndexChanged, this, [this] {
+    updateSizeFields();
+    followDefaultOutput();
+  });
+  connect(m_size, &QComboBox::currentIndexChanged, this, [this] { updateSizeFields(); });
+  connect(browse, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getSaveFileName(this, tr("Checkpoint file"), m_output->text(),
+                                                   tr("Checkpoints (*.pt)"));
+    if (!path.isEmpty()) m_output->setText(path);
+  });
+  connect(start, &QPushButton::clicked, this, &TrainingForm::startRequested);
+  connect(open, &QPushButton::clicked, this, [this] {
+    const auto path =
+        QFileDialog::getOpenFileName(this, tr("Open training job"), {}, tr("Checkpoints (*.pt)"));
+    if (!path.isEmpty()) Q_EMIT openRequested(path);
+  });
+  refreshModels();
+  updateSizeFields();
+  // After refreshModels: the default file is named after the model kind.
+  m_last_default_output = defaultOutputPath();
+  m_output->setText(m_last_default_output);
+}
+
+TrainingForm::~TrainingForm() = default;
+
+bool TrainingForm::showInExplorer() const {
+  return m_use_when_started->isChecked();
+}
+
+void TrainingForm::showMessage(const QString& text) {
+  m_message->setText(text);
+}
+
+void TrainingForm::followDefaultOutput() {
+  if (m_output->text() != m_last_default_output) return;  // the user's own file name stays
+  m_last_default_output = defaultOutputPath();
+  m_output->setText(m_last_default_output);
+}
+
+void TrainingForm::outputUsed(const QString& output_path) {
+  if (output_path != m_last_default_output) return;
+  m_last_default_output = defaultOutputPath();
+  if (m_last_default_output == output_path) m_last_default_output.replace(".pt", "-2.pt");
+  m_output->setText(m_last_default_output);
+}
+
+const TaskSource* TrainingForm::taskSource(const QString& name, QString* problem) {
+  if (auto found = m_sources.find(name); found != m_sources.end()) return found->second.get();
+  if (auto found = m_source_problems.find(name); found != m_source_problems.end()) {
+    if (problem) *problem = found->second;
+    return nullptr;
+  }
+  try {
+    auto source = std::shared_ptr<const TaskSource>(make_task_source(name.toStdString()));
+    return (m_sources[name] = source).get();
+  } catch (const Error& e) {
+    m_source_problems[name] = from_utf8(e.what());
+    if (problem) *problem = from_utf8(e.what());
+    return nullptr;
+  }
+}
+
+QString TrainingForm::shiftLabel(const QString& task) {
+  const auto* source = taskSource(task);
+  if (!source) return {};
+  QStringList parts;
+  for (double v : source->out_of_range_translation()) parts << QString::number(v);
+  return parts.size() == 1 ? "Δ = " + parts.front() : "Δ = (" + parts.join(", ") + ")";
+}
+
+void TrainingForm::refreshModels() {
+  const auto previous = m_model->currentData().toString();
+  QSignalBlocker block(m_model);
+  m_model->clear();
+  QString problem;
+  const auto* source = taskSource(m_task->currentData().toString(), &problem);
+  if (!source) {
+    m_message->setText(problem);
+    return;
+  }
+  // The kinds whose size presets fit this task (the 1-D ConvCNP does not take images, ...).
+  for (const auto& info : model_infos()) {
+    try {
+      default_model_config(info.kind, "small", *source);
+    } catch (const Error&) {
+      continue;
+    }
+    m_model->addItem(from_utf8(info.display_name), from_utf8(info.kind));
+    m_model->setItemData(
+        m_model->count() - 1,
+        from_utf8(info.description) +
+            (info.translation_equivariant ? tr(" Translation equivariant.") : QString()),
+        Qt::ToolTipRole);
+  }
+  const int index = m_model->findData(previous.isEmpty() ? QString("tetnp") : previous);
+  m_model->setCurrentIndex(std::max(0, index));
+}
+
+void TrainingForm::updateSizeFields() {
+  // Custom widths: the fields the chosen kind has (a CNP has no layers or pseudo-tokens).
+  const bool custom = m_size->currentData().toString() == "custom";
+  const auto kind = m_model->currentData().toString();
+  const std::pair<QWidget*, const char*> fields[] = {{m_dim_model, "dim_model"},
+                                                     {m_layers, "num_layers"},
+                                                     {m_heads, "num_heads"},
+                                                     {m_pseudo_tokens, "num_pseudo_tokens"}};
+  for (const auto& [field, option] : fields) {
+    const bool shown = custom && modelHasOption(kind, option);
+    field->setVisible(shown);
+    if (auto* label = m_form->labelForField(field)) label->setVisible(shown);
+  }
+}
+
+QString TrainingForm::defaultOutputPath() const {
+  const auto folder =
+      QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/training";
+  return QString("%1/%2-%3-%4.pt")
+      .arg(folder, m_model->currentData().toString(), m_task->currentData().toString(),
+           QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss"));
+}
+
+TrainingRequest TrainingForm::request() const {
+  TrainingRequest r;
+  r.task = m_task->currentData().toString();
+  r.model = m_model->currentData().toString();
+  r.size = m_size->currentData().toString();
+  r.dim_model = m_dim_model->value();
+  r.num_layers = m_layers->value();
+  r.num_heads = m_heads->value();
+  r.num_pseudo_tokens = m_pseudo_tokens->value();
+  r.steps = m_steps->value();
+  r.batch_size = m_batch->value();
+  r.learning_rate = m_learning_rate->value();
+  r.seed = m_seed->value();
+  r.device = m_device->currentData().toString();
+  r.output_path = m_output->text().trimmed();
+  r.checkpoint_every = m_checkpoint_every->value();
+  r.validation_every = m_validation_every->value();
+  return r;
+}
+
+void TrainingForm::setRequest(const TrainingRequest& r) {
+  m_task->setCurrentIndex(std::max(0, m_task->findData(r.task)));
+  refreshModels();
+  m_model->setCurrentIndex(std::max(0, m_model->findData(r.model)));
+  m_size->setCurrentIndex(std::max(0, m_size->findData(r.size)));
+  m_dim_model->setValue(r.dim_model);
+  m_layers->setValue(r.num_layers);
+  m_heads->setValue(r.num_heads);
+  m_pseudo_tokens->setValue(r.num_pseudo_tokens);
+  m_steps->setValue(r.steps);
+  m_batch->setValue(r.batch_size);
+  m_learning_rate->setValue(r.learning_rate);
+  m_seed->setValue(r.seed);
+  m_device->setCurrentIndex(std::max(0, m_device->findData(r.device)));
+  m_output->setText(r.output_path);
+  m_checkpoint_every->setValue(r.checkpoint_every);
+  m_validation_every->setValue(r.validation_every);
+  updateSizeFields();
+}
+
+}  // namespace npe::widgets

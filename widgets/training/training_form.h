@@ -1,0 +1,83 @@
+#pragma once
+// The training tab's form for a new job: task, model kind and size (custom widths only where
+// the kind has them), steps, device and output file, with "Start" and "Open job…".
+
+#include <map>
+#include <memory>
+
+#include <QWidget>
+
+#include "training/training_request.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace npe {
+class TaskSource;
+}
+
+namespace npe::widgets {
+
+class TrainingForm final : public QWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(TrainingForm)
+
+ public:
+  explicit TrainingForm(QWidget* parent = nullptr);
+  ~TrainingForm() override;
+
+  /// The form's current values, and setting them (tests, restoring the last form).
+  TrainingRequest request() const;
+  void setRequest(const TrainingRequest& request);
+  /// "Show in the explorer while it trains".
+  bool showInExplorer() const;
+  /// Problems shown under the buttons (empty clears them).
+  void showMessage(const QString& text);
+  QLabel* message() const { return m_message; }
+  /// The job writing `output_path` was queued: a default file name moves on to a fresh one.
+  void outputUsed(const QString& output_path);
+  /// "Δ = 4" or "Δ = (10, 10)": the task's shift outside its training range (curve labels).
+  QString shiftLabel(const QString& task);
+
+ Q_SIGNALS:
+  void startRequested();
+  /// The user chose a checkpoint whose job to open.
+  void openRequested(const QString& path);
+
+ private:
+  void refreshModels();
+  void updateSizeFields();
+  QString defaultOutputPath() const;
+  void followDefaultOutput();
+  const TaskSource* taskSource(const QString& name, QString* problem = nullptr);
+
+  QComboBox* m_task = nullptr;
+  QComboBox* m_model = nullptr;
+  QComboBox* m_size = nullptr;
+  QSpinBox* m_dim_model = nullptr;
+  QSpinBox* m_layers = nullptr;
+  QSpinBox* m_heads = nullptr;
+  QSpinBox* m_pseudo_tokens = nullptr;
+  QSpinBox* m_steps = nullptr;
+  QSpinBox* m_batch = nullptr;
+  QDoubleSpinBox* m_learning_rate = nullptr;
+  QSpinBox* m_seed = nullptr;
+  QComboBox* m_device = nullptr;
+  QLineEdit* m_output = nullptr;
+  QSpinBox* m_checkpoint_every = nullptr;
+  QSpinBox* m_validation_every = nullptr;
+  QCheckBox* m_use_when_started = nullptr;
+  QLabel* m_message = nullptr;
+  QFormLayout* m_form = nullptr;
+  QString m_last_default_output;
+  // Task sources made for listing the kinds that fit a task, kept (making one reads data).
+  std::map<QString, std::shared_ptr<const TaskSource>> m_sources;
+  std::map<QString, QString> m_source_problems;
+};
+
+}  // namespace npe::widgets

@@ -1,0 +1,280 @@
+#include "training/training_queue.h"
+
+#include <QFileInfo>
+#include <QJsonObject>
+
+#include <torch/cuda.h>
+
+#include "npe/errors.h"
+#include "npe/models/model_registry.h"
+#include "npe/training/training_job.h"
+#include "training/training_process.h"
+
+namespace npe::widgets {
+namespace {
+
+QString from_utf8(const std::string& text) {
+  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+}  // namespace
+
+QString job_state_text(TrainingQueue::JobState state) {
+  using JobState = TrainingQueue::JobState;
+  switch (state) {
+    case JobState::Queued:
+      return QObject::tr("queued");
+    case JobState::Running:
+      return QObject::tr("running");
+    case JobState::Paused:
+      return QObject::tr("paused");
+    case JobState::Finished:
+      return QObject::tr("finished");
+    case JobState::Stopped:
+      return QObject::tr("stopped");
+    case JobState::Failed:
+      return QObject::tr("failed");
+  }
+  return {};
+}
+
+QString job_device(const QString& device) {
+  if (device == "auto") return torch::cuda::is_available() ? "cuda" : "cpu";
+  return device;
+}
+
+TrainingQueue::TrainingQueue(QObject* parent) : QObject(parent) {}
+
+TrainingQueue::~TrainingQueue() = default;
+
+QStringList TrainingQueue::add(const TrainingRequest& request, bool use_in_explorer) {
+  for (const auto& job : m_jobs) {
+    if (job->active() && QFileInfo(job->request.output_path).absoluteFilePath() ==
+                             QFileInfo(request.output_path).absoluteFilePath()) {
+      return {tr("Another job writes %1; choose another output file.").arg(request.output_path)};
+    }
+  }
+  auto problems = validate_request(request);
+  if (!problems.isEmpty()) return problems;
+  if (npe_executable().isEmpty()) return {tr("Cannot find the npe program (set NPE_EXECUTABLE).")};
+  auto job = std::make_unique<Job>();
+  job->request = request;
+  job->task = request.task;
+  job->model_name = request.label();
+  job->total_steps = request.steps;
+  job->use_in_explorer = use_in_explorer;
+  const auto name = job->model_name;
+  append(std::move(job));
+  Q_EMIT statusMessage(tr("Queued %1").arg(name));
+  scheduleJobs();
+  return {};
+}
+
+void TrainingQueue::open(const QString& checkpoint_path) {
+  const auto path = QFileInfo(checkpoint_path).absoluteFilePath();
+  auto loaded = TrainingJob::resume(path.toStdString());
+  auto job = std::make_unique<Job>();
+  job->request.resume_path = path;
+  job->request.output_path = path;
+  job->request.device = "auto";
+  job->request.steps = static_cast<int>(loaded->total_steps());
+  job->task = from_utf8(loaded->source().name());
+  job->model_name = from_utf8(model_info(loaded->spec().model.kind).display_name) + " · " +
+                    job->task + " · " + QFileInfo(path).fileName();
+  job->step = static_cast<int>(loaded->step());
+  job->total_steps = static_cast<int>(loaded->total_steps());
+  job->has_checkpoint = true;
+  for (const auto& record : loaded->history()) {
+    QJsonObject event;
+    event["event"] = "validation";
+    for (const auto& [key, value] : record.to_json().items()) {
+      if (value.is_number()) event[QString::fromStdString(key)] = value.get<double>();
+    }
+    job->history.add(event);
+    if (std::isfinite(record.loss)) {
+      job->history.loss.push_back({double(record.step), record.wall_time_s, record.loss});
+    }
+    if (std::isfinite(record.validation_ll)) job->validation_ll = record.validation_ll;
+  }
+  job->state = job->step >= job->total_steps ? JobState::Finished : JobState::Stopped;
+  job->log << tr("Opened %1 at step %2 of %3").arg(path).arg(job->step).arg(job->total_steps);
+  append(std::move(job));
+}
+
+void TrainingQueue::append(std::unique_ptr<Job> job) {
+  job->id = m_next_id++;
+  m_jobs.push_back(std::move(job));
+  Q_EMIT jobAdded(count() - 1);
+}
+
+TrainingQueue::Job* TrainingQueue::at(int index) {
+  return index >= 0 && index < count() ? m_jobs[size_t(index)].get() : nullptr;
+}
+
+int TrainingQueue::indexOf(const Job& job) const {
+  for (size_t i = 0; i < m_jobs.size(); ++i) {
+    if (m_jobs[i].get() == &job) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void TrainingQueue::scheduleJobs() {
+  for (auto& job : m_jobs) {
+    if (job->state != JobState::Queued) continue;
+    const auto device = job_device(job->request.device);
+    bool busy = false;
+    for (const auto& other : m_jobs) {
+      busy = busy || ((other->state == JobState::Running || other->state == JobState::Paused) &&
+                      job_device(other->request.device) == device);
+    }
+    if (!busy) startJob(*job);
+  }
+}
+
+void TrainingQueue::startJob(Job& job) {
+  job.process = std::make_unique<TrainingProcess>();
+  connect(job.process.get(), &TrainingProcess::event, this,
+          [this, &job](const QJsonObject& e) { onEvent(job, e); });
+  connect(job.process.get(), &TrainingProcess::logLine, this,
+          [this, &job](const QString& line) { appendLog(job, line); });
+  connect(job.process.get(), &TrainingProcess::ended, this,
+          [this, &job](bool completed, bool stopped, const QString& failure) {
+            onEnded(job, completed, stopped, failure);
+          });
+  appendLog(job, "$ npe " + job.request.arguments().join(' '));
+  setState(job, JobState::Running);
+  job.process->start(npe_executable(), job.request.arguments());
+}
+
+void TrainingQueue::onEvent(Job& job, const QJsonObject& event) {
+  const auto kind = event.value("event").toString();
+  job.history.add(event);
+  if (kind == "start") {
+    job.step = event.value("step").toInt();
+    job.total_steps = event.value("total_steps").toInt();
+    job.task = event.value("task").toString();
+    appendLog(job, tr("Started %1 on %2 (%3 parameters, %4), step %5 of %6")
+                       .arg(event.value("model_name").toString(), job.task)
+                       .arg(event.value("parameters").toInteger())
+                       .arg(event.value("device").toString())
+                       .arg(job.step)
+                       .arg(job.total_steps));
+  } else if (kind == "progress") {
+    job.step = event.value("step").toInt();
+    job.steps_per_s = event.value("steps_per_s").toDouble();
+    job.eta_s = event.value("eta_s").isDouble() ? event.value("eta_s").toDouble() : NAN;
+  } else if (kind == "validation") {
+    if (event.value("val_ll").isDouble()) job.validation_ll = event.value("val_ll").toDouble();
+  } else if (kind == "checkpoint") {
+    job.has_checkpoint = true;
+    // Progress events are throttled: the checkpoint's step is the latest one (after a stop, the
+    // step the job will resume from).
+    job.step = std::max(job.step, event.value("step").toInt());
+    appendLog(job, tr("Checkpoint at step %1: %2")
+                       .arg(event.value("step").toInt())
+                       .arg(event.value("path").toString()));
+    if (job.use_in_explorer) Q_EMIT checkpointForExplorer(job.request.output_path);
+  } else if (kind == "finished") {
+    // A stop saves its checkpoint after the last progress report: this is the step it holds.
+    job.step = event.value("step").toInt(job.step);
+  } else if (kind == "paused") {
+    setState(job, JobState::Paused);
+  } else if (kind == "resumed") {
+    setState(job, JobState::Running);
+  } else if (kind == "error") {
+    appendLog(job, tr("Error: %1").arg(event.value("message").toString()));
+  }
+  Q_EMIT jobChanged(indexOf(job));
+}
+
+void TrainingQueue::onEnded(Job& job, bool completed, bool stopped, const QString& failure) {
+  if (!failure.isEmpty()) appendLog(job, tr("Failed: %1").arg(failure));
+  if (stopped) {
+    appendLog(job, tr("Stopped at step %1; the checkpoint %2 is kept (Resume continues it)")
+                       .arg(job.step)
+                       .arg(job.request.output_path));
+  }
+  if (completed) appendLog(job, tr("Finished: %1 steps").arg(job.step));
+  // Further runs of this job continue its checkpoint.
+  if (job.has_checkpoint || QFileInfo::exists(job.request.output_path)) {
+    job.request.resume_path = job.request.output_path;
+  }
+  setState(job, completed ? JobState::Finished : stopped ? JobState::Stopped : JobState::Failed);
+  Q_EMIT statusMessage(tr("%1: %2").arg(job.model_name, job_state_text(job.state)));
+  // Deleting the process inside its own signal is unsafe: later.
+  if (job.process) job.process.release()->deleteLater();
+  scheduleJobs();
+}
+
+void TrainingQueue::setState(Job& job, JobState state) {
+  job.state = state;
+  const int index = indexOf(job);
+  Q_EMIT jobChanged(index);
+  Q_EMIT jobStateChanged(index, state);
+}
+
+void TrainingQueue::appendLog(Job& job, const QString& line) {
+  job.log << line;
+  Q_EMIT logAppended(indexOf(job), line);
+}
+
+void TrainingQueue::pause(int index) {
+  auto* job = at(index);
+  if (job && job->state == JobState::Running && job->process) job->process->pause();
+}
+
+void TrainingQueue::resume(int index) {
+  auto* job = at(index);
+  if (!job) return;
+  if (job->state == JobState::Paused && job->process) {
+    job->process->resume();
+  } else if (job->state == JobState::Stopped || job->state == JobState::Failed) {
+    // A new process continues the checkpoint (npe train --resume).
+    job->request.resume_path = job->request.output_path;
+    job->request.steps = std::max(job->total_steps, job->step);
+    setState(*job, JobState::Queued);
+    scheduleJobs();
+  }
+}
+
+void TrainingQueue::stop(int index) {
+  auto* job = at(index);
+  if (!job) return;
+  if (job->state == JobState::Queued) {
+    setState(*job, JobState::Stopped);
+  } else if (job->process) {
+    appendLog(*job, tr("Stopping after a final checkpoint…"));
+    job->process->stop();
+  }
+}
+
+void TrainingQueue::useInExplorer(int index) {
+  auto* job = at(index);
+  if (!job) return;
+  job->use_in_explorer = true;
+  if (job->has_checkpoint) {
+    Q_EMIT checkpointForExplorer(job->request.output_path);
+  } else {
+    Q_EMIT statusMessage(
+        tr("%1 appears in the explorer at its first checkpoint").arg(job->model_name));
+  }
+  Q_EMIT jobChanged(index);
+}
+
+bool TrainingQueue::hasActiveJobs() const {
+  for (const auto& job : m_jobs) {
+    if (job->state == JobState::Running || job->state == JobState::Paused) return true;
+  }
+  return false;
+}
+
+void TrainingQueue::stopAllAndWait() {
+  for (auto& job : m_jobs) {
+    if (job->state == JobState::Queued) job->state = JobState::Stopped;
+  }
+  for (auto& job : m_jobs) {
+    if (job->process && job->process->isRunning()) job->process->stopAndWait();
+  }
+}
+
+}  // namespace npe::widgets
