@@ -32,6 +32,8 @@
 #include "common/models_box.h"
 #include "common/session_file.h"
 #include "common/shift_control.h"
+#include "function1d/ground_truth_box.h"
+#include "function1d/samples_box.h"
 #include "function_plot.h"
 #include "npe/data/function_scene.h"
 #include "npe/data/point_table.h"
@@ -162,63 +164,19 @@ QWidget* FunctionExplorer::buildSidePanel() {
   auto* panel = new QWidget(this);
   auto* column = new QVBoxLayout(panel);
 
-  auto* truth_box = new QGroupBox(tr("Ground truth"), panel);
-  auto* form = new QFormLayout(truth_box);
-  m_mode = new QComboBox(truth_box);
-  m_mode->addItems({tr("GP sample"), tr("Free-hand (points only)")});
-  m_kernel = new QComboBox(truth_box);
-  m_kernel->addItem(tr("Squared exponential"), "se");
-  m_kernel->addItem(tr("Periodic"), "periodic");
-  m_kernel->addItem(tr("Matérn-5/2"), "matern52");
-  m_lengthscale = new QDoubleSpinBox(truth_box);
-  m_lengthscale->setRange(0.1, 10.0);
-  m_lengthscale->setSingleStep(0.05);
-  m_lengthscale->setValue(0.5);
-  m_lengthscale->setToolTip(
-      tr("The kernel's scale ℓ (paper eq. 36): the lengthscale of the squared-exponential and "
-         "Matérn-5/2 kernels, the period of the periodic kernel"));
-  m_noise = new QDoubleSpinBox(truth_box);
-  m_noise->setRange(0.0, 2.0);
-  m_noise->setSingleStep(0.05);
-  m_noise->setValue(0.2);
-  m_sample_count = new QSpinBox(truth_box);
-  m_sample_count->setRange(1, 256);
-  m_sample_count->setValue(10);
-  m_show_truth = new QCheckBox(tr("Show true function"), truth_box);
-  m_show_truth->setChecked(true);
-  form->addRow(tr("Mode"), m_mode);
-  form->addRow(tr("Kernel"), m_kernel);
-  form->addRow(tr("Scale ℓ"), m_lengthscale);
-  form->addRow(tr("Noise σ"), m_noise);
-  form->addRow(tr("Points to sample"), m_sample_count);
-  form->addRow(m_show_truth);
-  auto* buttons = new QHBoxLayout;
-  auto* resample = new QPushButton(tr("Resample"), truth_box);
-  resample->setToolTip(tr("Draw a new function from the GP"));
-  auto* sample = new QPushButton(tr("Sample context"), truth_box);
-  sample->setToolTip(
-      tr("Replace the context with noisy samples of the true function in the "
-         "training range"));
-  auto* clear = new QPushButton(tr("Clear"), truth_box);
-  buttons->addWidget(resample);
-  buttons->addWidget(sample);
-  buttons->addWidget(clear);
-  form->addRow(buttons);
-  connect(resample, &QPushButton::clicked, this, [this] {
+  m_truth_box = new GroundTruthBox(panel);
+  connect(m_truth_box, &GroundTruthBox::resampleRequested, this, [this] {
     auto spec = m_truth.spec();
     ++spec.seed;
     m_truth = GroundTruth(spec);
     redrawData();
     schedulePredictions(false);
   });
-  connect(sample, &QPushButton::clicked, this, [this] { sampleContext(m_sample_count->value()); });
-  connect(clear, &QPushButton::clicked, this,
+  connect(m_truth_box, &GroundTruthBox::sampleRequested, this, &FunctionExplorer::sampleContext);
+  connect(m_truth_box, &GroundTruthBox::clearRequested, this,
           [this] { m_undo->push(new ReplacePointsCommand(m_points, {}, tr("Clear points"))); });
-  connect(m_mode, &QComboBox::currentIndexChanged, this, [this] { applyTruthSettings(); });
-  connect(m_kernel, &QComboBox::currentIndexChanged, this, [this] { applyTruthSettings(); });
-  connect(m_lengthscale, &QDoubleSpinBox::valueChanged, this, [this] { applyTruthSettings(); });
-  connect(m_noise, &QDoubleSpinBox::valueChanged, this, [this] { applyTruthSettings(); });
-  connect(m_show_truth, &QCheckBox::toggled, this, [this] { redrawData(); });
+  connect(m_truth_box, &GroundTruthBox::settingsChanged, this, [this] { applyTruthSettings(); });
+  connect(m_truth_box, &GroundTruthBox::showTruthToggled, this, [this] { redrawData(); });
 
   auto* models_box = m_controller->modelsBox();
   m_model_list->setMinimumHeight(170);
@@ -268,53 +226,19 @@ QWidget* FunctionExplorer::buildSidePanel() {
   aids->addRow(sweep);
   aids->addRow(m_attention, m_attention_model);
 
-  auto* joint_box = new QGroupBox(tr("Samples"), panel);
-  auto* joint = new QFormLayout(joint_box);
-  m_draw_samples = new QCheckBox(tr("Draw samples"), joint_box);
-  m_draw_samples->setToolTip(
-      tr("Coherent function samples from every shown model with a joint predictive (GP "
-         "baselines exactly, TNP-ND, TE-TNP-ND, TNP-A target by target), as thin lines in "
-         "the model's colour. Models that predict each point independently draw none."));
-  m_sample_lines = new QSpinBox(joint_box);
-  m_sample_lines->setRange(1, 50);
-  m_sample_lines->setValue(5);
-  m_sample_lines->setSuffix(tr(" per model"));
-  auto* resample_button = new QPushButton(tr("Resample"), joint_box);
-  resample_button->setToolTip(tr("Draw new samples"));
-  auto* samples_row = new QHBoxLayout;
-  samples_row->addWidget(m_sample_lines, 1);
-  samples_row->addWidget(resample_button);
-  joint->addRow(m_draw_samples, samples_row);
-  m_correlation = new QCheckBox(tr("Correlation of"), joint_box);
-  m_correlation->setToolTip(
-      tr("Hover over the plot: a dashed curve (right-hand axis) shows the model's predictive "
-         "correlation between y at the hovered x and y at every other x. Exact for the GP "
-         "baselines and TNP-ND kinds; estimated from %1 samples for TNP-A once you pause.")
-          .arg(kCorrelationSamples));
-  m_correlation_model = new QComboBox(joint_box);
-  joint->addRow(m_correlation, m_correlation_model);
-  connect(m_draw_samples, &QCheckBox::toggled, this, [this] { schedulePredictions(false); });
-  connect(m_sample_lines, &QSpinBox::valueChanged, this, [this] {
-    if (m_draw_samples->isChecked()) schedulePredictions(false);
-  });
-  connect(resample_button, &QPushButton::clicked, this, &FunctionExplorer::resample);
-  connect(m_correlation, &QCheckBox::toggled, this, [this](bool on) {
-    if (!on) m_plot->clearCorrelation();
-    schedulePredictions(false);
-  });
-  connect(m_correlation_model, &QComboBox::currentIndexChanged, this, [this] {
-    showCorrelation();
-    if (m_correlation->isChecked()) schedulePredictions(false);
-  });
+  m_samples = new SamplesBox(kCorrelationSamples, panel);
+  connect(m_samples, &SamplesBox::requestChanged, this, [this] { schedulePredictions(false); });
+  connect(m_samples, &SamplesBox::resampleRequested, this, &FunctionExplorer::resample);
+  connect(m_samples, &SamplesBox::correlationChanged, this, &FunctionExplorer::showCorrelation);
   connect(sweep, &QPushButton::clicked, this, &FunctionExplorer::openSweep);
   connect(m_attention, &QCheckBox::toggled, this, [this](bool on) {
     if (!on) m_plot->clearAttention();
   });
 
-  column->addWidget(truth_box);
+  column->addWidget(m_truth_box);
   column->addWidget(models_box);
   column->addWidget(m_controller->metricsBox());
-  column->addWidget(joint_box);
+  column->addWidget(m_samples);
   column->addWidget(aids_box);
   column->addStretch(1);
   return panel;
@@ -328,16 +252,15 @@ void FunctionExplorer::onModelAdded(const QString& id) {
   const auto* entry = m_model_list->find(id);
   if (!entry) return;
   if (entry->capabilities.attention) m_attention_model->addItem(entry->name, id);
-  if (entry->capabilities.joint) m_correlation_model->addItem(entry->name, id);
+  if (entry->capabilities.joint) m_samples->addJointModel(entry->name, id);
 }
 
 void FunctionExplorer::setSamples(int count) {
-  if (count > 0) m_sample_lines->setValue(count);
-  m_draw_samples->setChecked(count > 0);
+  m_samples->setSamples(count);
 }
 
 int FunctionExplorer::samples() const {
-  return m_draw_samples->isChecked() ? m_sample_lines->value() : 0;
+  return m_samples->samples();
 }
 
 void FunctionExplorer::resample() {
@@ -346,9 +269,7 @@ void FunctionExplorer::resample() {
 }
 
 void FunctionExplorer::setCorrelationModel(const QString& id) {
-  const int index = m_correlation_model->findData(id);
-  if (index >= 0) m_correlation_model->setCurrentIndex(index);
-  m_correlation->setChecked(index >= 0);
+  m_samples->setCorrelationModel(id);
 }
 
 void FunctionExplorer::setModelEnabled(const QString& id, bool enabled) {
@@ -364,20 +285,12 @@ void FunctionExplorer::onModelToggled(const QString& id, bool enabled) {
 }
 
 void FunctionExplorer::resampleTruth() {
-  GroundTruthSpec spec;
-  spec.kernel = kernel_kind_from_name(m_kernel->currentData().toString().toStdString());
-  spec.lengthscale = m_lengthscale->value();
-  spec.noise_std = m_noise->value();
-  spec.seed = m_truth.spec().seed;
-  m_has_truth = m_mode->currentIndex() == 0;
-  m_truth = GroundTruth(spec);
+  m_has_truth = m_truth_box->hasTruth();
+  m_truth = GroundTruth(m_truth_box->spec(m_truth.spec().seed));
 }
 
 void FunctionExplorer::applyTruthSettings() {
   resampleTruth();
-  m_kernel->setEnabled(m_has_truth);
-  m_lengthscale->setEnabled(m_has_truth);
-  m_show_truth->setEnabled(m_has_truth);
   redrawData();
   schedulePredictions(false);
 }
@@ -404,7 +317,7 @@ void FunctionExplorer::appendDisplayContext(std::vector<double>& xc,
 void FunctionExplorer::redrawData() {
   m_plot->setContextPoints(displayPoints());
   m_plot->setTargetWindow(kTargetLow + m_shift, kTargetHigh + m_shift);
-  const bool show = m_has_truth && m_show_truth->isChecked();
+  const bool show = m_has_truth && m_truth_box->showTruth();
   if (show) {
     QVector<double> x, y;
     for (int i = 0; i <= 1600; ++i) {
@@ -458,7 +371,7 @@ void FunctionExplorer::sampleContext(int n) {
     Q_EMIT statusMessage(tr("Sampling context needs a ground truth (switch off free-hand mode)."));
     return;
   }
-  auto points = m_truth.sample_points(n, m_noise->value(), kTrainingContextLow,
+  auto points = m_truth.sample_points(n, m_truth_box->noise(), kTrainingContextLow,
                                       kTrainingContextHigh, m_sample_seed++);
   m_undo->push(new ReplacePointsCommand(m_points, std::move(points), tr("Sample context")));
 }
@@ -515,9 +428,7 @@ std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) con
   // Joint predictions cost the square (TNP-ND, GP) or more (TNP-A, one pass per point) of
   // their number of points: a coarse grid while the user drags, a finer one once they pause.
   request.sample_points = refine ? 80 : 48;
-  if (m_correlation->isChecked()) {
-    request.correlation_model = m_correlation_model->currentData().toString();
-  }
+  request.correlation_model = m_samples->correlationModel();
   return request;
 }
 
@@ -558,12 +469,12 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
     // TNP-A's estimated correlation arrives on refined rounds only: keep the last one meanwhile.
     if (prediction.correlation.defined()) {
       m_correlations[prediction.id] = {prediction.correlation, prediction.correlation_estimated};
-    } else if (!m_correlation->isChecked() || !entry->capabilities.joint) {
+    } else if (m_samples->correlationModel().isEmpty() || !entry->capabilities.joint) {
       m_correlations.erase(prediction.id);
     }
   }
   if (result.sample_x.defined()) m_sample_x = to_vector(result.sample_x);
-  if (!m_correlation->isChecked()) m_correlations.clear();
+  if (m_samples->correlationModel().isEmpty()) m_correlations.clear();
   showCorrelation();
 }
 
@@ -618,11 +529,11 @@ QString FunctionExplorer::describeModels() const {
 }
 
 void FunctionExplorer::showCorrelation() {
-  if (!m_correlation->isChecked() || !std::isfinite(m_hover_x)) {
+  const auto id = m_samples->correlationModel();
+  if (id.isEmpty() || !std::isfinite(m_hover_x)) {
     m_plot->clearCorrelation();
     return;
   }
-  const auto id = m_correlation_model->currentData().toString();
   const auto* entry = m_model_list->find(id);
   auto it = m_correlations.find(id);
   if (!entry || !entry->enabled || it == m_correlations.end() || m_sample_x.empty() ||
@@ -681,14 +592,13 @@ Session FunctionExplorer::session() const {
   Session s;
   s.has_truth = m_has_truth;
   s.truth = m_truth.spec();
-  s.show_truth = m_show_truth->isChecked();
+  s.show_truth = m_truth_box->showTruth();
   s.context = m_points->points();
   s.shift = m_shift;
   s.enabled_models = m_model_list->enabledIds();
   s.samples = samples();
   s.bands = m_bands->currentData().toString();
-  if (m_correlation->isChecked())
-    s.correlation_model = m_correlation_model->currentData().toString();
+  s.correlation_model = m_samples->correlationModel();
   s.checkpoints = m_model_list->userCheckpoints();
   s.has_view = true;
   s.view_x_low = m_plot->xAxis->range().lower;
@@ -708,25 +618,13 @@ void FunctionExplorer::applySession(const Session& s) {
   // Load every checkpoint first: if one fails, nothing has changed yet.
   auto loaded = m_model_list->loadMissing(s.checkpoints, m_device);
   for (auto& entry : loaded) m_controller->addModel(std::move(entry), false);
-  {
-    QSignalBlocker a(m_mode), b(m_kernel), c(m_lengthscale), d(m_noise), e(m_show_truth);
-    m_mode->setCurrentIndex(s.has_truth ? 0 : 1);
-    m_kernel->setCurrentIndex(
-        m_kernel->findData(QString::fromStdString(kernel_name(s.truth.kernel))));
-    m_lengthscale->setValue(s.truth.lengthscale);
-    m_noise->setValue(s.truth.noise_std);
-    m_show_truth->setChecked(s.show_truth);
-  }
+  m_truth_box->set(s.has_truth, s.truth, s.show_truth);
   m_has_truth = s.has_truth;
   m_truth = GroundTruth(s.truth);
   m_model_list->setEnabledIds(s.enabled_models);
   setSamples(s.samples);
   m_bands->setCurrentIndex(std::max(0, m_bands->findData(s.bands)));
-  if (s.correlation_model.isEmpty()) {
-    m_correlation->setChecked(false);
-  } else {
-    setCorrelationModel(s.correlation_model);
-  }
+  setCorrelationModel(s.correlation_model);  // empty: off
   m_undo->clear();
   {
     QSignalBlocker block(m_points);

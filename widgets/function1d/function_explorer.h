@@ -27,6 +27,8 @@ namespace npe::widgets {
 
 class ExplorerController;
 class FunctionPlot;
+class GroundTruthBox;
+class SamplesBox;
 class MetricsTable;
 class ModelList;
 class PointSet;
@@ -126,24 +128,15 @@ class FunctionExplorer final : public ExplorerPanel {
   ExplorerController* m_controller = nullptr;
   QTimer m_view_timer;
 
-  // Ground truth controls.
-  QComboBox* m_mode = nullptr;
+  GroundTruthBox* m_truth_box = nullptr;
   QComboBox* m_bands = nullptr;
-  QComboBox* m_kernel = nullptr;
-  QDoubleSpinBox* m_lengthscale = nullptr;
-  QDoubleSpinBox* m_noise = nullptr;
-  QSpinBox* m_sample_count = nullptr;
-  QCheckBox* m_show_truth = nullptr;
   ShiftControl* m_shift_control = nullptr;
   ModelList* m_model_list = nullptr;
   MetricsTable* m_metrics = nullptr;
   QCheckBox* m_attention = nullptr;
   QComboBox* m_attention_model = nullptr;
   // Joint predictions: samples and the correlation shown on hover.
-  QCheckBox* m_draw_samples = nullptr;
-  QSpinBox* m_sample_lines = nullptr;
-  QCheckBox* m_correlation = nullptr;
-  QComboBox* m_correlation_model = nullptr;
+  SamplesBox* m_samples = nullptr;
   uint64_t m_draw_seed = 1;
   /// The latest correlation matrix per model id, at m_sample_x.
   std::map<QString, std::pair<torch::Tensor, bool>> m_correlations;

@@ -1,0 +1,54 @@
+#pragma once
+// The 1-D tab's "Ground truth" group: GP sample or free-hand mode, the kernel, its scale and
+// the noise, and buttons to resample the function, sample context points or clear them.
+
+#include <QGroupBox>
+
+#include "function1d/ground_truth.h"
+#include "npe/data/kernels.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QSpinBox;
+
+namespace npe::widgets {
+
+class GroundTruthBox final : public QGroupBox {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(GroundTruthBox)
+
+ public:
+  explicit GroundTruthBox(QWidget* parent = nullptr);
+
+  /// GP-sample mode (else free-hand: points only, no function to compare with).
+  bool hasTruth() const;
+  /// The kernel, scale and noise chosen, with this seed.
+  GroundTruthSpec spec(uint64_t seed) const;
+  double noise() const;
+  bool showTruth() const;
+  /// How many points "Sample context" draws.
+  int sampleCount() const;
+  /// Shows these settings without emitting signals (restoring a session).
+  void set(bool has_truth, const GroundTruthSpec& spec, bool show_truth);
+
+ Q_SIGNALS:
+  /// Mode, kernel, scale or noise changed: the function is drawn again from the settings.
+  void settingsChanged();
+  void showTruthToggled();
+  void resampleRequested();
+  void sampleRequested(int count);
+  void clearRequested();
+
+ private:
+  void enableForMode();
+
+  QComboBox* m_mode = nullptr;
+  QComboBox* m_kernel = nullptr;
+  QDoubleSpinBox* m_lengthscale = nullptr;
+  QDoubleSpinBox* m_noise = nullptr;
+  QSpinBox* m_sample_count = nullptr;
+  QCheckBox* m_show_truth = nullptr;
+};
+
+}  // namespace npe::widgets
