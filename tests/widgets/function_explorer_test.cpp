@@ -428,10 +428,10 @@ class FunctionExplorerTest : public QObject {
     QTemporaryDir dir;
     for (const char* name : {"plot.png", "plot.pdf", "plot.svg"}) {
       const auto file = dir.filePath(name);
-      m_explorer->exportPlot(file);
+      m_explorer->exportView(file);
       QVERIFY2(QFileInfo(file).size() > 1000, name);
     }
-    QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->exportPlot(dir.filePath("plot.bmpx")));
+    QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->exportView(dir.filePath("plot.bmpx")));
   }
 
   void equivarianceMetricSeparatesTeFromPlainModels() {

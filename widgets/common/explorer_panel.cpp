@@ -10,6 +10,7 @@
 #include "common/explorer_controller.h"
 #include "common/model_list.h"
 #include "common/prediction_service.h"
+#include "common/session_file.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 
@@ -95,6 +96,25 @@ std::string prediction_column(const QString& model_name, const std::string& what
   }
   if (!column.empty() && column.back() != '_') column += '_';
   return column + what;
+}
+
+void ExplorerPanel::saveSession(const QString& path) const {
+  SessionFile file;
+  file.current_tab = panelId();
+  file.tabs[panelId()] = saveSection();
+  write_session_file(path, file);
+}
+
+void ExplorerPanel::loadSession(const QString& path) {
+  const auto file = read_session_file(path);
+  if (!file.tabs.contains(panelId())) {
+    throw DataError(("'" + path + "' has no " + title() + " section").toStdString());
+  }
+  try {
+    restoreSection(file.tabs.value(panelId()).toObject());
+  } catch (const DataError& e) {
+    throw DataError(("'" + path + "': ").toStdString() + e.what());
+  }
 }
 
 void ExplorerPanel::exportPredictions(const QString& path) const {

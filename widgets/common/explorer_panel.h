@@ -53,6 +53,12 @@ class ExplorerPanel : public QWidget {
   /// Applies a session section. Throws npe::Error (DataError, CheckpointError) and leaves the
   /// current state unchanged when the section is invalid.
   virtual void restoreSection(const QJsonObject& section) = 0;
+  /// A session file with this tab alone (the main window saves every tab's section).
+  /// Throws npe::Error.
+  void saveSession(const QString& path) const;
+  /// Applies this tab's section of a session file. Throws npe::DataError or
+  /// npe::CheckpointError (the state is kept).
+  void loadSession(const QString& path);
   /// Writes the tab's view as PNG, PDF or SVG (by suffix), atomically. Throws npe::Error.
   virtual void exportView(const QString& path) = 0;
   /// The predictions drawn last (a settled round), as a table: the query points' coordinates,

@@ -33,6 +33,7 @@
 #include "common/session_file.h"
 #include "common/shift_control.h"
 #include "function1d/ground_truth_box.h"
+#include "function1d/point_import.h"
 #include "function1d/samples_box.h"
 #include "function_plot.h"
 #include "npe/data/function_scene.h"
@@ -641,86 +642,18 @@ void FunctionExplorer::applySession(const Session& s) {
   schedulePredictions(false);
 }
 
-void FunctionExplorer::loadSession(const QString& path) {
-  const auto file = read_session_file(path);
-  if (!file.tabs.contains(panelId())) {
-    throw DataError(("'" + path + "' has no 1-D explorer section").toStdString());
-  }
-  try {
-    restoreSection(file.tabs.value(panelId()).toObject());
-  } catch (const DataError& e) {
-    throw DataError(("'" + path + "': ").toStdString() + e.what());
-  }
-}
-
-void FunctionExplorer::saveSession(const QString& path) const {
-  SessionFile file;
-  file.current_tab = panelId();
-  file.tabs[panelId()] = saveSection();
-  write_session_file(path, file);
-}
-
 void FunctionExplorer::restoreSection(const QJsonObject& section) {
   applySession(Session::from_json(section));
 }
 
-namespace {
-
-// Asks which columns are x and y when a file has more than two and does not name them.
-std::pair<int, int> choose_columns(QWidget* parent, const PointTable& table) {
-  auto choice = default_xy_columns(table);
-  const bool named = table.column_index("x") >= 0 && table.column_index("y") >= 0;
-  if (table.columns.size() <= 2 || named || !dialogsAllowed()) {
-    return choice;
-  }
-  QDialog dialog(parent);
-  dialog.setWindowTitle(QObject::tr("Choose columns"));
-  auto* form = new QFormLayout(&dialog);
-  auto* x = new QComboBox(&dialog);
-  auto* y = new QComboBox(&dialog);
-  for (const auto& name : table.columns) {
-    x->addItem(QString::fromStdString(name));
-    y->addItem(QString::fromStdString(name));
-  }
-  x->setCurrentIndex(choice.first);
-  y->setCurrentIndex(choice.second);
-  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-  QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-  QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-  form->addRow(QObject::tr("x (input)"), x);
-  form->addRow(QObject::tr("y (output)"), y);
-  form->addRow(buttons);
-  if (dialog.exec() != QDialog::Accepted) return {-1, -1};
-  return {x->currentIndex(), y->currentIndex()};
-}
-
-}  // namespace
-
 void FunctionExplorer::openDataFile(const QString& path) {
-  const auto table = read_point_table(path.toStdString());
-  const auto [x_column, y_column] = choose_columns(this, table);
-  if (x_column < 0) return;  // cancelled
-  int64_t nan_rows = 0;
-  std::vector<QPointF> points;
-  for (const auto& [x, y] : table.points(x_column, y_column, &nan_rows)) {
-    points.emplace_back(x - m_shift, y);
-  }
-  if (points.empty()) throw DataError(("'" + path + "' has no usable (x, y) rows").toStdString());
-  const auto count = static_cast<int>(points.size());
-  m_undo->push(new ReplacePointsCommand(m_points, std::move(points),
+  auto imported = import_points(this, path);
+  if (!imported) return;                               // cancelled
+  for (auto& p : imported->points) p.rx() -= m_shift;  // the file's x is as shown
+  const auto count = static_cast<int>(imported->points.size());
+  m_undo->push(new ReplacePointsCommand(m_points, std::move(imported->points),
                                         tr("Import %1").arg(QFileInfo(path).fileName())));
-  QStringList notes;
-  if (nan_rows > 0) notes << tr("%n NaN row(s) skipped", nullptr, static_cast<int>(nan_rows));
-  if (!table.warnings.empty()) {
-    notes << tr("%n bad row(s) skipped: %1", nullptr, static_cast<int>(table.warnings.size()))
-                 .arg(QString::fromStdString(table.warnings.front()));
-  }
-  Q_EMIT statusMessage(tr("Imported %1 points (x: %2, y: %3) from %4%5")
-                           .arg(count)
-                           .arg(QString::fromStdString(table.columns[x_column]),
-                                QString::fromStdString(table.columns[y_column]),
-                                QFileInfo(path).fileName(),
-                                notes.isEmpty() ? QString() : " · " + notes.join(" · ")));
+  Q_EMIT statusMessage(tr("Imported %1 points %2").arg(count).arg(imported->summary));
 }
 
 bool FunctionExplorer::makeProbeEdit(int index) {
@@ -733,30 +666,12 @@ bool FunctionExplorer::makeProbeEdit(int index) {
   return true;
 }
 
-void FunctionExplorer::repaintNow() {
-  m_plot->replotNow();
+void FunctionExplorer::exportView(const QString& path) {
+  m_plot->exportTo(path);
 }
 
-void FunctionExplorer::exportPlot(const QString& path) {
-  const auto suffix = QFileInfo(path).suffix().toLower();
-  if (suffix != "png" && suffix != "pdf" && suffix != "svg") {
-    throw Error(("cannot export to '" + path + "': use .png, .pdf or .svg").toStdString());
-  }
-  // QCustomPlot's own writers keep PDF and SVG as vector graphics.
-  write_atomically(path, [&](const QString& temporary) {
-    if (suffix == "png") return m_plot->savePng(temporary, 0, 0, 2.0);
-    if (suffix == "pdf") return m_plot->savePdf(temporary);
-    QSvgGenerator generator;
-    generator.setFileName(temporary);
-    generator.setSize(m_plot->size());
-    generator.setViewBox(m_plot->rect());
-    generator.setTitle(tr("NP Explorer plot"));
-    QCPPainter painter;
-    if (!painter.begin(&generator)) return false;
-    m_plot->toPainter(&painter, m_plot->width(), m_plot->height());
-    painter.end();
-    return true;
-  });
+void FunctionExplorer::repaintNow() {
+  m_plot->replotNow();
 }
 
 }  // namespace npe::widgets

@@ -54,7 +54,7 @@ class FunctionExplorer final : public ExplorerPanel {
   QUndoStack* undoStack() const override { return m_undo; }
   QJsonObject saveSection() const override { return session().to_json(); }
   void restoreSection(const QJsonObject& section) override;
-  void exportView(const QString& path) override { exportPlot(path); }
+  void exportView(const QString& path) override;
   /// x (display coordinates), y (the truth at held-out points, else NaN), held_out (1 for the
   /// 100 held-out points, 0 on the plotted grid) and each model's mean and std.
   PointTable predictionTable() const override;
@@ -89,11 +89,6 @@ class FunctionExplorer final : public ExplorerPanel {
   Session session() const;
   /// Applies a session; throws npe::Error (nothing changes) when a checkpoint it names fails.
   void applySession(const Session& session);
-  /// Throws npe::DataError / npe::CheckpointError; the current state is kept on error.
-  void loadSession(const QString& path);
-  void saveSession(const QString& path) const;
-  /// PNG, PDF or SVG by suffix. Throws npe::Error.
-  void exportPlot(const QString& path);
   void fitView() override;
 
  private Q_SLOTS:

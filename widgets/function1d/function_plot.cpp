@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QFileInfo>
+#include <QSvgGenerator>
+
+#include "common/export.h"
+#include "npe/errors.h"
+
 namespace npe::widgets {
 namespace {
 constexpr double kHitRadiusPixels = 10.0;
@@ -461,6 +467,28 @@ void FunctionPlot::leaveEvent(QEvent* event) {
   }
   Q_EMIT hoverEnded();
   QCustomPlot::leaveEvent(event);
+}
+
+void FunctionPlot::exportTo(const QString& path) {
+  const auto suffix = QFileInfo(path).suffix().toLower();
+  if (suffix != "png" && suffix != "pdf" && suffix != "svg") {
+    throw Error(("cannot export to '" + path + "': use .png, .pdf or .svg").toStdString());
+  }
+  // QCustomPlot's own writers keep PDF and SVG as vector graphics.
+  write_atomically(path, [&](const QString& temporary) {
+    if (suffix == "png") return savePng(temporary, 0, 0, 2.0);
+    if (suffix == "pdf") return savePdf(temporary);
+    QSvgGenerator generator;
+    generator.setFileName(temporary);
+    generator.setSize(size());
+    generator.setViewBox(rect());
+    generator.setTitle(tr("NP Explorer plot"));
+    QCPPainter painter;
+    if (!painter.begin(&generator)) return false;
+    toPainter(&painter, width(), height());
+    painter.end();
+    return true;
+  });
 }
 
 }  // namespace npe::widgets

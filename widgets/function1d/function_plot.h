@@ -24,6 +24,10 @@ class FunctionPlot final : public QCustomPlot {
 
   explicit FunctionPlot(QWidget* parent = nullptr);
 
+  /// Writes the plot as PNG (twice the screen resolution), PDF or SVG (vector graphics), by
+  /// suffix, atomically. Throws npe::Error.
+  void exportTo(const QString& path);
+
   /// Replots within `within` (0: at the next pass of the event loop), once however often it is
   /// asked before then. (QCustomPlot's own queued replot cannot be withdrawn: after an immediate
   /// replot it still fired and drew the same picture again, 10 ms of two cores' time per edit.)
