@@ -33,7 +33,9 @@
 #include "image/colour_map.h"
 #include "image/pixel_view.h"
 #include "maps/coastlines.h"
+#include "maps/map_layer.h"
 #include "maps/map_view.h"
+#include "maps/small_maps.h"
 #include "maps/station_set.h"
 #include "npe/data/era5_scene.h"
 #include "npe/data/gridded_field.h"
@@ -50,20 +52,6 @@ constexpr int kDefaultStations = 30;
 // The big map's least size: with the small maps and metrics column beside it, the tab fits a
 // 1400 x 860 window (--screenshot).
 const QSize kViewMinimumSize(480, 400);
-// The small maps (one row per model: mean and σ) grow with the window between these sizes.
-constexpr int kSmallMapMinimum = 80;
-constexpr int kSmallMapMaximum = 260;
-
-// Extremes over the finite values (cells without data are NaN); `fallback` when there are none.
-double finite_min(const torch::Tensor& t, double fallback) {
-  const auto v = t.masked_select(torch::isfinite(t));
-  return v.numel() > 0 ? v.min().item<double>() : fallback;
-}
-double finite_max(const torch::Tensor& t, double fallback) {
-  const auto v = t.masked_select(torch::isfinite(t));
-  return v.numel() > 0 ? v.max().item<double>() : fallback;
-}
-
 }  // namespace
 
 MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(parent) {
@@ -88,9 +76,7 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
                        this);
   m_hover->setWordWrap(true);
   m_hover->setMinimumHeight(40);
-  m_small_maps = new QWidget(this);
-  m_small_layout = new QGridLayout(m_small_maps);
-  m_small_layout->setContentsMargins(0, 0, 0, 0);
+  m_small_maps = new SmallMaps(this);
 
   auto* controls = buildControls();  // makes the metrics box placed below
   m_view_area = new QWidget(this);
@@ -679,68 +665,23 @@ void MapExplorer::redraw() {
   if (!m_source) return;
   const auto& f = m_source->field();
   const auto window = targetWindow();
-  const int w = window.width();
   MapScene scene;
   scene.latitudes = f.latitudes;
   scene.longitudes = f.longitudes;
   scene.coastlines = m_coastlines;
   scene.target_window = window;
   scene.training_region = trainingRegionCells();
-  auto truth = truthCelsius(m_hour);
-  using torch::indexing::Slice;
-  const auto inside = std::make_tuple(Slice(window.top(), window.top() + w),
-                                      Slice(window.left(), window.left() + w));
-  auto window_slice = [&](torch::Tensor t) {
-    return t.index({std::get<0>(inside), std::get<1>(inside)});
-  };
-  const QString when = QString::fromStdString(format_utc(f.valid_times[m_hour]));
-  QString name = tr("ERA5 2 m temperature");
+  const auto truth = truthCelsius(m_hour);
   const auto bar = m_layer.split('|');
   const auto* entry = bar.size() == 2 ? m_models->find(bar[0]) : nullptr;
-  auto [mean, sd] = entry ? modelMaps(bar[0]) : std::pair<torch::Tensor, torch::Tensor>{};
-  auto finite_range = [](const torch::Tensor& t) {
-    auto v = t.masked_select(torch::isfinite(t));
-    if (v.numel() == 0) return std::pair<double, double>{0.0, 1.0};
-    return std::pair<double, double>{v.min().item<double>(), v.max().item<double>()};
-  };
-  auto [low, high] = finite_range(truth);
-  scene.palette = MapScene::Palette::Temperature;
-  scene.colour_title = "°C";
-  if (entry && mean.defined()) {
-    const auto kind = bar[1];
-    if (kind == "mean") {
-      auto shown = truth.clone();
-      window_slice(shown).copy_(mean);
-      scene.values = shown;
-      auto [ml, mh] = finite_range(mean);
-      low = std::min(low, ml), high = std::max(high, mh);
-      name = tr("%1 mean (in the black square; truth outside)").arg(entry->name);
-    } else {
-      auto shown = torch::full_like(truth, std::nan(""));
-      if (kind == "stddev") {
-        window_slice(shown).copy_(sd);
-        low = 0.0, high = std::max(1e-3, finite_max(sd, 0.0));
-        scene.palette = MapScene::Palette::Sequential;
-        scene.colour_title = "σ (K)";
-        name = tr("%1 standard deviation").arg(entry->name);
-      } else {
-        auto error = mean - window_slice(truth);
-        window_slice(shown).copy_(error);
-        const double m = std::max(1e-3, finite_max(error.abs(), 0.0));
-        low = -m, high = m;
-        scene.palette = MapScene::Palette::Diverging;
-        scene.colour_title = "error (K)";
-        name = tr("%1 error, mean − truth").arg(entry->name);
-      }
-      scene.values = shown;
-    }
-  } else {
-    scene.values = truth;
-    if (entry) name = tr("%1: computing… (truth shown)").arg(entry->name);
+  std::optional<ModelLayer> layer;
+  if (entry) {
+    layer = ModelLayer{entry->name, bar[1], {}, {}};
+    std::tie(layer->mean, layer->stddev) = modelMaps(entry->id);
   }
-  scene.low = low;
-  scene.high = high;
-  scene.title = name + " · " + when + (m_three_d ? tr(" · height = value") : QString());
+  set_layer(scene, truth, window, layer ? &*layer : nullptr);
+  const QString when = QString::fromStdString(format_utc(f.valid_times[m_hour]));
+  scene.title += " · " + when + (m_three_d ? tr(" · height = value") : QString());
   for (const auto& s : m_stations->cells()) {
     const int r = window.top() + s.y(), c = window.left() + s.x();
     scene.stations.push_back({r, c, truth[r][c].item<double>()});
@@ -749,61 +690,20 @@ void MapExplorer::redraw() {
 }
 
 void MapExplorer::rebuildSmallMaps() {
-  // Side-by-side small maps of every shown model: truth, then each model's mean and sd over the
-  // target window, on shared colour scales.
-  for (int r = 0; r < m_small_layout->rowCount(); ++r) m_small_layout->setRowStretch(r, 0);
-  while (auto* item = m_small_layout->takeAt(0)) {
-    delete item->widget();
-    delete item;
+  if (!m_source) {
+    m_small_maps->show({}, {});
+    return;
   }
-  if (!m_source) return;
   const auto window = targetWindow();
-  const int w = window.width();
   using torch::indexing::Slice;
-  auto truth = truthCelsius(m_hour).index(
-      {Slice(window.top(), window.top() + w), Slice(window.left(), window.left() + w)});
-  double low = finite_min(truth, 0.0), high = finite_max(truth, 1.0), sd_high = 1e-3;
-  std::vector<std::tuple<QString, torch::Tensor, torch::Tensor>> shown;
+  const auto truth = truthCelsius(m_hour).index(
+      {Slice(window.top(), window.bottom() + 1), Slice(window.left(), window.right() + 1)});
+  std::vector<SmallMaps::Model> shown;
   for (const auto& e : m_models->enabledEntries()) {
     auto [mean, sd] = modelMaps(e.id);
-    if (!mean.defined()) continue;
-    low = std::min(low, finite_min(mean, low));
-    high = std::max(high, finite_max(mean, high));
-    sd_high = std::max(sd_high, finite_max(sd, sd_high));
-    shown.emplace_back(e.name, mean, sd);
+    if (mean.defined()) shown.push_back({e.name, mean, sd});
   }
-  auto add = [&](int row, int col, const QString& caption, const QImage& image) {
-    auto* cell = new QWidget(m_small_maps);
-    auto* layout = new QVBoxLayout(cell);
-    layout->setContentsMargins(2, 2, 2, 2);
-    auto* label = new QLabel(caption, cell);
-    label->setAlignment(Qt::AlignCenter);
-    auto* view = new PixelView(cell);
-    view->setImage(image);
-    // Square pictures that grow with the column; the cap keeps the rows from claiming more
-    // height than the tab has.
-    view->setMinimumSize(kSmallMapMinimum, kSmallMapMinimum);
-    view->setMaximumSize(kSmallMapMaximum, kSmallMapMaximum);
-    view->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
-    layout->addWidget(label);
-    layout->addWidget(view, 1, Qt::AlignHCenter);
-    m_small_layout->addWidget(cell, row, col);
-  };
-  add(0, 0, tr("truth"), tensor_image(truth, ColourScale::Coolwarm, low, high));
-  int row = 1;
-  for (const auto& [name, mean, sd] : shown) {
-    add(row, 0, name, tensor_image(mean, ColourScale::Coolwarm, low, high));
-    add(row, 1, tr("%1 σ").arg(name), tensor_image(sd, ColourScale::Magma, 0.0, sd_high));
-    ++row;
-  }
-  auto* legend = new QLabel(tr("Target window: means on %1 … %2 °C (blue to red); σ on 0 … %3 K")
-                                .arg(low, 0, 'f', 1)
-                                .arg(high, 0, 'f', 1)
-                                .arg(sd_high, 0, 'f', 2),
-                            m_small_maps);
-  legend->setWordWrap(true);
-  m_small_layout->addWidget(legend, 0, 1);
-  for (int r = 0; r < row; ++r) m_small_layout->setRowStretch(r, 1);
+  m_small_maps->show(truth, shown);
 }
 
 QString MapExplorer::describeCell(const QPoint& cell) const {

@@ -34,6 +34,7 @@ class MapView;
 class MetricsTable;
 class ModelList;
 class ShiftControl;
+class SmallMaps;
 class StationSet;
 
 class MapExplorer final : public ExplorerPanel {
@@ -141,8 +142,7 @@ class MapExplorer final : public ExplorerPanel {
   QLabel* m_station_note = nullptr;
   QLineEdit* m_variable = nullptr;
   QLabel* m_hover = nullptr;
-  QWidget* m_small_maps = nullptr;
-  QGridLayout* m_small_layout = nullptr;
+  SmallMaps* m_small_maps = nullptr;
   QWidget* m_view_area = nullptr;
   /// Holds the view's place (and size) until the tab is first shown.
   QWidget* m_view_placeholder = nullptr;
