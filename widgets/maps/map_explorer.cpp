@@ -33,6 +33,7 @@
 #include "image/colour_map.h"
 #include "image/pixel_view.h"
 #include "maps/coastlines.h"
+#include "maps/map_controls.h"
 #include "maps/map_layer.h"
 #include "maps/map_view.h"
 #include "maps/small_maps.h"
@@ -78,7 +79,37 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
   m_hover->setMinimumHeight(40);
   m_small_maps = new SmallMaps(this);
 
-  auto* controls = buildControls();  // makes the metrics box placed below
+  auto* controls = new MapControls(dataSuffixes(), kDefaultStations, this);
+  controls->addGroup(m_controller->modelsBox());
+  m_data_label = controls->dataLabel();
+  m_variable = controls->variable();
+  m_time = controls->time();
+  m_time_label = controls->timeLabel();
+  m_station_note = controls->stationNote();
+  m_shift = controls->shift();
+  m_layers = controls->layers();
+  m_three_d_box = controls->threeD();
+  connect(controls, &MapControls::openRequested, this, [this](const QString& path) {
+    reportErrors(tr("Could not open data"), [&] { openDataFile(path); });
+  });
+  connect(controls, &MapControls::hourChosen, this, &MapExplorer::setHour);
+  connect(controls, &MapControls::playToggled, this, [this](bool on) {
+    if (on) {
+      m_play_timer.start();
+    } else {
+      m_play_timer.stop();
+    }
+  });
+  connect(controls, &MapControls::randomStationsRequested, this, &MapExplorer::randomStations);
+  connect(controls, &MapControls::clearStationsRequested, this,
+          [this] { m_undo->push(new EditStationsCommand(m_stations, {}, tr("Clear stations"))); });
+  connect(controls, &MapControls::shiftChosen, this, &MapExplorer::setShift);
+  connect(controls, &MapControls::layerChosen, this, &MapExplorer::setLayer);
+  connect(controls, &MapControls::threeDToggled, this, &MapExplorer::setThreeD);
+  connect(m_models, &ModelList::modelToggled, this, [this] {
+    rebuildLayerChoices();
+    schedulePredictions(false);
+  });
   m_view_area = new QWidget(this);
   auto* view_layout = new QVBoxLayout(m_view_area);
   // Platforms without OpenGL (Qt's offscreen platform) cannot host the VTK view at all. The tab
@@ -215,112 +246,6 @@ void MapExplorer::connectView() {
   connect(m_view, &MapView::hovered, this, [this](QPoint cell) {
     if (cell.x() >= 0) m_hover->setText(describeCell(cell));
   });
-}
-
-QWidget* MapExplorer::buildControls() {
-  auto* panel = new QWidget(this);
-  auto* column = new QVBoxLayout(panel);
-
-  auto* data_box = new QGroupBox(tr("Data"), panel);
-  auto* data_form = new QFormLayout(data_box);
-  m_data_label = new QLabel(data_box);
-  m_data_label->setWordWrap(true);
-  auto* open = new QPushButton(tr("Open NetCDF / GRIB…"), data_box);
-  // Files with several temperature variables (a daily minimum and maximum, say) say which they
-  // hold when opened; the name typed here picks one.
-  m_variable = new QLineEdit(data_box);
-  m_variable->setPlaceholderText(tr("automatic: the file's temperature"));
-  m_variable->setToolTip(
-      tr("The variable to read when the file holds several temperatures (opening such a file "
-         "lists them)"));
-  data_form->addRow(m_data_label);
-  data_form->addRow(tr("Variable"), m_variable);
-  data_form->addRow(open);
-  connect(open, &QPushButton::clicked, this, [this] {
-    QStringList patterns;
-    for (const auto& suffix : dataSuffixes()) patterns << "*." + suffix;
-    const auto path = QFileDialog::getOpenFileName(
-        this, tr("Open gridded data"), {},
-        tr("NetCDF or GRIB (%1);;All files (*)").arg(patterns.join(' ')));
-    if (path.isEmpty()) return;
-    reportErrors(tr("Could not open data"), [&] { openDataFile(path); });
-  });
-
-  auto* time_box = new QGroupBox(tr("Time"), panel);
-  auto* time_layout = new QVBoxLayout(time_box);
-  m_time = new QSlider(Qt::Horizontal, time_box);
-  m_time_label = new QLabel(time_box);
-  m_play = new QPushButton(tr("▶ Play"), time_box);
-  m_play->setCheckable(true);
-  m_play->setToolTip(tr("Advance one hour every half second"));
-  auto* time_row = new QHBoxLayout;
-  time_row->addWidget(m_time, 1);
-  time_row->addWidget(m_play);
-  time_layout->addLayout(time_row);
-  time_layout->addWidget(m_time_label);
-  connect(m_time, &QSlider::valueChanged, this, [this](int v) { setHour(v); });
-  connect(m_play, &QPushButton::toggled, this, [this](bool on) {
-    m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
-    if (on) {
-      m_play_timer.start();
-    } else {
-      m_play_timer.stop();
-    }
-  });
-
-  auto* station_box = new QGroupBox(tr("Stations"), panel);
-  auto* station_form = new QFormLayout(station_box);
-  m_random_count = new QSpinBox(station_box);
-  m_random_count->setRange(1, 225);
-  m_random_count->setValue(kDefaultStations);
-  auto* random = new QPushButton(tr("Random"), station_box);
-  auto* clear = new QPushButton(tr("Clear"), station_box);
-  auto* random_row = new QHBoxLayout;
-  random_row->addWidget(m_random_count);
-  random_row->addWidget(random);
-  random_row->addWidget(clear);
-  station_form->addRow(tr("Random stations"), random_row);
-  m_station_note = new QLabel(station_box);
-  m_station_note->setWordWrap(true);
-  station_form->addRow(m_station_note);
-  connect(random, &QPushButton::clicked, this, [this] { randomStations(m_random_count->value()); });
-  connect(clear, &QPushButton::clicked, this,
-          [this] { m_undo->push(new EditStationsCommand(m_stations, {}, tr("Clear stations"))); });
-
-  auto* shift_box = new QGroupBox(tr("Region shift Δ (grid cells)"), panel);
-  auto* shift_layout = new QVBoxLayout(shift_box);
-  m_shift = new ShiftControl({tr("north"), tr("east")}, 40, 1.0, 0, 0.0, shift_box);
-  m_shift->setToolTip(
-      tr("Move the target window and its stations across the map. The green "
-         "outline is the region the shipped models were trained on."));
-  shift_layout->addWidget(m_shift);
-  connect(m_shift, &ShiftControl::changed, this, [this](const Translation& t) {
-    setShift(static_cast<int>(std::lround(t[0])), static_cast<int>(std::lround(t[1])));
-  });
-
-  auto* view_box = new QGroupBox(tr("View"), panel);
-  auto* view_form = new QFormLayout(view_box);
-  m_layers = new QComboBox(view_box);
-  m_three_d_box = new QCheckBox(tr("3-D relief (drag to rotate, wheel to zoom)"), view_box);
-  view_form->addRow(tr("Layer"), m_layers);
-  view_form->addRow(m_three_d_box);
-  connect(m_layers, &QComboBox::activated, this,
-          [this](int i) { setLayer(m_layers->itemData(i).toString()); });
-  connect(m_three_d_box, &QCheckBox::toggled, this, [this](bool on) { setThreeD(on); });
-
-  connect(m_models, &ModelList::modelToggled, this, [this] {
-    rebuildLayerChoices();
-    schedulePredictions(false);
-  });
-
-  column->addWidget(data_box);
-  column->addWidget(time_box);
-  column->addWidget(station_box);
-  column->addWidget(shift_box);
-  column->addWidget(view_box);
-  column->addWidget(m_controller->modelsBox());
-  column->addStretch(1);
-  return panel;
 }
 
 void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {

@@ -103,7 +103,6 @@ class MapExplorer final : public ExplorerPanel {
 
  private:
   void showEvent(QShowEvent* event) override;
-  QWidget* buildControls();
   void ensureView();
   void connectView();
   void setSource(std::shared_ptr<Era5TaskSource> source);
@@ -134,10 +133,8 @@ class MapExplorer final : public ExplorerPanel {
   ShiftControl* m_shift = nullptr;
   QSlider* m_time = nullptr;
   QLabel* m_time_label = nullptr;
-  QPushButton* m_play = nullptr;
   QComboBox* m_layers = nullptr;
   QCheckBox* m_three_d_box = nullptr;
-  QSpinBox* m_random_count = nullptr;
   QLabel* m_data_label = nullptr;
   QLabel* m_station_note = nullptr;
   QLineEdit* m_variable = nullptr;
