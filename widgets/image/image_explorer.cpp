@@ -29,6 +29,7 @@
 #include "image/colour_map.h"
 #include "image/context_mask.h"
 #include "image/image_canvas.h"
+#include "image/image_controls.h"
 #include "image/prediction_grid.h"
 #include "npe/data/image_scene.h"
 #include "npe/data/image_tasks.h"
@@ -109,7 +110,27 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPa
   scroll->setFrameShape(QFrame::NoFrame);
   view_layout->addWidget(scroll, 4);
 
-  layOutViewAndControls(m_view_area, buildControls(), 330);
+  m_controls = new ImageControls(test_image_count(), kMaxTranslation, this);
+  m_controls->addGroup(m_controller->modelsBox());
+  m_controls->addGroup(m_controller->metricsBox());
+  m_shift = m_controls->shift();
+  m_canvas->setBrushSize(m_controls->brush());
+  connect(m_controls, &ImageControls::testImageChosen, this,
+          [this](int index) { reportErrors({}, [&] { showTestImage(index); }); });
+  connect(m_controls, &ImageControls::pictureChosen, this, [this](const QString& path) {
+    reportErrors(tr("Could not open picture"), [&] { openDataFile(path); });
+  });
+  connect(m_controls, &ImageControls::brushChanged, m_canvas, &ImageCanvas::setBrushSize);
+  connect(m_controls, &ImageControls::randomContextRequested, this,
+          [this](int percent) { randomContext(percent); });
+  connect(m_controls, &ImageControls::clearContextRequested, this,
+          [this] { m_undo->push(new ReplaceMaskCommand(m_mask, {}, tr("Clear context"))); });
+  connect(m_controls, &ImageControls::translationChosen, this, &ImageExplorer::setTranslation);
+  connect(m_models, &ModelList::modelToggled, this, [this] {
+    redrawCanvas();
+    schedulePredictions(false);
+  });
+  layOutViewAndControls(m_view_area, m_controls, 330);
 
   connect(m_mask, &ContextMask::changed, this, [this] {
     redrawCanvas();
@@ -148,109 +169,6 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPa
 
 ImageExplorer::~ImageExplorer() = default;
 
-QWidget* ImageExplorer::buildControls() {
-  auto* panel = new QWidget(this);
-  auto* column = new QVBoxLayout(panel);
-
-  auto* source_box = new QGroupBox(tr("Picture"), panel);
-  auto* source_form = new QFormLayout(source_box);
-  m_index = new QSpinBox(source_box);
-  m_index->setRange(0, std::max(0, test_image_count() - 1));
-  m_index->setKeyboardTracking(false);
-  auto* browse = new QHBoxLayout;
-  auto* previous = new QPushButton(tr("◀"), source_box);
-  auto* next = new QPushButton(tr("▶"), source_box);
-  auto* random = new QPushButton(tr("Random"), source_box);
-  previous->setToolTip(tr("Previous test image"));
-  next->setToolTip(tr("Next test image"));
-  browse->addWidget(m_index, 1);
-  browse->addWidget(previous);
-  browse->addWidget(next);
-  browse->addWidget(random);
-  // Without the dataset there is nothing to browse: own pictures still work.
-  const bool have_test_images = test_image_count() > 0;
-  for (QWidget* control : {static_cast<QWidget*>(m_index), static_cast<QWidget*>(previous),
-                           static_cast<QWidget*>(next), static_cast<QWidget*>(random)}) {
-    control->setEnabled(have_test_images);
-  }
-  auto* open = new QPushButton(tr("Open picture…"), source_box);
-  open->setToolTip(
-      tr("Your own picture (PNG, JPEG, BMP, …): converted to grey and fitted into "
-         "28×28 keeping its aspect ratio. You can also drop it on the window."));
-  m_source_label = new QLabel(source_box);
-  m_source_label->setWordWrap(true);
-  source_form->addRow(tr("Test image"), browse);
-  source_form->addRow(open);
-  source_form->addRow(m_source_label);
-  auto show = [this](int index) { reportErrors({}, [&] { showTestImage(index); }); };
-  connect(m_index, &QSpinBox::valueChanged, this, show);
-  connect(previous, &QPushButton::clicked, this,
-          [this] { m_index->setValue(m_index->value() - 1); });
-  connect(next, &QPushButton::clicked, this, [this] { m_index->setValue(m_index->value() + 1); });
-  connect(random, &QPushButton::clicked, this, [this] {
-    std::mt19937_64 engine(m_random_seed++);
-    m_index->setValue(std::uniform_int_distribution<int>(0, m_index->maximum())(engine));
-  });
-  connect(open, &QPushButton::clicked, this, [this] {
-    const auto path = QFileDialog::getOpenFileName(
-        this, tr("Open picture"), {},
-        tr("Pictures (%1);;All files (*)").arg("*." + picture_suffixes().join(" *.")));
-    if (path.isEmpty()) return;
-    reportErrors(tr("Could not open picture"), [&] { openDataFile(path); });
-  });
-
-  auto* context_box = new QGroupBox(tr("Context"), panel);
-  auto* context_form = new QFormLayout(context_box);
-  m_brush = new QSpinBox(context_box);
-  m_brush->setRange(1, 9);
-  m_brush->setValue(2);
-  m_brush->setSuffix(tr(" px"));
-  m_canvas->setBrushSize(2);
-  connect(m_brush, &QSpinBox::valueChanged, m_canvas, &ImageCanvas::setBrushSize);
-  m_percent = new QSpinBox(context_box);
-  m_percent->setRange(1, 100);
-  m_percent->setValue(10);
-  m_percent->setSuffix(" %");
-  auto* random_context = new QPushButton(tr("Random"), context_box);
-  random_context->setToolTip(tr("Replace the context with this share of the canvas pixels"));
-  auto* clear = new QPushButton(tr("Clear"), context_box);
-  auto* random_row = new QHBoxLayout;
-  random_row->addWidget(m_percent);
-  random_row->addWidget(random_context);
-  random_row->addWidget(clear);
-  context_form->addRow(tr("Brush size"), m_brush);
-  context_form->addRow(tr("Random pixels"), random_row);
-  connect(random_context, &QPushButton::clicked, this,
-          [this] { randomContext(m_percent->value()); });
-  connect(clear, &QPushButton::clicked, this,
-          [this] { m_undo->push(new ReplaceMaskCommand(m_mask, {}, tr("Clear context"))); });
-
-  auto* shift_box = new QGroupBox(tr("Translation Δ (pixels)"), panel);
-  auto* shift_layout = new QVBoxLayout(shift_box);
-  m_shift = new ShiftControl({tr("Δh"), tr("Δv")}, kMaxTranslation, 1.0, 0, 0.0, shift_box);
-  m_shift->setToolTip(
-      tr("Move the picture and its context across the canvas (arrow keys too). "
-         "The dashed square is where the shown models saw pictures in "
-         "training."));
-  shift_layout->addWidget(m_shift);
-  connect(m_shift, &ShiftControl::changed, this, [this](const Translation& t) {
-    setTranslation(static_cast<int>(std::lround(t[0])), static_cast<int>(std::lround(t[1])));
-  });
-
-  connect(m_models, &ModelList::modelToggled, this, [this] {
-    redrawCanvas();
-    schedulePredictions(false);
-  });
-
-  column->addWidget(source_box);
-  column->addWidget(context_box);
-  column->addWidget(shift_box);
-  column->addWidget(m_controller->modelsBox());
-  column->addWidget(m_controller->metricsBox());
-  column->addStretch(1);
-  return panel;
-}
-
 void ImageExplorer::nameModel(ModelEntry& entry) const {
   // A model with a σ per pixel is told apart from its homoscedastic twin of the same kind.
   const auto model = entry.predictor ? entry.predictor->neural_model() : nullptr;
@@ -275,11 +193,8 @@ void ImageExplorer::showTestImage(int index) {
 
 void ImageExplorer::setSource(ImageSource source) {
   m_source = std::move(source);
-  if (m_source.test_index >= 0 && m_index->value() != m_source.test_index) {
-    QSignalBlocker block(m_index);
-    m_index->setValue(m_source.test_index);
-  }
-  m_source_label->setText(m_source.description);
+  if (m_source.test_index >= 0) m_controls->showTestImage(m_source.test_index);
+  m_controls->setSourceText(m_source.description);
   redrawCanvas();
   schedulePredictions(false);
 }
@@ -499,7 +414,7 @@ QJsonObject ImageExplorer::saveSection() const {
   return {{"source", source},
           {"context", context},
           {"translation", QJsonArray{m_h, m_v}},
-          {"brush", m_brush->value()},
+          {"brush", m_controls->brush()},
           {"models", m_controller->sessionModels()}};
 }
 
@@ -530,7 +445,7 @@ void ImageExplorer::restoreSection(const QJsonObject& section) {
   }
   const auto models = section.value("models").toObject();
   m_controller->applySessionModels(m_controller->loadSessionModels(models), models);
-  m_brush->setValue(section.value("brush").toInt(m_brush->value()));
+  m_controls->setBrush(section.value("brush").toInt(m_controls->brush()));
   {
     QSignalBlocker block(m_mask);
     m_mask->replace(context);

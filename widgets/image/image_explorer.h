@@ -20,6 +20,7 @@ namespace npe::widgets {
 class ContextMask;
 class ExplorerController;
 class ImageCanvas;
+class ImageControls;
 class MetricsTable;
 class ModelList;
 class PredictionGrid;
@@ -83,7 +84,6 @@ class ImageExplorer final : public ExplorerPanel {
   void onHovered(int row, int column);
 
  private:
-  QWidget* buildControls();
   /// A σ-per-pixel model is told apart from its homoscedastic twin, and every model says where
   /// it saw pictures in training.
   void nameModel(ModelEntry& entry) const;
@@ -102,11 +102,8 @@ class ImageExplorer final : public ExplorerPanel {
   PredictionGrid* m_grid = nullptr;
   ModelList* m_models = nullptr;
   MetricsTable* m_metrics = nullptr;
+  ImageControls* m_controls = nullptr;
   ShiftControl* m_shift = nullptr;
-  QSpinBox* m_index = nullptr;
-  QSpinBox* m_brush = nullptr;
-  QSpinBox* m_percent = nullptr;
-  QLabel* m_source_label = nullptr;
   QLabel* m_hover = nullptr;
   QWidget* m_view_area = nullptr;
   int m_h = 0, m_v = 0;
