@@ -6,21 +6,12 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDialog>
-#include <QDialogButtonBox>
-#include <QDoubleSpinBox>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
-#include <QPainter>
 #include <QPushButton>
-#include <QSlider>
-#include <QSpinBox>
-#include <QSvgGenerator>
 #include <QUndoStack>
 #include <QVBoxLayout>
 

@@ -4,19 +4,11 @@
 #include <numeric>
 #include <random>
 
-#include <QCheckBox>
-#include <QFileDialog>
-#include <QFileInfo>
-#include <QFormLayout>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QKeyEvent>
 #include <QLabel>
-#include <QPushButton>
 #include <QScrollArea>
-#include <QSpinBox>
-#include <QSplitter>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
