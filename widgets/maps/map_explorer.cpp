@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <random>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -28,6 +26,7 @@
 #include "maps/map_layer.h"
 #include "maps/map_view.h"
 #include "maps/small_maps.h"
+#include "maps/station_editor.h"
 #include "maps/station_set.h"
 #include "npe/data/era5_scene.h"
 #include "npe/data/gridded_field.h"
@@ -69,6 +68,16 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
   m_hover->setWordWrap(true);
   m_hover->setMinimumHeight(40);
   m_small_maps = new SmallMaps(this);
+  m_station_editor = new StationEditor(
+      m_stations, m_undo, [this] { return targetWindow(); },
+      [this](const QPoint& cell) {
+        // Stations only where the data has a value now and the models have place features.
+        return !m_source ||
+               (m_source->usable_cells()[cell.y()][cell.x()].item<bool>() &&
+                std::isfinite(m_source->field().values[m_hour][cell.y()][cell.x()].item<float>()));
+      },
+      this);
+  connect(m_station_editor, &StationEditor::hint, this, &MapExplorer::statusMessage);
 
   auto* controls = new MapControls(dataSuffixes(), kDefaultStations, this);
   controls->addGroup(m_controller->modelsBox());
@@ -203,40 +212,12 @@ void MapExplorer::ensureView() {
   delete m_view_area->layout()->replaceWidget(m_view_placeholder, m_view);
   delete m_view_placeholder;
   m_view_placeholder = nullptr;
-  connectView();
-  m_view->setThreeD(m_three_d);
-  redraw();
-}
-
-void MapExplorer::connectView() {
-  connect(m_view, &MapView::cellPressed, this, [this](QPoint cell) {
-    m_press_cell = m_drag_cell = cell;
-    m_moved = false;
-    ++m_drag;
-    const auto window = targetWindow();
-    if (!window.contains(cell)) {
-      Q_EMIT statusMessage(
-          tr("Stations go inside the target window (black square); move it "
-             "with the region shift Δ."));
-      return;
-    }
-    // A press on an empty cell adds a station at once; one on a station may become a drag.
-    if (!m_stations->contains(cell - window.topLeft())) clickCell(cell), m_press_cell = {-1, -1};
-  });
-  connect(m_view, &MapView::cellDragged, this, [this](QPoint cell) {
-    if (m_press_cell.x() < 0 || !targetWindow().contains(cell)) return;
-    if (moveStation(m_drag_cell, cell, m_drag)) {
-      m_drag_cell = cell;
-      m_moved = true;
-    }
-  });
-  connect(m_view, &MapView::released, this, [this](QPoint) {
-    if (m_press_cell.x() >= 0 && !m_moved) clickCell(m_press_cell);  // click on a station
-    m_press_cell = {-1, -1};
-  });
+  m_station_editor->attach(m_view);
   connect(m_view, &MapView::hovered, this, [this](QPoint cell) {
     if (cell.x() >= 0) m_hover->setText(describeCell(cell));
   });
+  m_view->setThreeD(m_three_d);
+  redraw();
 }
 
 void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
@@ -418,52 +399,6 @@ void MapExplorer::setLayer(const QString& layer) {
 
 void MapExplorer::setModelEnabled(const QString& id, bool enabled) {
   m_models->setEnabled(id, enabled);
-}
-
-void MapExplorer::randomStations(int n) {
-  const int w = m_source ? static_cast<int>(m_source->config().window) : 15;
-  std::vector<int> all;
-  const auto window = targetWindow();
-  for (int i = 0; i < w * w; ++i) {
-    // Stations only where the data has a value now and the models have place features.
-    const int r = window.top() + i / w, c = window.left() + i % w;
-    if (m_source && (!m_source->usable_cells()[r][c].item<bool>() ||
-                     !std::isfinite(m_source->field().values[m_hour][r][c].item<float>())))
-      continue;
-    all.push_back(i);
-  }
-  std::mt19937_64 engine(m_random_seed++);
-  std::shuffle(all.begin(), all.end(), engine);
-  std::vector<QPoint> cells;
-  for (int i = 0; i < std::clamp(n, 0, int(all.size())); ++i)
-    cells.emplace_back(all[size_t(i)] % w, all[size_t(i)] / w);
-  m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Random stations")));
-}
-
-bool MapExplorer::clickCell(const QPoint& cell) {
-  const auto window = targetWindow();
-  if (!window.contains(cell)) return false;
-  const auto local = cell - window.topLeft();
-  auto cells = m_stations->cells();
-  if (m_stations->contains(local)) {
-    cells.erase(std::find(cells.begin(), cells.end(), local));
-    m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Remove station")));
-  } else {
-    cells.push_back(local);
-    m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Add station")));
-  }
-  return true;
-}
-
-bool MapExplorer::moveStation(const QPoint& from, const QPoint& to, int drag) {
-  const auto window = targetWindow();
-  if (!window.contains(from) || !window.contains(to)) return false;
-  const auto a = from - window.topLeft(), b = to - window.topLeft();
-  if (!m_stations->contains(a) || m_stations->contains(b)) return false;
-  auto cells = m_stations->cells();
-  *std::find(cells.begin(), cells.end(), a) = b;
-  m_undo->push(new EditStationsCommand(m_stations, std::move(cells), tr("Move station"), drag));
-  return true;
 }
 
 torch::Tensor MapExplorer::truthCelsius(int hour) const {

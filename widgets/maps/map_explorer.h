@@ -14,6 +14,7 @@
 
 #include "common/explorer_panel.h"
 #include "common/prediction_service.h"
+#include "maps/station_editor.h"
 #include "npe/data/era5_tasks.h"
 
 class QCheckBox;
@@ -80,12 +81,14 @@ class MapExplorer final : public ExplorerPanel {
   int shiftEast() const { return m_east; }
   void setThreeD(bool on);
   /// Replaces the stations by n random cells of the window (undoable).
-  void randomStations(int n);
+  void randomStations(int n) { m_station_editor->randomStations(n); }
   /// What a click on absolute grid cell (x = column, y = row) does: adds a station there, or
   /// removes the station already there. Returns false outside the target window.
-  bool clickCell(const QPoint& cell);
+  bool clickCell(const QPoint& cell) { return m_station_editor->clickCell(cell); }
   /// Moves the station at absolute cell `from` to `to` (both in the window), undoable.
-  bool moveStation(const QPoint& from, const QPoint& to, int drag);
+  bool moveStation(const QPoint& from, const QPoint& to, int drag) {
+    return m_station_editor->moveStation(from, to, drag);
+  }
   /// Layer shown in the main view: "truth", or "<model id>|mean", "|stddev", "|error".
   void setLayer(const QString& layer);
   QString layer() const { return m_layer; }
@@ -104,7 +107,6 @@ class MapExplorer final : public ExplorerPanel {
  private:
   void showEvent(QShowEvent* event) override;
   void ensureView();
-  void connectView();
   void setSource(std::shared_ptr<Era5TaskSource> source);
   void schedulePredictions(bool refine);
   std::optional<PredictionRequest> sceneRequest() const;
@@ -140,6 +142,7 @@ class MapExplorer final : public ExplorerPanel {
   QLineEdit* m_variable = nullptr;
   QLabel* m_hover = nullptr;
   SmallMaps* m_small_maps = nullptr;
+  StationEditor* m_station_editor = nullptr;
   QWidget* m_view_area = nullptr;
   /// Holds the view's place (and size) until the tab is first shown.
   QWidget* m_view_placeholder = nullptr;
@@ -155,11 +158,7 @@ class MapExplorer final : public ExplorerPanel {
   QString m_layer = "truth";
   int m_hour = 0, m_north = 0, m_east = 0;
   int m_base_row = 18, m_base_col = 20;
-  int m_drag = 0;
-  QPoint m_press_cell{-1, -1}, m_drag_cell{-1, -1};
-  bool m_moved = false;
   bool m_three_d = false;
-  uint64_t m_random_seed = 1;
   PredictionResult m_last;
 };
 
