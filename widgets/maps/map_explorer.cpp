@@ -22,6 +22,7 @@
 #include "image/colour_map.h"
 #include "image/pixel_view.h"
 #include "maps/coastlines.h"
+#include "maps/grid_description.h"
 #include "maps/map_controls.h"
 #include "maps/map_layer.h"
 #include "maps/map_view.h"
@@ -164,8 +165,8 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
     const auto& f = source->field();
     const auto south = source->region_extent(Era5Region::South);
     m_training_box =
-        Box{f.latitudes[size_t(south.row_end - 1)], f.latitudes[size_t(south.row_begin)],
-            f.longitudes.front(), f.longitudes.back()};
+        LatLonBox{f.latitudes[size_t(south.row_end - 1)], f.latitudes[size_t(south.row_begin)],
+                  f.longitudes.front(), f.longitudes.back()};
     setSource(std::move(source));
   } catch (const Error& e) {
     // Without the training file the shipped checkpoints still carry their statistics.
@@ -251,16 +252,7 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
     QSignalBlocker block(m_time);
     m_time->setRange(first, static_cast<int>(f.num_times()) - 1);
   }
-  QString text = tr("%1: %2 (%3), %4 × %5 cells of %6° × %7°, %8 time(s) from %9")
-                     .arg(QFileInfo(QString::fromStdString(f.source.string())).fileName(),
-                          QString::fromStdString(f.long_name.empty() ? f.variable : f.long_name),
-                          QString::fromStdString(f.units))
-                     .arg(rows)
-                     .arg(cols)
-                     .arg(rows > 1 ? f.latitude_step() : 0.0)
-                     .arg(cols > 1 ? f.longitude_step() : 0.0)
-                     .arg(f.num_times())
-                     .arg(QString::fromStdString(format_utc(f.valid_times.front())));
+  QString text = describe_field(f);
   if (m_source->config().whole_file && m_training_box) {
     const auto& box = *m_training_box;
     text += trainingRegionCells().isNull()
@@ -272,14 +264,8 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
                 : tr(". Green outline: where the models were trained (another file).");
   }
   m_data_label->setText(text);
-  const auto steps = m_source->window_time_steps();
-  QStringList before;
-  for (int64_t k = 1; k < steps; ++k) before << QString::number(k * m_source->config().step_hours);
   m_station_note->setText(
-      steps == 1 ? tr("A station reports its cell's temperature at the time shown (the file has "
-                      "one time per task window).")
-                 : tr("A station reports its cell's temperature now and %1 hours before.")
-                       .arg(before.join(", ")));
+      describe_station_reports(m_source->window_time_steps(), m_source->config().step_hours));
   // Start on a test day (one the models did not train on), at noon.
   const auto& test_starts = m_source->window_starts(Split::Test);
   const int test_hour = test_starts.empty() ? 0 : static_cast<int>(test_starts.front()) + first;
@@ -303,25 +289,7 @@ Era5TaskConfig MapExplorer::configFor(const std::string& path, const std::string
 }
 
 QRect MapExplorer::trainingRegionCells() const {
-  if (!m_source || !m_training_box) return {};
-  const auto& f = m_source->field();
-  const auto& box = *m_training_box;
-  const double eps = 1e-6;
-  int top = -1, bottom = -1, left = -1, right = -1;
-  for (int r = 0; r < int(f.latitudes.size()); ++r) {
-    if (f.latitudes[size_t(r)] < box.south - eps || f.latitudes[size_t(r)] > box.north + eps)
-      continue;
-    if (top < 0) top = r;
-    bottom = r;
-  }
-  for (int c = 0; c < int(f.longitudes.size()); ++c) {
-    if (f.longitudes[size_t(c)] < box.west - eps || f.longitudes[size_t(c)] > box.east + eps)
-      continue;
-    if (left < 0) left = c;
-    right = c;
-  }
-  if (top < 0 || left < 0) return {};
-  return QRect(QPoint(left, top), QPoint(right, bottom));
+  return m_source && m_training_box ? cells_within(m_source->field(), *m_training_box) : QRect();
 }
 
 void MapExplorer::openDataFile(const QString& path) {

@@ -14,6 +14,7 @@
 
 #include "common/explorer_panel.h"
 #include "common/prediction_service.h"
+#include "maps/grid_description.h"
 #include "maps/station_editor.h"
 #include "npe/data/era5_tasks.h"
 
@@ -151,10 +152,7 @@ class MapExplorer final : public ExplorerPanel {
   /// The models' task as trained (statistics, units, origin), from the default data or the
   /// shipped checkpoints; and the latitude/longitude box of their training region.
   std::optional<Era5TaskConfig> m_training_config;
-  struct Box {
-    double south = 0, north = 0, west = 0, east = 0;
-  };
-  std::optional<Box> m_training_box;
+  std::optional<LatLonBox> m_training_box;
   QString m_layer = "truth";
   int m_hour = 0, m_north = 0, m_east = 0;
   int m_base_row = 18, m_base_col = 20;
