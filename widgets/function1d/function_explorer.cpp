@@ -23,9 +23,11 @@
 #include "common/models_box.h"
 #include "common/session_file.h"
 #include "common/shift_control.h"
+#include "function1d/bands_choice.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/point_import.h"
 #include "function1d/samples_box.h"
+#include "function1d/teaching_aids_box.h"
 #include "function_plot.h"
 #include "npe/data/function_scene.h"
 #include "npe/data/point_table.h"
@@ -177,24 +179,11 @@ QWidget* FunctionExplorer::buildSidePanel() {
   // legend; its band is drawn (by default only its band) and its entries are emphasised.
   auto* bands_row = new QHBoxLayout;
   auto* bands_label = new QLabel(tr("±2σ bands"), models_box);
-  m_bands = new QComboBox(models_box);
-  m_bands->setObjectName("bands");
-  m_bands->addItem(tr("Model in focus"), "focused");
-  m_bands->addItem(tr("All models"), "all");
-  m_bands->addItem(tr("None"), "none");
-  m_bands->setToolTip(
-      tr("Model in focus: the band of the model selected in the list, or of the model under the "
-         "mouse (its curve, legend entry or list row); the others show their means"));
+  m_bands = new BandsChoice(m_plot, models_box);
   bands_label->setBuddy(m_bands);
   bands_row->addWidget(bands_label);
   bands_row->addWidget(m_bands, 1);
   static_cast<QBoxLayout*>(models_box->layout())->addLayout(bands_row);
-  connect(m_bands, &QComboBox::currentIndexChanged, this, [this] {
-    const auto mode = m_bands->currentData().toString();
-    m_plot->setBands(mode == "all"    ? FunctionPlot::Bands::all
-                     : mode == "none" ? FunctionPlot::Bands::none
-                                      : FunctionPlot::Bands::focused);
-  });
   connect(m_model_list, &ModelList::modelSelected, m_plot, &FunctionPlot::setSelectedModel);
   auto hover = [this](const QString& id) {
     m_plot->setHoveredModel(id);
@@ -203,35 +192,20 @@ QWidget* FunctionExplorer::buildSidePanel() {
   connect(m_model_list, &ModelList::modelHovered, this, hover);
   connect(m_plot, &FunctionPlot::modelHovered, this, hover);
 
-  auto* aids_box = new QGroupBox(tr("Teaching aids"), panel);
-  auto* aids = new QFormLayout(aids_box);
-  auto* sweep = new QPushButton(tr("Δ sweep…"), aids_box);
-  sweep->setToolTip(
-      tr("Log-likelihood against Δ for the shown models on fixed sampled tasks "
-         "(the paper's Figure 2, live)"));
-  m_attention = new QCheckBox(tr("Show attention of"), aids_box);
-  m_attention->setToolTip(
-      tr("Hover over the plot: lines show which context points the "
-         "prediction at that x attends to (last cross-attention layer, "
-         "summed over heads)"));
-  m_attention_model = new QComboBox(aids_box);
-  aids->addRow(sweep);
-  aids->addRow(m_attention, m_attention_model);
+  m_aids = new TeachingAidsBox(panel);
+  connect(m_aids, &TeachingAidsBox::sweepRequested, this, &FunctionExplorer::openSweep);
+  connect(m_aids, &TeachingAidsBox::attentionOff, m_plot, &FunctionPlot::clearAttention);
 
   m_samples = new SamplesBox(kCorrelationSamples, panel);
   connect(m_samples, &SamplesBox::requestChanged, this, [this] { schedulePredictions(false); });
   connect(m_samples, &SamplesBox::resampleRequested, this, &FunctionExplorer::resample);
   connect(m_samples, &SamplesBox::correlationChanged, this, &FunctionExplorer::showCorrelation);
-  connect(sweep, &QPushButton::clicked, this, &FunctionExplorer::openSweep);
-  connect(m_attention, &QCheckBox::toggled, this, [this](bool on) {
-    if (!on) m_plot->clearAttention();
-  });
 
   column->addWidget(m_truth_box);
   column->addWidget(models_box);
   column->addWidget(m_controller->metricsBox());
   column->addWidget(m_samples);
-  column->addWidget(aids_box);
+  column->addWidget(m_aids);
   column->addStretch(1);
   return panel;
 }
@@ -243,7 +217,7 @@ const std::vector<ModelEntry>& FunctionExplorer::models() const {
 void FunctionExplorer::onModelAdded(const QString& id) {
   const auto* entry = m_model_list->find(id);
   if (!entry) return;
-  if (entry->capabilities.attention) m_attention_model->addItem(entry->name, id);
+  if (entry->capabilities.attention) m_aids->addAttentionModel(entry->name, id);
   if (entry->capabilities.joint) m_samples->addJointModel(entry->name, id);
 }
 
@@ -551,8 +525,8 @@ void FunctionExplorer::showCorrelation() {
 void FunctionExplorer::onHovered(double x) {
   m_hover_x = x;
   showCorrelation();
-  if (!m_attention->isChecked() || m_attention_model->count() == 0) return;
-  const auto id = m_attention_model->currentData().toString();
+  const auto id = m_aids->attentionModel();
+  if (id.isEmpty()) return;
   const auto* entry = m_model_list->find(id);
   if (!entry) return;
   AttentionRequest request;
@@ -566,7 +540,7 @@ void FunctionExplorer::onHovered(double x) {
 }
 
 void FunctionExplorer::onAttention(const AttentionResult& result) {
-  if (!m_attention->isChecked() || result.weights.empty()) {
+  if (m_aids->attentionModel().isEmpty() || result.weights.empty()) {
     m_plot->clearAttention();
     return;
   }
@@ -589,7 +563,7 @@ Session FunctionExplorer::session() const {
   s.shift = m_shift;
   s.enabled_models = m_model_list->enabledIds();
   s.samples = samples();
-  s.bands = m_bands->currentData().toString();
+  s.bands = m_bands->mode();
   s.correlation_model = m_samples->correlationModel();
   s.checkpoints = m_model_list->userCheckpoints();
   s.has_view = true;
@@ -615,7 +589,7 @@ void FunctionExplorer::applySession(const Session& s) {
   m_truth = GroundTruth(s.truth);
   m_model_list->setEnabledIds(s.enabled_models);
   setSamples(s.samples);
-  m_bands->setCurrentIndex(std::max(0, m_bands->findData(s.bands)));
+  m_bands->setMode(s.bands);
   setCorrelationModel(s.correlation_model);  // empty: off
   m_undo->clear();
   {

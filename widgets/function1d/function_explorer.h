@@ -25,10 +25,12 @@ class QUndoStack;
 
 namespace npe::widgets {
 
+class BandsChoice;
 class ExplorerController;
 class FunctionPlot;
 class GroundTruthBox;
 class SamplesBox;
+class TeachingAidsBox;
 class MetricsTable;
 class ModelList;
 class PointSet;
@@ -124,12 +126,11 @@ class FunctionExplorer final : public ExplorerPanel {
   QTimer m_view_timer;
 
   GroundTruthBox* m_truth_box = nullptr;
-  QComboBox* m_bands = nullptr;
+  BandsChoice* m_bands = nullptr;
   ShiftControl* m_shift_control = nullptr;
   ModelList* m_model_list = nullptr;
   MetricsTable* m_metrics = nullptr;
-  QCheckBox* m_attention = nullptr;
-  QComboBox* m_attention_model = nullptr;
+  TeachingAidsBox* m_aids = nullptr;
   // Joint predictions: samples and the correlation shown on hover.
   SamplesBox* m_samples = nullptr;
   uint64_t m_draw_seed = 1;
