@@ -24,6 +24,7 @@
 #include "common/session_file.h"
 #include "common/shift_control.h"
 #include "function1d/bands_choice.h"
+#include "function1d/correlation_overlay.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/point_import.h"
 #include "function1d/samples_box.h"
@@ -72,6 +73,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   m_model_list = m_controller->models();
   m_metrics = m_controller->metrics();
   m_plot = new FunctionPlot(this);
+  m_correlation = std::make_unique<CorrelationOverlay>(m_plot);
 
   auto* left = new QWidget(this);
   auto* left_layout = new QVBoxLayout(left);
@@ -86,7 +88,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   connect(m_plot, &FunctionPlot::removeRequested, this, &FunctionExplorer::onRemoveRequested);
   connect(m_plot, &FunctionPlot::hovered, this, &FunctionExplorer::onHovered);
   connect(m_plot, &FunctionPlot::hoverEnded, this, [this] {
-    m_hover_x = std::numeric_limits<double>::quiet_NaN();
+    m_correlation->hover(std::numeric_limits<double>::quiet_NaN());
     m_plot->clearCorrelation();
   });
   connect(m_plot, &FunctionPlot::viewChangedByUser, this, [this] {
@@ -432,15 +434,11 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
     if (!prediction.sample_error.isEmpty()) {
       Q_EMIT statusMessage(tr("%1: no samples: %2").arg(entry->name, prediction.sample_error));
     }
-    // TNP-A's estimated correlation arrives on refined rounds only: keep the last one meanwhile.
-    if (prediction.correlation.defined()) {
-      m_correlations[prediction.id] = {prediction.correlation, prediction.correlation_estimated};
-    } else if (m_samples->correlationModel().isEmpty() || !entry->capabilities.joint) {
-      m_correlations.erase(prediction.id);
-    }
+    m_correlation->keep(prediction, entry->capabilities.joint,
+                        !m_samples->correlationModel().isEmpty());
   }
-  if (result.sample_x.defined()) m_sample_x = to_vector(result.sample_x);
-  if (m_samples->correlationModel().isEmpty()) m_correlations.clear();
+  m_correlation->setPoints(result.sample_x);
+  if (m_samples->correlationModel().isEmpty()) m_correlation->clear();
   showCorrelation();
 }
 
@@ -495,35 +493,11 @@ QString FunctionExplorer::describeModels() const {
 }
 
 void FunctionExplorer::showCorrelation() {
-  const auto id = m_samples->correlationModel();
-  if (id.isEmpty() || !std::isfinite(m_hover_x)) {
-    m_plot->clearCorrelation();
-    return;
-  }
-  const auto* entry = m_model_list->find(id);
-  auto it = m_correlations.find(id);
-  if (!entry || !entry->enabled || it == m_correlations.end() || m_sample_x.empty() ||
-      it->second.first.size(0) != int64_t(m_sample_x.size())) {
-    m_plot->clearCorrelation();
-    return;
-  }
-  // The row of the sample point nearest to the hovered x.
-  size_t row = 0;
-  for (size_t i = 1; i < m_sample_x.size(); ++i) {
-    if (std::abs(m_sample_x[i] - m_hover_x) < std::abs(m_sample_x[row] - m_hover_x)) row = i;
-  }
-  const auto values = to_vector(it->second.first[int64_t(row)]);
-  const auto label = tr("correlation with x = %1 (%2%3)")
-                         .arg(m_sample_x[row], 0, 'g', 4)
-                         .arg(entry->name)
-                         .arg(it->second.second ? tr(", estimated") : QString());
-  m_plot->setCorrelation(m_sample_x[row], entry->colour, label,
-                         QVector<double>(m_sample_x.begin(), m_sample_x.end()),
-                         QVector<double>(values.begin(), values.end()));
+  m_correlation->show(m_samples->correlationModel(), *m_model_list);
 }
 
 void FunctionExplorer::onHovered(double x) {
-  m_hover_x = x;
+  m_correlation->hover(x);
   showCorrelation();
   const auto id = m_aids->attentionModel();
   if (id.isEmpty()) return;

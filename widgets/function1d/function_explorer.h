@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "common/explorer_panel.h"
 #include "common/model_entry.h"
 #include "common/prediction_service.h"
+#include "function1d/correlation_overlay.h"
 #include "function_session.h"
 #include "ground_truth.h"
 
@@ -134,10 +136,7 @@ class FunctionExplorer final : public ExplorerPanel {
   // Joint predictions: samples and the correlation shown on hover.
   SamplesBox* m_samples = nullptr;
   uint64_t m_draw_seed = 1;
-  /// The latest correlation matrix per model id, at m_sample_x.
-  std::map<QString, std::pair<torch::Tensor, bool>> m_correlations;
-  std::vector<double> m_sample_x;
-  double m_hover_x = std::numeric_limits<double>::quiet_NaN();
+  std::unique_ptr<CorrelationOverlay> m_correlation;  // on m_plot
 
   GroundTruth m_truth;
   bool m_has_truth = true;
