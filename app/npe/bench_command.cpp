@@ -769,7 +769,7 @@ Command add_bench_command(CLI::App& app) {
   latency->add_option("--models", lat->models, "Comma-separated kinds");
   auto* dir = latency->add_option("--models-dir", lat->models_dir, "Folder of checkpoints");
   latency->add_option("--size", lat->size, "Time fresh models of this size instead")
-      ->check(CLI::IsMember({"small", "paper"}))
+      ->check(CLI::IsMember(model_sizes()))
       ->excludes(dir);
   latency->add_option("--device", lat->device, "all, cpu, cuda or auto")
       ->check(CLI::IsMember({"all", "cpu", "cuda", "auto"}))
@@ -798,7 +798,7 @@ Command add_bench_command(CLI::App& app) {
           ->check(at_least(0))
           ->capture_default_str();
   train->add_option("--size", tr->size, "Size preset")
-      ->check(CLI::IsMember({"small", "paper"}))
+      ->check(CLI::IsMember(model_sizes()))
       ->capture_default_str();
   auto* train_models =
       train->add_option("--models", tr->models, "Comma-separated kinds (reference: tnp,tetnp)")

@@ -127,7 +127,7 @@ Command add_memory_bench(CLI::App& bench) {
   auto args = std::make_shared<MemoryBenchArguments>();
   memory->add_option("--models", args->models, "Comma-separated kinds")->capture_default_str();
   memory->add_option("--size", args->size, "Size preset of the fresh models")
-      ->check(CLI::IsMember({"small", "paper"}))
+      ->check(CLI::IsMember(model_sizes()))
       ->capture_default_str();
   memory->add_option("--context", args->context, "Context points per task")
       ->check(CLI::Range(int64_t{0}, int64_t{100000000}))

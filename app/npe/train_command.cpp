@@ -289,7 +289,7 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
   auto* model_option = command->add_option("--model-option", a->model_options,
                                            "KEY=VALUE field of the model config");
   auto* size = command->add_option("--size", a->size, "Size preset")
-                   ->check(CLI::IsMember({"small", "paper"}))
+                   ->check(CLI::IsMember(model_sizes()))
                    ->capture_default_str();
   command->add_option("--device", a->device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))

@@ -2,6 +2,7 @@
 // checkpoint that records only them rebuilds the same model; the registry answers from the
 // specifications alone.
 
+#include "npe/data/image_tasks.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/flops.h"
 #include "npe/models/model_registry.h"
@@ -126,6 +127,35 @@ TEST(ModelSpecs, TasksAdaptModelsByCapabilityNotByName) {
   EXPECT_EQ(te.to_json(), before);
   EXPECT_EQ(default_model_config("convcnp2d", "paper", 2, 1).conv_channels, 64);
   EXPECT_EQ(default_model_config("convcnp", "paper").conv_channels, 128);
+}
+
+// The medium size is the small one with the paper's transformer (5 layers of 8 heads x 16), on
+// every task: a task's own small widths (the images' D_z = 32, pairwise width 16) stay, and a
+// kind without a transformer is as small. An unknown size is refused by name.
+TEST(ModelSpecs, TheMediumSizeIsSmallWithThePapersTransformer) {
+  EXPECT_EQ(model_sizes(), (std::vector<std::string>{"small", "medium", "paper"}));
+  const ImageTaskSource images(ImageTaskConfig{});
+  const auto small = default_model_config("tepttnp", "small", images);
+  const auto medium = default_model_config("tepttnp", "medium", images);
+  EXPECT_EQ(medium.num_layers, 5);
+  EXPECT_EQ(medium.num_heads, 8);
+  EXPECT_EQ(medium.head_dim, 16);
+  EXPECT_NE(small.num_layers, medium.num_layers);
+  EXPECT_EQ(medium.dim_model, small.dim_model);
+  EXPECT_EQ(medium.pairwise_width, small.pairwise_width);
+  EXPECT_EQ(medium.num_pseudo_tokens, small.num_pseudo_tokens);
+  EXPECT_EQ(medium.input_scale, small.input_scale);
+  const auto one_d = default_model_config("tetnp", "medium");
+  EXPECT_EQ(one_d.num_layers, 5);
+  EXPECT_EQ(one_d.pairwise_width, default_model_config("tetnp", "small").pairwise_width);
+  EXPECT_EQ(model_options_json(default_model_config("convcnp", "medium")),
+            model_options_json(default_model_config("convcnp", "small")));
+  try {
+    default_model_config("tetnp", "huge");
+    FAIL() << "an unknown size was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("medium"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

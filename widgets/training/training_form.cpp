@@ -52,6 +52,7 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_model = new QComboBox(box);
   m_size = new QComboBox(box);
   m_size->addItem(tr("small (CPU, minutes)"), "small");
+  m_size->addItem(tr("medium (the paper's transformer; CPU, hours)"), "medium");
   m_size->addItem(tr("paper (Appendix F sizes; GPU)"), "paper");
   m_size->addItem(tr("custom widths"), "custom");
   auto spin = [box](int low, int high, int value, const QString& tip) {

@@ -61,9 +61,33 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
   return config;
 }
 
+const std::vector<std::string>& model_sizes() {
+  static const std::vector<std::string> sizes = {"small", "medium", "paper"};
+  return sizes;
+}
+
+namespace {
+
+// The medium size is the small one with the paper's transformer (5 layers of 8 heads x 16): the
+// depth and heads are what draw a sharp picture on CPU-trainable budgets, while the pairwise
+// MLPs, pseudo-tokens and CNN widths (the cost) stay small. Kinds without a transformer (the
+// ConvCNPs) are as small.
+void use_papers_transformer(ModelConfig& c) {
+  c.num_layers = 5;
+  c.num_heads = 8;
+  c.head_dim = 16;
+}
+
+}  // namespace
+
 ModelConfig default_model_config(const std::string& kind, const std::string& size, int64_t dim_x,
                                  int64_t dim_y) {
   const auto& spec = model_spec(kind);  // throws for unknown kinds
+  if (size == "medium") {
+    auto c = default_model_config(kind, "small", dim_x, dim_y);
+    use_papers_transformer(c);
+    return c;
+  }
   ModelConfig c;
   c.kind = kind;
   c.dim_x = dim_x;
@@ -72,7 +96,9 @@ ModelConfig default_model_config(const std::string& kind, const std::string& siz
     if (spec.paper_size) spec.paper_size(c);
     return c;
   }
-  if (size != "small") throw ConfigError("unknown size '" + size + "' (known: small, paper)");
+  if (size != "small") {
+    throw ConfigError("unknown size '" + size + "' (known: small, medium, paper)");
+  }
   // CPU-trainable sizes: narrower tokens, fewer layers, and above all narrow pairwise MLPs,
   // which dominate the cost of the translation-equivariant models.
   c.dim_model = 64;
@@ -87,8 +113,10 @@ ModelConfig default_model_config(const std::string& kind, const std::string& siz
 
 ModelConfig default_model_config(const std::string& kind, const std::string& size,
                                  const TaskSource& task) {
-  auto config = default_model_config(kind, size, task.dim_x(), task.dim_y());
-  task.adapt_model_config(config, size);
+  const bool medium = size == "medium";
+  auto config = default_model_config(kind, medium ? "small" : size, task.dim_x(), task.dim_y());
+  task.adapt_model_config(config, medium ? "small" : size);
+  if (medium) use_papers_transformer(config);
   return config;
 }
 

@@ -269,7 +269,7 @@ PredictorInfo neural_info(const ModelInfo& m) {
   caps.trainable = true;
   caps.flop_model = m.flop_model;
   caps.joint = m.joint;
-  caps.size_presets = {"small", "paper"};
+  caps.size_presets = model_sizes();
   return {m.kind, m.display_name, m.description, caps};
 }
 

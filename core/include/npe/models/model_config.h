@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -84,8 +85,11 @@ struct ModelConfig {
   static ModelConfig from_json(const nlohmann::json& json);
 };
 
-/// Named sizes: "paper" (the paper's Appendix F sizes) and "small" (CPU-trainable).
-/// Throws ConfigError for an unknown kind or size.
+/// The named sizes, smallest first: "small" (CPU-trainable in minutes), "medium" (small with
+/// the paper's transformer: 5 layers of 8 heads x 16) and "paper" (Appendix F).
+const std::vector<std::string>& model_sizes();
+
+/// A named size (model_sizes()). Throws ConfigError for an unknown kind or size.
 ModelConfig default_model_config(const std::string& kind, const std::string& size,
                                  int64_t dim_x = 1, int64_t dim_y = 1);
 
