@@ -51,6 +51,14 @@ TEST(FunctionScenes, BecomeATaskWithTheTruthsHeldOutPointsAndOracle) {
   scene.context_y.push_back(0.0);
   scene.query_high = scene.query_low - 1;
   EXPECT_THROW(scene_task(scene), InvalidInputError);
+  // One query: the hovered x alone (the attention overlay's task).
+  scene.query_high = scene.query_low = 1e6 + 0.25;
+  scene.num_queries = 1;
+  const auto one = scene_task(scene);
+  ASSERT_EQ(one.batch.task.xt.sizes(), (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(one.batch.task.xt[0][0][0].item<double>(), 1e6 + 0.25);
+  scene.num_queries = 0;
+  EXPECT_THROW(scene_task(scene), InvalidInputError);
 }
 
 TEST(Task, ValidTaskPasses) {

@@ -269,11 +269,6 @@ std::vector<QPointF> FunctionExplorer::displayPoints() const {
   return points;
 }
 
-torch::Tensor FunctionExplorer::column(const std::vector<double>& values) const {
-  // float64, so that points shifted by up to 1e6 keep their digits until a model sees them.
-  return torch::tensor(values, torch::kFloat64).view({1, static_cast<int64_t>(values.size()), 1});
-}
-
 void FunctionExplorer::appendDisplayContext(std::vector<double>& xc,
                                             std::vector<double>& yc) const {
   for (const auto& p : displayPoints()) {
@@ -506,9 +501,11 @@ void FunctionExplorer::onHovered(double x) {
   AttentionRequest request;
   request.serial = ++m_attention_serial;
   request.model = *entry;
-  std::vector<double> xc, yc;
-  appendDisplayContext(xc, yc);
-  request.batch.task = {column(xc), column(yc), column({x}), {}};
+  FunctionScene scene;
+  appendDisplayContext(scene.context_x, scene.context_y);
+  scene.query_low = scene.query_high = x;
+  scene.num_queries = 1;
+  request.batch = scene_task(scene).batch;
   m_attention_x = x;
   m_controller->service()->request_attention(std::move(request));
 }

@@ -110,7 +110,6 @@ class FunctionExplorer final : public ExplorerPanel {
  private:
   QWidget* buildSidePanel();
   QWidget* buildShiftBar();
-  torch::Tensor column(const std::vector<double>& values) const;
   void resampleTruth();
   void applyTruthSettings();
   void redrawData();

@@ -22,15 +22,17 @@ FunctionSceneTask scene_task(const FunctionScene& scene) {
       scene.held_out_x.size() != scene.held_out_y.size()) {
     throw InvalidInputError("a scene's coordinates and values must pair up");
   }
-  if (scene.num_queries < 2 || !std::isfinite(scene.query_low) ||
+  if (scene.num_queries < 1 || !std::isfinite(scene.query_low) ||
       !std::isfinite(scene.query_high) || scene.query_high < scene.query_low) {
-    throw InvalidInputError("the query range must be finite, ordered and hold two points");
+    throw InvalidInputError("the query range must be finite, ordered and hold a point");
   }
   std::vector<double> xt;
   xt.reserve(static_cast<size_t>(scene.num_queries));
   const double span = scene.query_high - scene.query_low;
   for (int64_t i = 0; i < scene.num_queries; ++i) {
-    xt.push_back(scene.query_low + span * double(i) / double(scene.num_queries - 1));
+    xt.push_back(scene.num_queries == 1
+                     ? scene.query_low
+                     : scene.query_low + span * double(i) / double(scene.num_queries - 1));
   }
   FunctionSceneTask result;
   result.batch.task = {column(scene.context_x), column(scene.context_y), column(xt), {}};

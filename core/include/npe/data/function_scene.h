@@ -19,7 +19,8 @@ namespace npe {
 struct FunctionScene {
   /// Context points as shown, Δ included.
   std::vector<double> context_x, context_y;
-  /// The query grid: num_queries evenly spaced points from query_low to query_high.
+  /// The query grid: num_queries evenly spaced points from query_low to query_high (one query:
+  /// query_low alone, as for the attention at the hovered x).
   double query_low = -1.0, query_high = 1.0;
   int64_t num_queries = 256;
   /// Δ: moves the held-out observations (given at Δ = 0) like the context.
@@ -39,8 +40,8 @@ struct FunctionSceneTask {
   torch::Tensor held_out_x, held_out_y;
 };
 
-/// Throws InvalidInputError for coordinates and values of different lengths, fewer than two
-/// query points, or a range that is not finite or runs backwards.
+/// Throws InvalidInputError for coordinates and values of different lengths, no query point, or
+/// a range that is not finite or runs backwards.
 FunctionSceneTask scene_task(const FunctionScene& scene);
 
 }  // namespace npe
