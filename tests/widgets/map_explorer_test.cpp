@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include <QJsonArray>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -287,6 +288,18 @@ class MapExplorerTest : public QObject {
     }
     QVERIFY(threw);
     QCOMPARE(other.hour(), 650);
+    // Stations outside the window, a malformed shift or station: refused by name, nothing
+    // changes (MapSession).
+    for (const auto& [key, value] :
+         std::vector<std::pair<QString, QJsonValue>>{{"stations", QJsonArray{QJsonArray{0, 99}}},
+                                                     {"stations", QJsonArray{QJsonArray{"a", 1}}},
+                                                     {"shift", QJsonArray{1}}}) {
+      auto broken = section;
+      broken[key] = value;
+      QVERIFY_THROWS_EXCEPTION(npe::DataError, other.restoreSection(broken));
+      QCOMPARE(other.stations()->count(), 7);
+      QCOMPARE(other.shiftNorth(), 5);
+    }
   }
 
   // At 1920 x 1080 (a tab of about 1920 x 1000) the big map takes over half the tab, and the

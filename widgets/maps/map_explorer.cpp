@@ -6,7 +6,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
-#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSlider>
@@ -25,6 +24,7 @@
 #include "maps/grid_description.h"
 #include "maps/map_controls.h"
 #include "maps/map_layer.h"
+#include "maps/map_session.h"
 #include "maps/map_view.h"
 #include "maps/small_maps.h"
 #include "maps/station_editor.h"
@@ -552,58 +552,44 @@ QString MapExplorer::describeCell(const QPoint& cell) const {
 }
 
 QJsonObject MapExplorer::saveSection() const {
-  QJsonArray stations;
-  for (const auto& s : m_stations->cells()) stations.append(QJsonArray{s.y(), s.x()});
-  QJsonObject section{
-      {"stations", stations}, {"hour", m_hour},       {"shift", QJsonArray{m_north, m_east}},
-      {"layer", m_layer},     {"three_d", m_three_d}, {"models", m_controller->sessionModels()}};
+  MapSession session;
   if (m_source && !m_source->config().data.empty()) {
-    section["data"] = QString::fromStdString(m_source->config().data.string());
-    if (!m_source->config().variable.empty())
-      section["variable"] = QString::fromStdString(m_source->config().variable);
+    session.data = QString::fromStdString(m_source->config().data.string());
+    session.variable = QString::fromStdString(m_source->config().variable);
   }
-  return section;
+  session.stations = m_stations->cells();
+  session.hour = m_hour;
+  session.north = m_north;
+  session.east = m_east;
+  session.layer = m_layer;
+  session.three_d = m_three_d;
+  session.models = m_controller->sessionModels();
+  return session.to_json();
 }
 
 void MapExplorer::restoreSection(const QJsonObject& section) {
-  auto fail = [](const QString& message) { throw DataError(("maps: " + message).toStdString()); };
   // Validate and load everything first: on any error nothing has changed.
-  std::shared_ptr<Era5TaskSource> source = m_source;
-  if (section.contains("data")) {
+  const auto session = MapSession::from_json(section);
+  auto source = m_source;
+  if (!session.data.isEmpty()) {
     source = std::make_shared<Era5TaskSource>(
-        configFor(section.value("data").toString().toStdString(),
-                  section.value("variable").toString().toStdString()));
+        configFor(session.data.toStdString(), session.variable.toStdString()));
   }
-  if (!source) fail("no data to show");
-  const int w = static_cast<int>(source->config().window);
-  std::vector<QPoint> cells;
-  for (const auto& v : section.value("stations").toArray()) {
-    const auto pair = v.toArray();
-    if (pair.size() != 2 || pair[0].toInt(-1) < 0 || pair[0].toInt() >= w ||
-        pair[1].toInt(-1) < 0 || pair[1].toInt() >= w) {
-      fail(QString("stations must be [row, column] pairs within the %1 × %1 window").arg(w));
-    }
-    cells.emplace_back(pair[1].toInt(), pair[0].toInt());
-  }
-  const int hour = section.value("hour").toInt(-1);
-  if (hour < 0 || hour >= source->field().num_times()) fail("'hour' is outside the data");
-  const auto shift = section.value("shift").toArray();
-  if (shift.size() != 2 || !shift[0].isDouble() || !shift[1].isDouble()) {
-    fail("'shift' must be [north, east] in cells");
-  }
-  const auto models = section.value("models").toObject();
-  m_controller->applySessionModels(m_controller->loadSessionModels(models), models);
+  if (!source) throw DataError("maps: no data to show");
+  session.check(static_cast<int>(source->config().window), source->field().num_times());
+  auto loaded = m_controller->loadSessionModels(session.models);
+  m_controller->applySessionModels(std::move(loaded), session.models);
   if (source != m_source) setSource(source);
   {
     QSignalBlocker block(m_stations);
-    m_stations->replace(cells);
+    m_stations->replace(session.stations);
   }
   m_undo->clear();
-  setShift(shift[0].toInt(), shift[1].toInt());
-  setHour(hour);
-  setThreeD(section.value("three_d").toBool(false));
+  setShift(session.north, session.east);
+  setHour(session.hour);
+  setThreeD(session.three_d);
   rebuildLayerChoices();
-  setLayer(section.value("layer").toString("truth"));
+  setLayer(session.layer);
   redraw();
   schedulePredictions(false);
 }

@@ -1,0 +1,61 @@
+#include "maps/map_session.h"
+
+#include <QJsonArray>
+
+#include "npe/errors.h"
+
+namespace npe::widgets {
+namespace {
+
+[[noreturn]] void fail(const QString& message) {
+  throw DataError(("maps: " + message).toStdString());
+}
+
+}  // namespace
+
+QJsonObject MapSession::to_json() const {
+  QJsonArray cells;
+  for (const auto& s : stations) cells.append(QJsonArray{s.y(), s.x()});
+  QJsonObject section{{"stations", cells}, {"hour", hour},       {"shift", QJsonArray{north, east}},
+                      {"layer", layer},    {"three_d", three_d}, {"models", models}};
+  if (!data.isEmpty()) {
+    section["data"] = data;
+    if (!variable.isEmpty()) section["variable"] = variable;
+  }
+  return section;
+}
+
+MapSession MapSession::from_json(const QJsonObject& json) {
+  MapSession s;
+  s.data = json.value("data").toString();
+  s.variable = json.value("variable").toString();
+  for (const auto& v : json.value("stations").toArray()) {
+    const auto pair = v.toArray();
+    if (pair.size() != 2 || !pair[0].isDouble() || !pair[1].isDouble()) {
+      fail("stations must be [row, column] pairs");
+    }
+    s.stations.emplace_back(pair[1].toInt(-1), pair[0].toInt(-1));
+  }
+  s.hour = json.value("hour").toInt(-1);
+  const auto shift = json.value("shift").toArray();
+  if (shift.size() != 2 || !shift[0].isDouble() || !shift[1].isDouble()) {
+    fail("'shift' must be [north, east] in cells");
+  }
+  s.north = shift[0].toInt();
+  s.east = shift[1].toInt();
+  s.layer = json.value("layer").toString("truth");
+  s.three_d = json.value("three_d").toBool(false);
+  s.models = json.value("models").toObject();
+  return s;
+}
+
+void MapSession::check(int window, int64_t times) const {
+  for (const auto& s : stations) {
+    if (s.x() < 0 || s.y() < 0 || s.x() >= window || s.y() >= window) {
+      fail(QString("stations must be [row, column] pairs within the %1 × %1 window").arg(window));
+    }
+  }
+  if (hour < 0 || hour >= times) fail("'hour' is outside the data");
+}
+
+}  // namespace npe::widgets

@@ -1,0 +1,34 @@
+#pragma once
+// The maps tab's section of a session file: the data file, stations, hour, region shift, layer
+// and view, and the models shown (common/session_file.h holds the sections of every tab).
+
+#include <cstdint>
+#include <vector>
+
+#include <QJsonObject>
+#include <QPoint>
+#include <QString>
+
+namespace npe::widgets {
+
+struct MapSession {
+  /// The gridded file and its variable; empty: the data the tab shows (the default data).
+  QString data, variable;
+  /// Stations as cells of the target window (x = column, y = row).
+  std::vector<QPoint> stations;
+  int hour = 0;
+  int north = 0, east = 0;
+  QString layer = "truth";
+  bool three_d = false;
+  /// The controller's part (ExplorerController::sessionModels).
+  QJsonObject models;
+
+  QJsonObject to_json() const;
+  /// Throws npe::DataError ("maps: ...") for a malformed section.
+  static MapSession from_json(const QJsonObject& json);
+  /// Throws npe::DataError when the stations do not fit a window x window target window or
+  /// the hour is not one of `times`.
+  void check(int window, int64_t times) const;
+};
+
+}  // namespace npe::widgets
