@@ -7,17 +7,9 @@
 #include "common/model_list.h"
 #include "common/prediction_service.h"
 #include "function1d/function_plot.h"
+#include "function1d/tensor_values.h"
 
 namespace npe::widgets {
-namespace {
-
-std::vector<double> to_vector(const torch::Tensor& t) {
-  auto flat = t.reshape({-1}).to(torch::kCPU, torch::kFloat64).contiguous();
-  return {flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel()};
-}
-
-}  // namespace
-
 void CorrelationOverlay::keep(const ModelPrediction& prediction, bool joint, bool shown) {
   if (prediction.correlation.defined()) {
     m_correlations[prediction.id] = {prediction.correlation, prediction.correlation_estimated};
@@ -27,7 +19,7 @@ void CorrelationOverlay::keep(const ModelPrediction& prediction, bool joint, boo
 }
 
 void CorrelationOverlay::setPoints(const torch::Tensor& sample_x) {
-  if (sample_x.defined()) m_points = to_vector(sample_x);
+  if (sample_x.defined()) m_points = tensor_values(sample_x);
 }
 
 void CorrelationOverlay::show(const QString& id, const ModelList& models) {
@@ -43,7 +35,7 @@ void CorrelationOverlay::show(const QString& id, const ModelList& models) {
   for (size_t i = 1; i < m_points.size(); ++i) {
     if (std::abs(m_points[i] - m_hover_x) < std::abs(m_points[row] - m_hover_x)) row = i;
   }
-  const auto values = to_vector(it->second.first[int64_t(row)]);
+  const auto values = tensor_values(it->second.first[int64_t(row)]);
   const auto label = QObject::tr("correlation with x = %1 (%2%3)")
                          .arg(m_points[row], 0, 'g', 4)
                          .arg(entry->name)

@@ -25,10 +25,12 @@
 #include "common/shift_control.h"
 #include "function1d/bands_choice.h"
 #include "function1d/correlation_overlay.h"
+#include "function1d/function_table.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/point_import.h"
 #include "function1d/samples_box.h"
 #include "function1d/teaching_aids_box.h"
+#include "function1d/tensor_values.h"
 #include "function_plot.h"
 #include "npe/data/function_scene.h"
 #include "npe/data/point_table.h"
@@ -48,11 +50,6 @@ constexpr double kTrainingContextLow = -2.0, kTrainingContextHigh = 2.0;
 constexpr double kTargetLow = -3.0, kTargetHigh = 3.0;
 // Shown by default: the models the teaching story compares.
 const QStringList kDefaultModels = {"shipped:tnp", "shipped:tetnp", "shipped:convcnp"};
-
-std::vector<double> to_vector(const torch::Tensor& t) {
-  auto flat = t.reshape({-1}).to(torch::kCPU, torch::kFloat64).contiguous();
-  return {flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel()};
-}
 
 }  // namespace
 
@@ -396,7 +393,7 @@ std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) con
 }
 
 void FunctionExplorer::onPredictions(const PredictionResult& result) {
-  const auto xt = to_vector(result.xt);
+  const auto xt = tensor_values(result.xt);
   const QVector<double> x(xt.begin(), xt.end());
   m_plot->setQuickDrawing(!result.refine);
   for (const auto& prediction : result.models) {
@@ -406,7 +403,7 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
       m_plot->removeModelCurve(prediction.id);
       continue;
     }
-    const auto mean = to_vector(prediction.mean), stddev = to_vector(prediction.stddev);
+    const auto mean = tensor_values(prediction.mean), stddev = tensor_values(prediction.stddev);
     const auto note = prediction.subsetNote();
     const auto legend = note.isEmpty() ? entry->name : QString("%1 (%2)").arg(entry->name, note);
     m_plot->setModelCurve(prediction.id, legend, entry->colour, x,
@@ -415,10 +412,10 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
     m_last_ms[entry->name] = prediction.milliseconds + prediction.sample_milliseconds;
     m_last_subset[entry->name] = note;
     if (prediction.samples.defined()) {
-      const auto sx = to_vector(result.sample_x);
+      const auto sx = tensor_values(result.sample_x);
       std::vector<QVector<double>> lines;
       for (int64_t k = 0; k < prediction.samples.size(0); ++k) {
-        const auto values = to_vector(prediction.samples[k]);
+        const auto values = tensor_values(prediction.samples[k]);
         lines.emplace_back(values.begin(), values.end());
       }
       m_plot->setModelSamples(prediction.id, entry->colour, QVector<double>(sx.begin(), sx.end()),
@@ -438,38 +435,7 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
 }
 
 PointTable FunctionExplorer::predictionTable() const {
-  const auto& result = m_controller->lastCompleteRound();
-  if (!result.xt.defined()) return {};
-  PointTable table;
-  table.columns = {"x", "y", "held_out"};
-  std::vector<const ModelPrediction*> shown;
-  for (const auto& prediction : result.models) {
-    const auto* entry = m_model_list->find(prediction.id);
-    if (!entry || !prediction.mean.defined()) continue;
-    shown.push_back(&prediction);
-    table.columns.push_back(prediction_column(entry->name, "mean"));
-    table.columns.push_back(prediction_column(entry->name, "std"));
-  }
-  const auto nan = std::numeric_limits<double>::quiet_NaN();
-  auto add_rows = [&](const torch::Tensor& x, const torch::Tensor& y, bool held_out) {
-    if (!x.defined()) return;
-    const auto xs = to_vector(x.flatten());
-    const auto ys = y.defined() ? to_vector(y.flatten()) : std::vector<double>{};
-    for (size_t i = 0; i < xs.size(); ++i) {
-      auto& row = table.rows.emplace_back();
-      row = {xs[i], i < ys.size() ? ys[i] : nan, held_out ? 1.0 : 0.0};
-      for (const auto* p : shown) {
-        const auto& mean = held_out ? p->held_out_mean : p->mean;
-        const auto& stddev = held_out ? p->held_out_stddev : p->stddev;
-        const bool known = mean.defined() && int64_t(i) < mean.size(0);
-        row.push_back(known ? mean[int64_t(i)][0].item<double>() : nan);
-        row.push_back(known ? stddev[int64_t(i)][0].item<double>() : nan);
-      }
-    }
-  };
-  add_rows(result.xt, {}, false);
-  add_rows(result.held_out_x, result.held_out_y, true);
-  return table;
+  return function_prediction_table(m_controller->lastCompleteRound(), *m_model_list);
 }
 
 QString FunctionExplorer::describeModels() const {
