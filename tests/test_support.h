@@ -43,21 +43,18 @@ class TemporaryFolderTest : public SeededTest {
 
 /// A configuration small enough that every test runs in well under a second on two cores.
 inline ModelConfig tiny_config(const std::string& kind, int64_t dim_x = 1, int64_t dim_y = 1) {
-  ModelConfig c;
-  c.kind = kind;
-  c.dim_x = dim_x;
-  c.dim_y = dim_y;
-  c.dim_model = 16;
-  c.num_layers = 2;
-  c.num_heads = 2;
-  c.head_dim = 8;
-  c.pairwise_width = 16;
-  c.num_pseudo_tokens = 4;
-  c.conv_channels = 8;
-  c.kernel_size = 5;
-  c.unet_depth = 2;
-  c.points_per_unit = 16.0;
-  c.cnn_layers = 2;
+  ModelConfig c(kind, dim_x, dim_y);
+  c.set_options_where_present({{"dim_model", 16},
+                               {"num_layers", 2},
+                               {"num_heads", 2},
+                               {"head_dim", 8},
+                               {"pairwise_width", 16},
+                               {"num_pseudo_tokens", 4},
+                               {"conv_channels", 8},
+                               {"kernel_size", 5},
+                               {"unet_depth", 2},
+                               {"points_per_unit", 16.0},
+                               {"cnn_layers", 2}});
   return c;
 }
 

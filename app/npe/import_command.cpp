@@ -29,14 +29,17 @@ int run_import(const ImportArguments& a) {
   metadata.command = "npe import-reference " + a.input;
   save_checkpoint(a.output, *imported.model, metadata);
   const auto& c = metadata.model;
+  const auto& transformer = c.options<TransformerOptions>();
+  const auto* sharing = c.find_options<LayerSharingOptions>();
   int64_t parameters = 0;
   for (const auto& p : imported.model->parameters()) parameters += p.numel();
   std::printf(
       "imported the reference %s from %s: %lld layers, D_z %lld, %lld heads x %lld, D_x %lld, "
       "D_y %lld%s; %lld parameters\nwrote %s\n",
-      model_info(c.kind).display_name.c_str(), a.input.c_str(), (long long)c.num_layers,
-      (long long)c.dim_model, (long long)c.num_heads, (long long)c.head_dim, (long long)c.dim_x,
-      (long long)c.dim_y, c.share_layer_weights ? ", self- and cross-attention share weights" : "",
+      model_info(c.kind).display_name.c_str(), a.input.c_str(), (long long)transformer.num_layers,
+      (long long)transformer.dim_model, (long long)transformer.num_heads,
+      (long long)transformer.head_dim, (long long)c.dim_x, (long long)c.dim_y,
+      sharing && sharing->share_layer_weights ? ", self- and cross-attention share weights" : "",
       (long long)parameters, a.output.c_str());
   return 0;
 }

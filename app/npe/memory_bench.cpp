@@ -84,8 +84,9 @@ int bench_memory(const MemoryBenchArguments& a) {
     const auto& config = model->config();
     // One layer's attention weights from every target to every context point, as a model
     // that forms them in one piece would hold them (float32).
-    const double dense = 4.0 * double(a.batch_size) * double(config.num_heads) * double(a.targets) *
-                         double(a.context);
+    const double dense = 4.0 * double(a.batch_size) *
+                         double(config.options<TransformerOptions>().num_heads) *
+                         double(a.targets) * double(a.context);
     rows.push_back({{"model", kind},
                     {"size", a.size},
                     {"batch", a.batch_size},

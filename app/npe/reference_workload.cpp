@@ -20,8 +20,9 @@ ModelConfig reference_model_config(const std::string& kind) {
   auto config = default_model_config(kind, "paper");
   // The reference TE-TNP config (tetnp.yml) uses the rho MLP only and one attention layer per
   // block for both the context's self-attention and the targets' cross-attention.
-  config.update_locations = false;
-  config.share_layer_weights = true;
+  if (auto* te = config.find_options<TeAttentionOptions>()) te->update_locations = false;
+  if (auto* sharing = config.find_options<LayerSharingOptions>())
+    sharing->share_layer_weights = true;
   return config;
 }
 

@@ -82,7 +82,7 @@ TrainingSpec new_training_spec(const TrainArguments& a, const std::string& comma
   auto config = default_model_config(a.kind, a.size, *source);
   if (!model_options.empty()) {
     // Overrides of single fields (e.g. num_pseudo_tokens=128), checked like a stored config.
-    auto json = model_options_json(config);
+    auto json = config.to_json();
     for (const auto& [key, value] : model_options.items()) {
       try {
         set_model_option(json, key, value);

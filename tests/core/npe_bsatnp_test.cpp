@@ -294,14 +294,15 @@ TEST(BsaTnp, SpaceTimeBiasesAndSharedBlocksAreOptions) {
     return n;
   };
   const auto plain = count(config);
-  config.time_bias_features = 3;
+  config.options<AttentionBiasOptions>().time_bias_features = 3;
   auto split = make_model(config);
   for (const auto& item : split->named_parameters()) {
     if (item.key().find("amplitudes") != std::string::npos) {
-      EXPECT_EQ(item.value().size(1), config.bias_features + 3) << item.key();
+      EXPECT_EQ(item.value().size(1), config.options<AttentionBiasOptions>().bias_features + 3)
+          << item.key();
     }
   }
-  config.share_layer_weights = true;
+  config.options<LayerSharingOptions>().share_layer_weights = true;
   EXPECT_LT(count(config), plain);
   auto shared = make_model(config);
   torch::manual_seed(4);
@@ -311,7 +312,7 @@ TEST(BsaTnp, SpaceTimeBiasesAndSharedBlocksAreOptions) {
   moved.xt = task.xt + 2.5;
   torch::NoGradGuard no_grad;
   EXPECT_TRUE(torch::allclose(shared->predict(task).mean, shared->predict(moved).mean, 1e-4, 1e-4));
-  config.time_bias_features = 2;
+  config.options<AttentionBiasOptions>().time_bias_features = 2;
   config.dim_x = 1;
   EXPECT_THROW(make_model(config), ConfigError);  // no time beside space
 }

@@ -51,7 +51,7 @@ TEST_F(Checkpoints, RoundTripReproducesPredictionsExactly) {
     save_checkpoint(path, *model, metadata);
     auto loaded = load_checkpoint(path);
     EXPECT_EQ(loaded.metadata.steps, 3);
-    EXPECT_EQ(model_options_json(loaded.metadata.model), model_options_json(model->config()));
+    EXPECT_EQ(loaded.metadata.model.to_json(), model->config().to_json());
     auto task = random_task(2, 6, 5, dim_x);
     if (dim_x == 2) {
       task.xc = task.xc.mul(4).round();
@@ -107,7 +107,8 @@ TEST_F(Checkpoints, MismatchedMetadataIsAClearError) {
   auto model = make_model(tiny_config("tnp"));
   CheckpointMetadata metadata;
   metadata.model = tiny_config("tnp");
-  metadata.model.dim_model = 32;  // says one size, holds weights of another
+  metadata.model.options<TransformerOptions>().dim_model =
+      32;  // says one size, holds weights of another
   auto path = dir / "mismatch.pt";
   save_checkpoint(path, *model, metadata);
   NPE_EXPECT_THROW_WITH(load_checkpoint(path), CheckpointError, "but the model needs");
@@ -122,7 +123,7 @@ TEST_F(Checkpoints, OutOfRangeNumbersInMetadataAreRefused) {
   NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError, "out of range");
   NPE_EXPECT_THROW_WITH(ModelConfig::from_json(json["model"]), ConfigError, "out of range");
   json["model"]["dim_model"] = 64.0;  // a float that is a fine integer still reads
-  EXPECT_EQ(CheckpointMetadata::from_json(json).model.dim_model, 64);
+  EXPECT_EQ(CheckpointMetadata::from_json(json).model.options<TransformerOptions>().dim_model, 64);
 }
 
 TEST_F(Checkpoints, NumbersTooLargeForTheirFieldAreRefused) {

@@ -82,14 +82,14 @@ INSTANTIATE_TEST_SUITE_P(TeModels, EquivariantModel, ::testing::ValuesIn(equivar
 TEST(EquivariantModel, TePtTnpWithContextMeanPseudoLocations) {
   torch::manual_seed(7);
   auto config = tiny_config("tepttnp", 2, 1);
-  config.pseudo_locations = "context_mean";
+  config.options<PseudoLocationOptions>().pseudo_locations = "context_mean";
   auto model = make_model(config);
   model->eval();
   auto task = random_task(2, 12, 10, 2, 1);
   for (const auto& tau : shifts(2)) {
     EXPECT_LT(relative_equivariance_error(model, task, tau), 1e-4) << describe_translation(tau);
   }
-  config.pseudo_locations = "median";
+  config.options<PseudoLocationOptions>().pseudo_locations = "median";
   EXPECT_THROW(make_model(config), ConfigError);
 }
 

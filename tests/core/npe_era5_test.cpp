@@ -909,8 +909,8 @@ TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {
     auto config = testing::tiny_config(kind, 5, 1);
     config.dim_features = 2;
     if (std::string(kind) == "bsatnp") {  // the ERA5 design: space and time biases, shared blocks
-      config.time_bias_features = 3;
-      config.share_layer_weights = true;
+      config.options<AttentionBiasOptions>().time_bias_features = 3;
+      config.options<LayerSharingOptions>().share_layer_weights = true;
     }
     auto model = make_model(config);
     model->eval();

@@ -263,12 +263,12 @@ TEST_P(ImageModel, ShortTrainingRunLowersTheLoss) {
   ImageTaskSource source(tasks);
   auto c = tiny_config(GetParam(), 2, 1);
   source.adapt_model_config(c, "small");
-  c.dim_model = 16;
-  c.num_layers = 2;
-  c.pairwise_width = 16;
-  c.num_pseudo_tokens = 8;
-  c.conv_channels = 8;
-  c.cnn_layers = 3;
+  c.set_options_where_present({{"dim_model", 16},
+                               {"num_layers", 2},
+                               {"pairwise_width", 16},
+                               {"num_pseudo_tokens", 8},
+                               {"conv_channels", 8},
+                               {"cnn_layers", 3}});
   auto model = make_model(c);
   EvalOptions held_out;
   held_out.num_tasks = 32;

@@ -108,7 +108,7 @@ TEST(TnpA, SamplesOfOneTargetFollowItsPredictive) {
 
 TEST(TnpA, PermutationAveragingGivesAFiniteMixtureLikelihood) {
   auto config = tiny_config("tnpa");
-  config.num_permutations = 4;
+  config.options<PermutationOptions>().num_permutations = 4;
   torch::manual_seed(5);
   auto model = make_model(config);
   model->eval();
@@ -118,7 +118,7 @@ TEST(TnpA, PermutationAveragingGivesAFiniteMixtureLikelihood) {
   EXPECT_TRUE(torch::isfinite(averaged).all().item<bool>());
   EXPECT_EQ(averaged.sizes(), (std::vector<int64_t>{3}));
   // The same weights scoring one order give another value: the orders are averaged.
-  config.num_permutations = 1;
+  config.options<PermutationOptions>().num_permutations = 1;
   torch::manual_seed(5);
   auto single = make_model(config);
   single->eval();
@@ -129,8 +129,8 @@ TEST(TnpA, PermutationAveragingGivesAFiniteMixtureLikelihood) {
 // is h = b, so Sigma has a closed form.
 TEST(TnpNd, CholeskyCovarianceMatchesTheClosedForm) {
   auto config = tiny_config("tnpnd");
-  config.projection_layers = 1;
-  config.projection_dim = 3;
+  config.options<CovarianceOptions>().projection_layers = 1;
+  config.options<CovarianceOptions>().projection_dim = 3;
   auto model = make_model(config);
   model->eval();
   torch::NoGradGuard no_grad;
@@ -158,9 +158,9 @@ TEST(TnpNd, CholeskyCovarianceMatchesTheClosedForm) {
 
 TEST(TnpNd, LowRankCovarianceMatchesTheClosedForm) {
   auto config = tiny_config("tnpnd");
-  config.covariance = "lowrank";
-  config.projection_layers = 1;
-  config.projection_dim = 2;
+  config.options<CovarianceOptions>().covariance = "lowrank";
+  config.options<CovarianceOptions>().projection_layers = 1;
+  config.options<CovarianceOptions>().projection_dim = 2;
   auto model = make_model(config);
   model->eval();
   torch::NoGradGuard no_grad;

@@ -114,14 +114,14 @@ TEST(ModelRegistry, UnknownKindListsTheKnownOnes) {
 // A checkpoint's metadata may be hostile: absurd sizes are refused before anything is allocated.
 TEST(ModelRegistry, AbsurdSizesAreRefusedBeforeAllocating) {
   auto wide = tiny_config("tnp");
-  wide.dim_model = int64_t{1} << 40;
+  wide.options<TransformerOptions>().dim_model = int64_t{1} << 40;
   NPE_EXPECT_THROW_WITH(make_model(wide), ResourceLimitError, "dim_model");
   auto huge = tiny_config("tetnp");
-  huge.dim_model = 8192;
-  huge.num_layers = 200;
+  huge.options<TransformerOptions>().dim_model = 8192;
+  huge.options<TransformerOptions>().num_layers = 200;
   NPE_EXPECT_THROW_WITH(make_model(huge), ResourceLimitError, "million parameters");
   auto no_kernel = tiny_config("convcnp");
-  no_kernel.kernel_size = -3;
+  no_kernel.options<ConvCnpOptions>().kernel_size = -3;
   EXPECT_THROW(make_model(no_kernel), ConfigError);
   for (const auto* size : {"small", "paper"}) {
     EXPECT_NO_THROW(make_model(default_model_config("tetnp", size))) << size;
@@ -139,18 +139,19 @@ TEST(ModelRegistry, EveryKindHasInfo) {
 
 TEST(ModelRegistry, SizesAreConfiguration) {
   auto paper = default_model_config("tetnp", "paper");
-  EXPECT_EQ(paper.dim_model, 128);
-  EXPECT_EQ(paper.num_layers, 5);
-  EXPECT_EQ(paper.num_heads, 8);
-  EXPECT_EQ(paper.head_dim, 16);
+  EXPECT_EQ(paper.options<TransformerOptions>().dim_model, 128);
+  EXPECT_EQ(paper.options<TransformerOptions>().num_layers, 5);
+  EXPECT_EQ(paper.options<TransformerOptions>().num_heads, 8);
+  EXPECT_EQ(paper.options<TransformerOptions>().head_dim, 16);
   auto small = default_model_config("tetnp", "small");
-  EXPECT_LT(small.pairwise_width, paper.pairwise_width);
+  EXPECT_LT(small.options<TeAttentionOptions>().pairwise_width,
+            paper.options<TeAttentionOptions>().pairwise_width);
   NPE_EXPECT_THROW_WITH(default_model_config("tetnp", "huge"), ConfigError, "unknown size");
 }
 
 TEST(ModelConfig, JsonRoundTripKeepsEveryField) {
   auto c = tiny_config("tepttnp", 3, 2);
-  c.update_locations = false;
+  c.options<TeAttentionOptions>().update_locations = false;
   c.min_stddev = 0.01;
   auto back = ModelConfig::from_json(c.to_json());
   EXPECT_EQ(back.to_json(), c.to_json());
@@ -187,7 +188,7 @@ namespace {
 
 TEST(Flops, MatchAHandCountForATinyCnp) {
   ModelConfig c = default_model_config("cnp", "small");
-  c.dim_model = 2;
+  c.options<TokenOptions>().dim_model = 2;
   // Encoder 2->2 (x5 hidden) ->2 on one point: 6 products of 2x2 = 48 FLOPs.
   // Head [r, x] 3->2->2->2 on one target: 12 + 8 + 8 = 28 FLOPs.
   EXPECT_DOUBLE_EQ(forward_flops(c, {1, 1, 1, 1.0}), 76.0);

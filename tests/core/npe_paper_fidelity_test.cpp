@@ -33,7 +33,9 @@ TEST(PaperFidelity, TokenEmbeddersHaveTwoHiddenLayersOfWidthDz) {
     EXPECT_TRUE(has_parameter(*model, "embed.linear2.weight")) << kind;
     EXPECT_FALSE(has_parameter(*model, "embed.linear3.weight")) << kind;
     for (const char* hidden : {"embed.linear0.weight", "embed.linear1.weight"}) {
-      EXPECT_EQ(model->named_parameters()[hidden].size(0), config.dim_model) << kind;
+      EXPECT_EQ(model->named_parameters()[hidden].size(0),
+                config.options<TransformerOptions>().dim_model)
+          << kind;
     }
   }
 }
@@ -59,29 +61,34 @@ TEST(PaperFidelity, LocationUpdateActsOnPostSoftmaxWeights) {
 TEST(PaperFidelity, TePtTnpPseudoLocationsStartStandardNormal) {
   torch::manual_seed(5);
   auto config = tiny_config("tepttnp");
-  config.num_pseudo_tokens = 1024;
+  config.options<PseudoTokenOptions>().num_pseudo_tokens = 1024;
   auto model = make_model(config);
   auto offsets = model->named_parameters()["pseudo_offsets"];
   EXPECT_NEAR(offsets.std().item<double>(), 1.0, 0.08);
   EXPECT_NEAR(model->named_parameters()["pseudo_tokens"].std().item<double>(), 1.0, 0.08);
 }
 
+// The configuration's fields as another kind's: the fields both kinds have keep their values.
+nlohmann::json with_kind(const ModelConfig& config, const std::string& kind) {
+  auto json = config.to_json();
+  json["kind"] = kind;
+  return json;
+}
+
 // The last layer's context update (and target location update) would never be read: the
 // pseudo-token models do not compute it, TE-TNP's last cross-attention has no location update.
 TEST(PaperFidelity, LastLayerComputesNoUnusedUpdates) {
   auto config = tiny_config("tepttnp");
-  config.num_layers = 2;
+  config.options<TransformerOptions>().num_layers = 2;
   auto tepttnp = make_model(config);
   EXPECT_TRUE(has_parameter_prefix(*tepttnp, "context_from_pseudo0."));
   EXPECT_FALSE(has_parameter_prefix(*tepttnp, "context_from_pseudo1."));
   EXPECT_TRUE(has_parameter_prefix(*tepttnp, "target_from_pseudo0.attention.phi."));
   EXPECT_FALSE(has_parameter_prefix(*tepttnp, "target_from_pseudo1.attention.phi."));
-  config.kind = "pttnp";
-  auto pttnp = make_model(config);
+  auto pttnp = make_model(ModelConfig::from_json(with_kind(config, "pttnp")));
   EXPECT_TRUE(has_parameter_prefix(*pttnp, "context_from_pseudo0."));
   EXPECT_FALSE(has_parameter_prefix(*pttnp, "context_from_pseudo1."));
-  config.kind = "tetnp";
-  auto tetnp = make_model(config);
+  auto tetnp = make_model(ModelConfig::from_json(with_kind(config, "tetnp")));
   EXPECT_TRUE(has_parameter_prefix(*tetnp, "cross0.attention.phi."));
   EXPECT_FALSE(has_parameter_prefix(*tetnp, "cross1.attention.phi."));
   // Every remaining parameter is used: one backward pass reaches all of them.
@@ -100,7 +107,7 @@ TEST(PaperFidelity, LastLayerComputesNoUnusedUpdates) {
 TEST(PaperFidelity, TeTnpLayerWeightsCanBeShared) {
   auto separate_config = tiny_config("tetnp");
   auto shared_config = separate_config;
-  shared_config.share_layer_weights = true;
+  shared_config.options<LayerSharingOptions>().share_layer_weights = true;
   auto separate = make_model(separate_config);
   auto shared = make_model(shared_config);
   EXPECT_TRUE(has_parameter_prefix(*separate, "self0."));
@@ -111,7 +118,9 @@ TEST(PaperFidelity, TeTnpLayerWeightsCanBeShared) {
     return n;
   };
   EXPECT_LT(count(*shared), count(*separate));
-  EXPECT_TRUE(ModelConfig::from_json(shared_config.to_json()).share_layer_weights);
+  EXPECT_TRUE(ModelConfig::from_json(shared_config.to_json())
+                  .options<LayerSharingOptions>()
+                  .share_layer_weights);
   shared->eval();
   auto predictor = wrap_model(shared);
   TaskBatch batch{random_task(2, 8, 6).to(torch::kCPU, torch::kFloat64), {}};

@@ -120,8 +120,8 @@ TEST_F(ReferenceImport, TnpPredictsWhatTheReferenceCodePredicts) {
   const auto e = expected("tnp");
   auto loaded = import("tnp.ckpt.converted", e.num_heads);
   EXPECT_EQ(loaded.metadata.model.kind, "tnp");
-  EXPECT_EQ(loaded.metadata.model.num_layers, 2);
-  EXPECT_EQ(loaded.metadata.model.dim_model, 32);
+  EXPECT_EQ(loaded.metadata.model.options<TransformerOptions>().num_layers, 2);
+  EXPECT_EQ(loaded.metadata.model.options<TransformerOptions>().dim_model, 32);
   torch::NoGradGuard no_grad;
   auto p = loaded.model->predict(e.task);
   EXPECT_LT(max_abs_diff(p.mean, e.mean), 1e-5);
@@ -133,9 +133,10 @@ TEST_F(ReferenceImport, TeTnpPredictsWhatTheReferenceCodePredicts) {
   auto loaded = import("tetnp.ckpt.converted", /*heads: read from the kernel*/ 1);
   const auto& c = loaded.metadata.model;
   EXPECT_EQ(c.kind, "tetnp");
-  EXPECT_EQ(c.num_heads, e.num_heads);
-  EXPECT_TRUE(c.share_layer_weights);  // the reference config gives no separate mhsa_layer
-  EXPECT_FALSE(c.update_locations);
+  EXPECT_EQ(c.options<TransformerOptions>().num_heads, e.num_heads);
+  EXPECT_TRUE(c.options<LayerSharingOptions>()
+                  .share_layer_weights);  // the reference config gives no separate mhsa_layer
+  EXPECT_FALSE(c.options<TeAttentionOptions>().update_locations);
   torch::NoGradGuard no_grad;
   auto p = loaded.model->predict(e.task);
   EXPECT_LT(max_abs_diff(p.mean, e.mean), 1e-5);

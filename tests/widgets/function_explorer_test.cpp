@@ -39,9 +39,9 @@ torch::Tensor column(const std::vector<float>& values) {
 // A small untrained TE-TNP checkpoint, so the tests do not depend on shipped weights.
 QString write_checkpoint(const QTemporaryDir& dir, const std::string& kind) {
   npe::ModelConfig config = npe::default_model_config(kind, "small");
-  config.dim_model = 16;
-  config.num_layers = 1;
-  config.pairwise_width = 8;
+  config.options<npe::TransformerOptions>().dim_model = 16;
+  config.options<npe::TransformerOptions>().num_layers = 1;
+  config.options<npe::TeAttentionOptions>().pairwise_width = 8;
   auto model = npe::make_model(config);
   npe::CheckpointMetadata metadata;
   metadata.model = config;
@@ -271,8 +271,8 @@ class FunctionExplorerTest : public QObject {
   void anotherTasksCheckpointIsRefusedByTheTab() {
     QTemporaryDir dir;
     npe::ModelConfig config = npe::default_model_config("tnp", "small", 2, 1);
-    config.dim_model = 16;
-    config.num_layers = 1;
+    config.options<npe::TransformerOptions>().dim_model = 16;
+    config.options<npe::TransformerOptions>().num_layers = 1;
     auto model = npe::make_model(config);
     npe::CheckpointMetadata metadata;
     metadata.model = config;

@@ -46,8 +46,8 @@ QString write_image_checkpoint(const QTemporaryDir& dir) {
   task.train_max_translation = 4;
   npe::ImageTaskSource source(task);
   auto config = npe::default_model_config("convcnp2d", "small", source);
-  config.conv_channels = 8;
-  config.cnn_layers = 2;
+  config.options<npe::ConvCnp2dOptions>().conv_channels = 8;
+  config.options<npe::ConvCnp2dOptions>().cnn_layers = 2;
   return save_untrained(dir, "convcnp2d-tiny.pt", config, source);
 }
 

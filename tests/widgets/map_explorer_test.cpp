@@ -39,12 +39,12 @@ QString write_map_checkpoint(const QTemporaryDir& dir, bool place_features = tru
   if (!place_features) task.features.clear();
   npe::Era5TaskSource source(task);
   auto config = npe::default_model_config("tepttnp", "small", source);
-  config.dim_model = 16;
-  config.num_layers = 1;
-  config.num_heads = 2;
-  config.head_dim = 8;
-  config.pairwise_width = 8;
-  config.num_pseudo_tokens = 4;
+  config.options<npe::TransformerOptions>().dim_model = 16;
+  config.options<npe::TransformerOptions>().num_layers = 1;
+  config.options<npe::TransformerOptions>().num_heads = 2;
+  config.options<npe::TransformerOptions>().head_dim = 8;
+  config.options<npe::TeAttentionOptions>().pairwise_width = 8;
+  config.options<npe::PseudoTokenOptions>().num_pseudo_tokens = 4;
   auto model = npe::make_model(config);
   npe::CheckpointMetadata metadata;
   metadata.model = config;

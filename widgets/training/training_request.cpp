@@ -43,8 +43,8 @@ QString writability_problem(const QString& path) {
 
 bool modelHasOption(const QString& kind, const QString& name) {
   try {
-    const auto& options = model_spec(kind.toStdString()).options;
-    return std::find(options.begin(), options.end(), name.toStdString()) != options.end();
+    const ModelConfig config(kind.toStdString());
+    return options_to_json(*config.all_options()).contains(name.toStdString());
   } catch (const Error&) {
     return false;
   }
@@ -134,11 +134,11 @@ QStringList validate_request(const TrainingRequest& r) {
                           ") must be a multiple of the heads (" + std::to_string(r.num_heads) +
                           ")");
       }
-      config.dim_model = r.dim_model;
-      config.num_layers = r.num_layers;
-      config.num_heads = r.num_heads;
-      config.head_dim = r.dim_model / r.num_heads;
-      config.num_pseudo_tokens = r.num_pseudo_tokens;
+      config.set_options_where_present({{"dim_model", r.dim_model},
+                                        {"num_layers", r.num_layers},
+                                        {"num_heads", r.num_heads},
+                                        {"head_dim", r.dim_model / r.num_heads},
+                                        {"num_pseudo_tokens", r.num_pseudo_tokens}});
     }
     make_model(config);
   } catch (const Error& e) {

@@ -555,17 +555,17 @@ void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size)
   // Paper F.4: M = 128 pseudo-tokens. The small size keeps CPU training affordable on tasks of
   // about 1,100 points.
   if (size == "paper") {
-    c.num_pseudo_tokens = 128;
+    c.set_options_where_present({{"num_pseudo_tokens", 128}});
   } else {
-    c.dim_model = 64;
-    c.num_layers = 3;
-    c.num_heads = 4;
-    c.head_dim = 16;
-    c.pairwise_width = 32;
-    c.num_pseudo_tokens = 32;
-    c.conv_channels = 32;
-    c.cnn_layers = 4;
-    c.kernel_size = 5;
+    c.set_options_where_present({{"dim_model", 64},
+                                 {"num_layers", 3},
+                                 {"num_heads", 4},
+                                 {"head_dim", 16},
+                                 {"pairwise_width", 32},
+                                 {"num_pseudo_tokens", 32},
+                                 {"conv_channels", 32},
+                                 {"cnn_layers", 4},
+                                 {"kernel_size", 5}});
   }
   // Windows span 15 cells: models that see x directly work in units of half a window. The
   // on-grid ConvCNP needs whole-cell coordinates.

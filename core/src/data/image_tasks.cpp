@@ -166,23 +166,22 @@ TaskBatch ImageTaskSource::sample(int64_t batch_size, uint64_t seed, const Trans
 }
 
 void ImageTaskSource::adapt_model_config(ModelConfig& c, const std::string& size) const {
-  // Paper F.2: D_z = 32 for every model and a homoscedastic Gaussian likelihood.
-  c.dim_model = 32;
+  // Paper F.2: D_z = 32 for every model and a homoscedastic Gaussian likelihood. Each setting
+  // applies to the kinds that have the field.
   c.heteroscedastic = false;
-  c.pairwise_width = 32;
+  c.set_options_where_present({{"dim_model", 32}, {"pairwise_width", 32}});
   if (size == "paper") {
-    c.num_pseudo_tokens = 64;
-    c.conv_channels = 64;
-    c.cnn_layers = 5;
+    c.set_options_where_present(
+        {{"num_pseudo_tokens", 64}, {"conv_channels", 64}, {"cnn_layers", 5}});
   } else {
-    c.num_layers = 3;
-    c.num_heads = 4;
-    c.head_dim = 8;
-    c.pairwise_width = 16;
-    c.num_pseudo_tokens = 32;
-    c.conv_channels = 32;
-    c.cnn_layers = 5;
-    c.kernel_size = 5;
+    c.set_options_where_present({{"num_layers", 3},
+                                 {"num_heads", 4},
+                                 {"head_dim", 8},
+                                 {"pairwise_width", 16},
+                                 {"num_pseudo_tokens", 32},
+                                 {"conv_channels", 32},
+                                 {"cnn_layers", 5},
+                                 {"kernel_size", 5}});
   }
   // Pixel coordinates span about ±28 (more once translated); models that see x directly work
   // in units of half an image. The on-grid ConvCNP needs whole-pixel coordinates.

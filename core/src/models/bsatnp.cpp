@@ -59,17 +59,19 @@ torch::Tensor BiasedAttentionBlockImpl::forward(const torch::Tensor& zq, const t
 }
 
 BsaTnpImpl::BsaTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  const auto dz = c.dim_model;
+  const auto& bias = c.options<AttentionBiasOptions>();
+  const auto& transformer = c.options<TransformerOptions>();
+  const auto dz = transformer.dim_model;
   m_embed = register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
     auto block = [&] {
-      return BiasedAttentionBlock(dz, c.num_heads, c.head_dim, c.bias_features,
-                                  c.time_bias_features);
+      return BiasedAttentionBlock(dz, transformer.num_heads, transformer.head_dim,
+                                  bias.bias_features, bias.time_bias_features);
     };
     // share_layer_weights: the context self-attention and the target cross-attention of a
     // layer are one block (Jenson et al.'s shared KRBlock weights).
     m_self.push_back(register_module("self" + std::to_string(l), block()));
-    m_cross.push_back(c.share_layer_weights
+    m_cross.push_back(c.options<LayerSharingOptions>().share_layer_weights
                           ? m_self.back()
                           : register_module("cross" + std::to_string(l), block()));
   }
@@ -77,7 +79,8 @@ BsaTnpImpl::BsaTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 }
 
 Prediction BsaTnpImpl::forward_impl(const Task& placed) {
-  auto [zc, zt] = output_only_tokens(m_embed, placed, config().dim_model, config().dim_features);
+  auto [zc, zt] = output_only_tokens(
+      m_embed, placed, config().options<TransformerOptions>().dim_model, config().dim_features);
   const auto task = coordinates_only(placed, config().dim_features);
   {
     // Under bf16 the blocks' linear layers take bfloat16 inputs; the residual stream, layer
@@ -109,23 +112,26 @@ ModelSpec bsatnp_spec() {
       false,
       true,
       2};
-  spec.options = {"dim_model",           "num_layers",    "num_heads",         "head_dim",
-                  "share_layer_weights", "bias_features", "time_bias_features"};
+  spec.make_options = options_of<BsaTnpOptions>;
   spec.make = make_model_of<BsaTnpImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& transformer = c.options<TransformerOptions>();
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dx = double(c.dim_x), layers = double(c.num_layers);
+    const double dx = double(c.dim_x), layers = double(transformer.num_layers);
     // Attention blocks plus the logit bias: per pair, the squared distance and, per head and
     // RBF feature, a multiply, an exponential and a multiply-add (counted as 4).
-    const double heads = double(c.num_heads), features = double(c.bias_features);
+    const double heads = double(transformer.num_heads),
+                 features = double(c.options<AttentionBiasOptions>().bias_features);
     auto bias = [&](double nq, double nk) { return nq * nk * (3.0 * dx + 4.0 * heads * features); };
     return te_tokens(c, nc, nt) +
            layers * (block(c, nc, nc) + bias(nc, nc) + block(c, nt, nc) + bias(nt, nc)) +
-           head(c, nt, double(c.dim_model));
+           head(c, nt, double(transformer.dim_model));
   };
   // Jenson et al.'s ERA5 model: 5 RBF features over space, 3 over time.
-  spec.time_coordinate = [](ModelConfig& c) { c.time_bias_features = 3; };
+  spec.time_coordinate = [](ModelConfig& c) {
+    c.options<AttentionBiasOptions>().time_bias_features = 3;
+  };
   return spec;
 }
 

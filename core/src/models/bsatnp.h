@@ -52,6 +52,8 @@ class BsaTnpImpl final : public NeuralProcessImpl {
 };
 
 /// The model kinds of this file, for the registry.
+/// The bsatnp kind's options.
+using BsaTnpOptions = OptionsOf<TransformerOptions, LayerSharingOptions, AttentionBiasOptions>;
 ModelSpec bsatnp_spec();
 
 }  // namespace npe

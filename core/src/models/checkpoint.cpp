@@ -128,7 +128,7 @@ nlohmann::json CheckpointMetadata::to_json() const {
   nlohmann::json sessions_json = nlohmann::json::array();
   for (const auto& session : sessions) sessions_json.push_back(session.to_json());
   return {{"format_version", format_version},
-          {"model", model_options_json(model)},
+          {"model", model.to_json()},
           {"task", task},
           {"steps", steps},
           {"planned_steps", planned_steps},

@@ -7,7 +7,7 @@
 namespace npe {
 
 CnpImpl::CnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  const auto dz = c.dim_model;
+  const auto dz = c.options<TokenOptions>().dim_model;
   m_encoder = register_module("encoder", Mlp(c.dim_x + c.dim_y, std::vector<int64_t>(5, dz), dz));
   m_head = register_module(
       "head", GaussianHead(dz + c.dim_x, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
@@ -17,7 +17,7 @@ Prediction CnpImpl::forward_impl(const Task& task) {
   const auto b = task.batch_size(), nt = task.num_targets();
   torch::Tensor r;
   if (task.num_context() == 0) {
-    r = torch::zeros({b, config().dim_model}, task.xt.options());
+    r = torch::zeros({b, config().options<TokenOptions>().dim_model}, task.xt.options());
   } else {
     r = m_encoder->forward(torch::cat({task.xc, task.yc}, -1)).mean(1);
   }
@@ -28,12 +28,13 @@ Prediction CnpImpl::forward_impl(const Task& task) {
 ModelSpec cnp_spec() {
   ModelSpec spec;
   spec.info = {"cnp", "CNP", "Conditional NP: an MLP encodes each (x, y), the codes are averaged."};
-  spec.options = {"dim_model"};
+  spec.make_options = options_of<CnpOptions>;
   spec.make = make_model_of<CnpImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dz = double(c.dim_model), dx = double(c.dim_x), dy = double(c.dim_y);
+    const double dz = double(c.options<TokenOptions>().dim_model), dx = double(c.dim_x),
+                 dy = double(c.dim_y);
     return mlp(nc, dx + dy, std::vector<double>(5, dz), dz) + head(c, nt, dz + dx);
   };
   return spec;

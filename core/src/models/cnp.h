@@ -22,6 +22,8 @@ class CnpImpl final : public NeuralProcessImpl {
 };
 
 /// The model kinds of this file, for the registry.
+/// The cnp kind's options.
+using CnpOptions = OptionsOf<TokenOptions>;
 ModelSpec cnp_spec();
 
 }  // namespace npe

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "first_line.h"
 #include "npe/errors.h"
 #include "pairwise_kernel_attention.h"
 
@@ -24,7 +25,7 @@ std::atomic<AttentionImplementation> g_attention{AttentionImplementation::fused}
 // kernel, not one product: on an Intel Xeon with AVX512-BF16 but no AMX, libtorch's bfloat16
 // product ran 2.7x faster than its float32 one (OpenBLAS), yet the reference training step was
 // 12 % slower in bfloat16 than in float32 once both ran on oneDNN (2026-11-23).
-double time_attention_kernel(Precision precision) {
+double time_attention_kernel(Precision precision, int runs = 5) {
   // A generator of its own: reseeding the global one would change what a caller draws next.
   auto generator = at::detail::createCPUGenerator(0);
   auto randn = [&generator](std::vector<int64_t> shape) { return torch::randn(shape, generator); };
@@ -40,7 +41,7 @@ double time_attention_kernel(Precision precision) {
   const auto w2 = parameter({width, width}), b2 = parameter({width});
   const auto w3 = parameter({heads, width}), b3 = parameter({heads});
   double best = 1e30;
-  for (int i = 0; i < 5; ++i) {  // the first run builds the kernel's primitives: not timed
+  for (int i = 0; i < runs; ++i) {  // the first run builds the kernel's primitives: not timed
     const auto start = std::chrono::steady_clock::now();
     const auto out = pairwise_kernel_attention(q, k, v, xq, xk, w1, b1, w2, b2, w3, b3, precision);
     out[0].sum().backward();
@@ -96,7 +97,14 @@ void set_autocast_dtype(c10::DeviceType device, at::ScalarType dtype) {
 
 Precision parse_precision(const std::string& name) {
   if (name == "fp32") return Precision::fp32;
-  if (name == "bf16") return Precision::bf16;
+  if (name == "bf16") {
+    // A clear refusal now rather than oneDNN's "could not create a primitive descriptor" at the
+    // first step. (CUDA runs take bf16 from autocast; their hosts' CPUs have run it so far.)
+    if (const auto& why = bf16_unavailable_reason(); !why.empty()) {
+      throw ConfigError("precision bf16: " + why + "; use fp32");
+    }
+    return Precision::bf16;
+  }
   if (name == "auto") {
     return measure_bf16_speedup() > kAutoBf16Speedup ? Precision::bf16 : Precision::fp32;
   }
@@ -154,10 +162,25 @@ AutocastOff::~AutocastOff() {
   set_autocast_enabled(c10::DeviceType::CUDA, m_cuda);
 }
 
+const std::string& bf16_unavailable_reason() {
+  static const std::string reason = [] {
+    torch::AutoGradMode grad(true);
+    try {
+      time_attention_kernel(Precision::bf16, /*runs=*/1);
+      return std::string();
+    } catch (const std::exception& e) {  // c10::Error from oneDNN: "could not create a primitive"
+      return std::string("this CPU cannot run the bfloat16 products (") + first_line(e.what()) +
+             ")";
+    }
+  }();
+  return reason;
+}
+
 double measure_bf16_speedup() {
   static std::once_flag once;
   static double speedup = 0.0;
   std::call_once(once, [] {
+    if (!bf16_unavailable_reason().empty()) return;
     torch::AutoGradMode grad(true);
     speedup = time_attention_kernel(Precision::fp32) / time_attention_kernel(Precision::bf16);
   });

@@ -10,6 +10,11 @@
 namespace npe {
 namespace F = torch::nn::functional;
 
+namespace {
+// The on-grid ConvCNP's largest grid (cells, over every slice) before a ResourceLimitError.
+constexpr int64_t kMaxGridCells = int64_t{1} << 18;
+}  // namespace
+
 UNet1dImpl::UNet1dImpl(int64_t in_channels, int64_t channels, int64_t kernel_size, int64_t depth) {
   auto conv = [&](int64_t in, int64_t out) {
     return torch::nn::Conv1d(
@@ -41,31 +46,33 @@ torch::Tensor UNet1dImpl::forward(torch::Tensor x) {
 }
 
 ConvCnpImpl::ConvCnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  const auto& conv = c.options<ConvCnpOptions>();
   if (c.dim_x != 1) {
     throw ConfigError("the off-grid ConvCNP is 1-D (D_x = 1); use convcnp2d for gridded 2-D data");
   }
-  if (!(c.points_per_unit > 0.0)) throw ConfigError("ConvCNP points_per_unit must be positive");
-  if (c.kernel_size < 1 || c.kernel_size % 2 == 0)
+  if (!(conv.points_per_unit > 0.0)) throw ConfigError("ConvCNP points_per_unit must be positive");
+  if (conv.kernel_size < 1 || conv.kernel_size % 2 == 0)
     throw ConfigError("ConvCNP kernel_size must be odd");
-  const double spacing = 1.0 / c.points_per_unit;
+  const double spacing = 1.0 / conv.points_per_unit;
   m_log_encoder_lengthscale =
       register_parameter("log_encoder_lengthscale", torch::full({1}, std::log(2.0 * spacing)));
   m_log_decoder_lengthscale =
       register_parameter("log_decoder_lengthscale", torch::full({1}, std::log(2.0 * spacing)));
-  m_unet =
-      register_module("unet", UNet1d(1 + c.dim_y, c.conv_channels, c.kernel_size, c.unet_depth));
-  m_head = register_module("head", GaussianHead(c.conv_channels, c.conv_channels, c.dim_y,
+  m_unet = register_module(
+      "unet", UNet1d(1 + c.dim_y, conv.conv_channels, conv.kernel_size, conv.unet_depth));
+  m_head = register_module("head", GaussianHead(conv.conv_channels, conv.conv_channels, c.dim_y,
                                                 c.heteroscedastic, c.min_stddev));
 }
 
 Prediction ConvCnpImpl::forward_impl(const Task& task) {
   const auto& c = config();
+  const auto& conv = c.options<ConvCnpOptions>();
   const auto b = task.batch_size(), nc = task.num_context();
-  const double spacing = 1.0 / c.points_per_unit;
-  const int64_t granularity = int64_t{1} << c.unet_depth;
+  const double spacing = 1.0 / conv.points_per_unit;
+  const int64_t granularity = int64_t{1} << conv.unet_depth;
   // Receptive-field margin (in grid cells) so that the CNN sees the same neighbourhood
   // wherever the data lie.
-  const int64_t margin = (c.kernel_size / 2) * (int64_t{2} << c.unet_depth);
+  const int64_t margin = (conv.kernel_size / 2) * (int64_t{2} << conv.unet_depth);
   if (task.num_context() + task.num_targets() == 0) {
     auto empty = torch::zeros({b, 0, c.dim_y}, task.xt.options());
     return {empty, empty.clone()};
@@ -85,12 +92,12 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
   const double hi = all_x.max().item<double>() / spacing;
   // Count in floating point first: an absurd spread must give an error, not an overflow.
   const double needed = std::ceil(hi) - std::floor(lo) + 2.0 * margin + 2.0 * granularity;
-  if (!(needed <= static_cast<double>(c.max_grid_points))) {
+  if (!(needed <= static_cast<double>(conv.max_grid_points))) {
     throw ResourceLimitError("ConvCNP: the inputs span " + std::to_string((hi - lo) * spacing) +
                              " units, which needs about " + std::to_string(needed) +
-                             " grid points at " + std::to_string(c.points_per_unit) +
-                             " points per unit; the limit is " + std::to_string(c.max_grid_points) +
-                             " (max_grid_points)");
+                             " grid points at " + std::to_string(conv.points_per_unit) +
+                             " points per unit; the limit is " +
+                             std::to_string(conv.max_grid_points) + " (max_grid_points)");
   }
   auto floor_to = [&](int64_t v) {
     return (v >= 0 ? v / granularity : -((-v + granularity - 1) / granularity)) * granularity;
@@ -124,20 +131,21 @@ Prediction ConvCnpImpl::forward_impl(const Task& task) {
 }
 
 ConvCnp2dImpl::ConvCnp2dImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  const auto& cnn = c.options<ConvCnp2dOptions>();
   if (c.dim_coordinates() < 2)
     throw ConfigError("the on-grid ConvCNP needs D_x >= 2 (grid-cell coordinates)");
-  if (c.cnn_layers < 1) throw ConfigError("ConvCNP 2-D needs at least one convolution layer");
-  if (c.kernel_size < 1 || c.kernel_size % 2 == 0)
+  if (cnn.cnn_layers < 1) throw ConfigError("ConvCNP 2-D needs at least one convolution layer");
+  if (cnn.kernel_size < 1 || cnn.kernel_size % 2 == 0)
     throw ConfigError("ConvCNP kernel_size must be odd");
   int64_t in = 1 + c.dim_y + (c.dim_features > 0 ? 1 + c.dim_features : 0);
-  for (int64_t l = 0; l < c.cnn_layers; ++l) {
+  for (int64_t l = 0; l < cnn.cnn_layers; ++l) {
     m_convs.push_back(register_module(
         "conv" + std::to_string(l),
-        torch::nn::Conv2d(torch::nn::Conv2dOptions(in, c.conv_channels, c.kernel_size)
-                              .padding(c.kernel_size / 2))));
-    in = c.conv_channels;
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(in, cnn.conv_channels, cnn.kernel_size)
+                              .padding(cnn.kernel_size / 2))));
+    in = cnn.conv_channels;
   }
-  m_head = register_module("head", GaussianHead(c.conv_channels, c.conv_channels, c.dim_y,
+  m_head = register_module("head", GaussianHead(cnn.conv_channels, cnn.conv_channels, c.dim_y,
                                                 c.heteroscedastic, c.min_stddev));
 }
 
@@ -171,6 +179,7 @@ Prediction ConvCnp2dImpl::run_grid(const torch::Tensor& values, const torch::Ten
 
 Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
   const auto& c = config();
+  const auto& cnn = c.options<ConvCnp2dOptions>();
   const auto b = task.batch_size(), nc = task.num_context(), nt = task.num_targets();
   const auto dc = c.dim_coordinates(), df = c.dim_features;
   auto xc = task.xc.narrow(-1, 0, dc).round().to(torch::kLong);
@@ -182,18 +191,18 @@ Prediction ConvCnp2dImpl::forward_impl(const Task& task) {
   }
   // The first two inputs index the grid; further inputs (time for gridded maps) select
   // independent slices, each its own image: the CNN runs per slice.
-  const int64_t margin = c.cnn_layers * (c.kernel_size / 2);
+  const int64_t margin = cnn.cnn_layers * (cnn.kernel_size / 2);
   auto lo = all.amin(std::vector<int64_t>{0, 1});  // [D_coordinates]
   auto hi = all.amax(std::vector<int64_t>{0, 1});
   lo.slice(0, 0, 2) -= margin;
   hi.slice(0, 0, 2) += margin;
   auto extent = (hi - lo + 1).to(torch::kDouble);
   const double cells = extent.prod().item<double>();
-  if (cells > static_cast<double>(c.max_grid_points)) {
+  if (cells > static_cast<double>(kMaxGridCells)) {
     std::ostringstream msg;
     msg << "ConvCNP 2-D: inputs span a grid of " << cells << " cells (";
     for (int64_t d = 0; d < dc; ++d) msg << (d ? " x " : "") << (hi[d] - lo[d]).item<int64_t>() + 1;
-    msg << "), over the limit of " << c.max_grid_points;
+    msg << "), over the limit of " << kMaxGridCells;
     throw ResourceLimitError(msg.str());
   }
   const int64_t rows = (hi[0] - lo[0]).item<int64_t>() + 1;
@@ -248,21 +257,21 @@ ModelSpec convcnp_spec() {
   spec.info = {"convcnp", "ConvCNP",
                "Convolutional CNP: data placed on a grid around the inputs, then a U-Net.", true};
   spec.info.place_features = false;
-  spec.options = {"points_per_unit", "conv_channels", "kernel_size", "unet_depth",
-                  "max_grid_points"};
+  spec.make_options = options_of<ConvCnpModelOptions>;
   spec.make = make_model_of<ConvCnpImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& conv = c.options<ConvCnpOptions>();
     const double nc = double(s.num_context), nt = double(s.num_targets);
     const double dy = double(c.dim_y);
-    const double granularity = std::pow(2.0, double(c.unet_depth));
-    const int64_t half_kernel = c.kernel_size / 2;  // cells each side of the centre
+    const double granularity = std::pow(2.0, double(conv.unet_depth));
+    const int64_t half_kernel = conv.kernel_size / 2;  // cells each side of the centre
     const double margin = double(half_kernel) * 2.0 * granularity;
     const double grid =
-        std::ceil((s.input_span * c.points_per_unit + 2 * margin) / granularity) * granularity;
-    const double ch = double(c.conv_channels), k = double(c.kernel_size);
+        std::ceil((s.input_span * conv.points_per_unit + 2 * margin) / granularity) * granularity;
+    const double ch = double(conv.conv_channels), k = double(conv.kernel_size);
     double unet = 2.0 * grid * (1 + dy) * ch * k;
-    for (int64_t i = 0; i < c.unet_depth; ++i) {
+    for (int64_t i = 0; i < conv.unet_depth; ++i) {
       const double at = grid / std::pow(2.0, double(i));
       unet += 2.0 * at * ch * ch * k + 2.0 * at * 2 * ch * ch * k;
     }
@@ -275,18 +284,20 @@ ModelSpec convcnp2d_spec() {
   ModelSpec spec;
   spec.info = {"convcnp2d", "ConvCNP 2-D", "On-grid convolutional CNP for images and gridded maps.",
                true,        false,         true};
-  spec.options = {"conv_channels", "kernel_size", "cnn_layers"};
+  spec.make_options = options_of<ConvCnp2dModelOptions>;
   spec.make = make_model_of<ConvCnp2dImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& cnn = c.options<ConvCnp2dOptions>();
     // On a grid covering the targets: one cell per target.
-    const double cells = double(s.num_targets), ch = double(c.conv_channels),
-                 k2 = double(c.kernel_size * c.kernel_size), dy = double(c.dim_y);
+    const double cells = double(s.num_targets), ch = double(cnn.conv_channels),
+                 k2 = double(cnn.kernel_size * cnn.kernel_size), dy = double(c.dim_y);
     return 2.0 * cells * (1 + dy) * ch * k2 +
-           double(c.cnn_layers - 1) * 2.0 * cells * ch * ch * k2 + gaussian_head(c, cells, ch, ch);
+           double(cnn.cnn_layers - 1) * 2.0 * cells * ch * ch * k2 +
+           gaussian_head(c, cells, ch, ch);
   };
   // The paper's image ConvCNP: 64 channels.
-  spec.paper_size = [](ModelConfig& c) { c.conv_channels = 64; };
+  spec.paper_size = [](ModelConfig& c) { c.options<ConvCnp2dOptions>().conv_channels = 64; };
   return spec;
 }
 

@@ -71,7 +71,11 @@ class ConvCnp2dImpl final : public NeuralProcessImpl, public GridPredictor {
 };
 
 /// The model kinds of this file, for the registry.
+/// The convcnp kind's options.
+using ConvCnpModelOptions = OptionsOf<ConvCnpOptions>;
 ModelSpec convcnp_spec();
+/// The convcnp2d kind's options.
+using ConvCnp2dModelOptions = OptionsOf<ConvCnp2dOptions>;
 ModelSpec convcnp2d_spec();
 
 }  // namespace npe

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "npe/models/model_config.h"
+#include "npe/models/model_option_groups.h"
 
 namespace npe::flop_terms {
 
@@ -26,20 +27,28 @@ inline double gaussian_head(const ModelConfig& c, double rows, double in, double
   return mlp(rows, in, {hidden, hidden}, c.heteroscedastic ? 2.0 * c.dim_y : double(c.dim_y));
 }
 
-/// The Gaussian head of the token models: hidden width D_z.
+/// The transformer of the token models.
+inline const TransformerOptions& transformer(const ModelConfig& c) {
+  return c.options<TransformerOptions>();
+}
+
+/// The Gaussian head of the token models: hidden width D_z (the transformer's, or CNP's and
+/// RCNP's representation width).
 inline double head(const ModelConfig& c, double rows, double in) {
-  return gaussian_head(c, rows, in, double(c.dim_model));
+  const auto* tokens = c.find_options<TokenOptions>();
+  return gaussian_head(c, rows, in, double(tokens ? tokens->dim_model : transformer(c).dim_model));
 }
 
 /// Projections plus scores and weighted sum of multi-head attention.
 inline double attention_core(const ModelConfig& c, double nq, double nk) {
-  const double dz = double(c.dim_model), inner = double(c.num_heads * c.head_dim);
+  const auto& t = transformer(c);
+  const double dz = double(t.dim_model), inner = double(t.num_heads * t.head_dim);
   return linear(nq, dz, inner) + 2.0 * linear(nk, dz, inner) + 4.0 * nq * nk * inner +
          linear(nq, inner, dz);
 }
 
 inline double feed_forward(const ModelConfig& c, double rows) {
-  const double dz = double(c.dim_model);
+  const double dz = double(transformer(c).dim_model);
   return mlp(rows, dz, {dz}, dz);
 }
 
@@ -51,7 +60,8 @@ inline double block(const ModelConfig& c, double nq, double nk) {
 /// A translation-equivariant attention block: the pairwise MLPs rho (logits) and, with the
 /// location update, phi.
 inline double te_block(const ModelConfig& c, double nq, double nk, bool update_locations) {
-  const double pairs = nq * nk, h = double(c.num_heads), w = double(c.pairwise_width);
+  const double pairs = nq * nk, h = double(transformer(c).num_heads),
+               w = double(c.options<TeAttentionOptions>().pairwise_width);
   const double dc = double(c.dim_coordinates());  // pairwise MLPs see coordinates only
   double rho =
       linear(pairs, h, w) + linear(pairs, dc, w) + linear(pairs, w, w) + linear(pairs, w, h);
@@ -61,7 +71,7 @@ inline double te_block(const ModelConfig& c, double nq, double nk, bool update_l
 
 /// The token embedder: two hidden layers of width D_z.
 inline double embedder(const ModelConfig& c, double rows, double in) {
-  const double dz = double(c.dim_model);
+  const double dz = double(transformer(c).dim_model);
   return mlp(rows, in, {dz, dz}, dz);
 }
 

@@ -4,60 +4,72 @@
 #include "npe/errors.h"
 #include "npe/json_fields.h"
 #include "npe/json_numbers.h"
+#include "npe/models/model_option_groups.h"
 #include "npe/models/model_registry.h"
 
 namespace npe {
 
-// One list of (name, member) pairs drives both directions of the JSON mapping, so a new field
-// cannot be saved without being loaded.
-// clang-format off
-#define NPE_MODEL_CONFIG_FIELDS(X) \
-  X(kind) \
-  X(dim_x) \
-  X(dim_y) \
-  X(dim_features) \
-  X(dim_model) \
-  X(num_layers) \
-  X(num_heads) \
-  X(head_dim) \
-  X(pairwise_width) \
-  X(update_locations) \
-  X(share_layer_weights) \
-  X(num_pseudo_tokens) \
-  X(pseudo_locations) \
-  X(heteroscedastic) \
-  X(min_stddev) \
-  X(points_per_unit) \
-  X(conv_channels) \
-  X(kernel_size) \
-  X(unet_depth) \
-  X(cnn_layers) \
-  X(input_scale) \
-  X(max_grid_points) \
-  X(covariance) \
-  X(covariance_layers) \
-  X(projection_layers) \
-  X(projection_dim) \
-  X(num_permutations) \
-  X(bias_features) \
-  X(time_bias_features)
-// clang-format on
+namespace {
+const char* const kWhat = "model configuration";
+}  // namespace
+
+ModelConfig::ModelConfig(std::string kind_, int64_t dim_x_, int64_t dim_y_)
+    : kind(std::move(kind_)), dim_x(dim_x_), dim_y(dim_y_) {
+  m_options = model_spec(kind).make_options();  // throws for unknown kinds
+}
+
+ModelConfig::ModelConfig(const ModelConfig& other)
+    : kind(other.kind),
+      dim_x(other.dim_x),
+      dim_y(other.dim_y),
+      dim_features(other.dim_features),
+      heteroscedastic(other.heteroscedastic),
+      min_stddev(other.min_stddev),
+      input_scale(other.input_scale),
+      m_options(other.m_options ? other.m_options->clone() : nullptr) {}
+
+ModelConfig& ModelConfig::operator=(const ModelConfig& other) {
+  if (this != &other) *this = ModelConfig(other);
+  return *this;
+}
+
+ModelConfig::~ModelConfig() = default;
+
+void ModelConfig::throw_missing_group() const {
+  throw ConfigError(kind.empty()
+                        ? "model configuration: no model kind"
+                        : "model configuration: the " + kind + " model has no such option group");
+}
+
+void ModelConfig::set_options_where_present(const nlohmann::json& values) {
+  if (m_options) options_from_json(*m_options, values);
+}
 
 nlohmann::json ModelConfig::to_json() const {
-  nlohmann::json json;
-#define NPE_WRITE(field) json[#field] = field;
-  NPE_MODEL_CONFIG_FIELDS(NPE_WRITE)
-#undef NPE_WRITE
+  nlohmann::json json = m_options ? options_to_json(*m_options) : nlohmann::json::object();
+  json["kind"] = kind;
+  json["dim_x"] = dim_x;
+  json["dim_y"] = dim_y;
+  json["dim_features"] = dim_features;
+  json["heteroscedastic"] = heteroscedastic;
+  json["min_stddev"] = min_stddev;
+  json["input_scale"] = input_scale;
   return json;
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("model configuration must be a JSON object");
-  check_json_numbers(json, "model configuration");
-  ModelConfig config;
-#define NPE_READ(field) read_json_field(json, #field, config.field, "model configuration");
-  NPE_MODEL_CONFIG_FIELDS(NPE_READ)
-#undef NPE_READ
+  check_json_numbers(json, kWhat);
+  std::string kind;
+  read_json_field(json, "kind", kind, kWhat);
+  ModelConfig config(kind);
+  read_json_field(json, "dim_x", config.dim_x, kWhat);
+  read_json_field(json, "dim_y", config.dim_y, kWhat);
+  read_json_field(json, "dim_features", config.dim_features, kWhat);
+  read_json_field(json, "heteroscedastic", config.heteroscedastic, kWhat);
+  read_json_field(json, "min_stddev", config.min_stddev, kWhat);
+  read_json_field(json, "input_scale", config.input_scale, kWhat);
+  options_from_json(*config.m_options, json);
   return config;
 }
 
@@ -73,9 +85,11 @@ namespace {
 // MLPs, pseudo-tokens and CNN widths (the cost) stay small. Kinds without a transformer (the
 // ConvCNPs) are as small.
 void use_papers_transformer(ModelConfig& c) {
-  c.num_layers = 5;
-  c.num_heads = 8;
-  c.head_dim = 16;
+  if (auto* transformer = c.find_options<TransformerOptions>()) {
+    transformer->num_layers = 5;
+    transformer->num_heads = 8;
+    transformer->head_dim = 16;
+  }
 }
 
 }  // namespace
@@ -88,10 +102,7 @@ ModelConfig default_model_config(const std::string& kind, const std::string& siz
     use_papers_transformer(c);
     return c;
   }
-  ModelConfig c;
-  c.kind = kind;
-  c.dim_x = dim_x;
-  c.dim_y = dim_y;
+  ModelConfig c(kind, dim_x, dim_y);
   if (size == "paper") {
     if (spec.paper_size) spec.paper_size(c);
     return c;
@@ -101,13 +112,13 @@ ModelConfig default_model_config(const std::string& kind, const std::string& siz
   }
   // CPU-trainable sizes: narrower tokens, fewer layers, and above all narrow pairwise MLPs,
   // which dominate the cost of the translation-equivariant models.
-  c.dim_model = 64;
-  c.num_layers = 3;
-  c.num_heads = 4;
-  c.head_dim = 16;
-  c.pairwise_width = 32;
-  c.num_pseudo_tokens = 16;
-  c.conv_channels = 32;
+  c.set_options_where_present({{"dim_model", 64},
+                               {"num_layers", 3},
+                               {"num_heads", 4},
+                               {"head_dim", 16},
+                               {"pairwise_width", 32},
+                               {"num_pseudo_tokens", 16},
+                               {"conv_channels", 32}});
   return c;
 }
 

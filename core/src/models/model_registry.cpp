@@ -1,6 +1,7 @@
 #include "npe/models/model_registry.h"
 
 #include <cmath>
+#include <typeinfo>
 
 #include "models/bsatnp.h"
 #include "models/cnp.h"
@@ -26,48 +27,24 @@ const std::vector<ModelSpec>& model_specs() {
   return specs;
 }
 
-// The fields every model has, recorded with any kind's own options.
-const std::vector<std::string>& common_options() {
-  static const std::vector<std::string> names = {
-      "kind", "dim_x", "dim_y", "dim_features", "heteroscedastic", "min_stddev", "input_scale"};
-  return names;
-}
-
 std::string known_kinds() {
   std::string list;
   for (const auto& info : model_infos()) list += (list.empty() ? "" : ", ") + info.kind;
   return list;
 }
 
+// The checks across fields: each field's own range is checked by check_option_ranges.
 void check_sizes(const ModelConfig& c) {
+  const auto& info = model_info(c.kind);
+  const auto* options = c.all_options();
+  const auto expected = model_spec(c.kind).make_options();
+  if (!options || typeid(*options) != typeid(*expected)) {
+    throw ConfigError("model configuration: the options are not those of the " + info.display_name +
+                      " model (build it with ModelConfig(\"" + c.kind + "\"))");
+  }
   auto positive = [&](int64_t v, const char* name) {
     if (v < 1) throw ConfigError(std::string("model configuration: ") + name + " must be >= 1");
   };
-  positive(c.dim_x, "dim_x");
-  positive(c.dim_y, "dim_y");
-  positive(c.dim_model, "dim_model");
-  positive(c.num_layers, "num_layers");
-  positive(c.num_heads, "num_heads");
-  positive(c.head_dim, "head_dim");
-  positive(c.pairwise_width, "pairwise_width");
-  positive(c.num_pseudo_tokens, "num_pseudo_tokens");
-  positive(c.conv_channels, "conv_channels");
-  positive(c.max_grid_points, "max_grid_points");
-  positive(c.covariance_layers, "covariance_layers");
-  positive(c.projection_layers, "projection_layers");
-  positive(c.bias_features, "bias_features");
-  positive(c.projection_dim, "projection_dim");
-  positive(c.num_permutations, "num_permutations");
-  positive(c.kernel_size, "kernel_size");
-  if (c.cnn_layers < 0) throw ConfigError("model configuration: cnn_layers must be >= 0");
-  if (c.pseudo_locations != "attention" && c.pseudo_locations != "context_mean") {
-    throw ConfigError(
-        "model configuration: pseudo_locations must be 'attention' or "
-        "'context_mean', not '" +
-        c.pseudo_locations + "'");
-  }
-  // A hostile or mistyped configuration (a checkpoint's metadata, a form) must be refused before
-  // it allocates: every size has a generous ceiling, and the model a parameter budget.
   auto at_most = [&](int64_t v, int64_t limit, const char* name) {
     if (v > limit) {
       throw ResourceLimitError(std::string("model configuration: ") + name + " = " +
@@ -75,48 +52,35 @@ void check_sizes(const ModelConfig& c) {
                                std::to_string(limit));
     }
   };
+  positive(c.dim_x, "dim_x");
+  positive(c.dim_y, "dim_y");
   at_most(c.dim_x, 64, "dim_x");
   at_most(c.dim_y, 64, "dim_y");
-  at_most(c.dim_model, 8192, "dim_model");
-  at_most(c.num_layers, 256, "num_layers");
-  at_most(c.num_heads, 1024, "num_heads");
-  at_most(c.head_dim, 4096, "head_dim");
-  at_most(c.pairwise_width, 8192, "pairwise_width");
-  at_most(c.num_pseudo_tokens, 65536, "num_pseudo_tokens");
-  at_most(c.conv_channels, 8192, "conv_channels");
-  at_most(c.kernel_size, 255, "kernel_size");
-  at_most(c.cnn_layers, 256, "cnn_layers");
-  at_most(c.covariance_layers, 256, "covariance_layers");
-  at_most(c.projection_layers, 256, "projection_layers");
-  at_most(c.projection_dim, 4096, "projection_dim");
-  at_most(c.num_permutations, 100000, "num_permutations");
-  at_most(c.bias_features, 64, "bias_features");
-  at_most(c.time_bias_features, 64, "time_bias_features");
-  if (c.time_bias_features > 0 && c.dim_coordinates() < 2)
-    throw ConfigError(
-        "model configuration: time_bias_features needs a time coordinate besides "
-        "space (at least two coordinates)");
-  // An upper estimate over all kinds (attention, pairwise MLPs, feed-forward, convolutions).
-  const double d = double(c.dim_model), inner = double(c.num_heads) * double(c.head_dim),
-               w = double(c.pairwise_width), k = double(c.kernel_size),
-               ch = double(c.conv_channels);
+  check_option_ranges(*options);
+  if (const auto* bias = c.find_options<AttentionBiasOptions>()) {
+    if (bias->time_bias_features > 0 && c.dim_coordinates() < 2)
+      throw ConfigError(
+          "model configuration: time_bias_features needs a time coordinate besides "
+          "space (at least two coordinates)");
+  }
+  // An upper estimate of the parameters over all kinds (attention, pairwise MLPs, feed-forward,
+  // convolutions), refused before anything is allocated. A kind's missing fields count as 0.
+  const auto fields = options_to_json(*options);
+  auto size = [&](const char* name) { return fields.value(name, 0.0); };
+  const double d = size("dim_model"), inner = size("num_heads") * size("head_dim"),
+               w = size("pairwise_width"), k = size("kernel_size"), ch = size("conv_channels");
   const double per_layer =
-      2.0 * (4.0 * d * inner + 4.0 * d * d + w * w + w * double(c.num_heads + c.dim_x + 2));
+      2.0 * (4.0 * d * inner + 4.0 * d * d + w * w + w * (size("num_heads") + double(c.dim_x) + 2));
   const double parameters =
-      double(c.num_layers + c.covariance_layers + c.projection_layers) * per_layer +
-      ch * ch * k * k * double(2 * c.unet_depth + c.cnn_layers + 2) +
-      double(c.num_pseudo_tokens) * d + d * double(c.projection_dim + c.dim_x + c.dim_y);
+      (size("num_layers") + size("covariance_layers") + size("projection_layers")) * per_layer +
+      ch * ch * k * k * (2 * size("unet_depth") + size("cnn_layers") + 2) +
+      size("num_pseudo_tokens") * d + d * (size("projection_dim") + double(c.dim_x + c.dim_y));
   constexpr double kMaxParameters = 2e9;
   if (parameters > kMaxParameters) {
     throw ResourceLimitError("model configuration: the model would have about " +
                              std::to_string(int64_t(parameters / 1e6)) +
                              " million parameters, above the limit of 2000 million");
   }
-  if (c.covariance != "cholesky" && c.covariance != "lowrank")
-    throw ConfigError("model configuration: covariance must be 'cholesky' or 'lowrank', not '" +
-                      c.covariance + "'");
-  if (c.unet_depth < 0 || c.unet_depth > 12)
-    throw ConfigError("model configuration: unet_depth must be in 0..12");
   if (!(c.min_stddev >= 0.0)) throw ConfigError("model configuration: min_stddev must be >= 0");
   if (!(c.input_scale > 0.0) || !std::isfinite(c.input_scale))
     throw ConfigError("model configuration: input_scale must be a positive number");
@@ -124,7 +88,6 @@ void check_sizes(const ModelConfig& c) {
     throw ConfigError(
         "model configuration: dim_features must be in 0..dim_x - 1 (at least one "
         "input is a coordinate)");
-  const auto& info = model_info(c.kind);
   if (c.dim_features > 0 && !info.place_features)
     throw ConfigError("model configuration: " + info.display_name +
                       " does not take place features (dim_features must be 0)");
@@ -172,17 +135,6 @@ std::shared_ptr<NeuralProcessImpl> make_model(const ModelConfig& config) {
   const auto& spec = model_spec(config.kind);
   check_sizes(config);
   return spec.make(config);
-}
-
-nlohmann::json model_options_json(const ModelConfig& config) {
-  const auto all = config.to_json();
-  // A kind this version does not know (an empty record, a newer file): every field, unchanged.
-  const auto* spec = find_model_spec(config.kind);
-  if (!spec) return all;
-  nlohmann::json own;
-  for (const auto& name : common_options()) own[name] = all.at(name);
-  for (const auto& name : spec->options) own[name] = all.at(name);
-  return own;
 }
 
 void set_model_option(nlohmann::json& json, const std::string& key, const nlohmann::json& value) {

@@ -10,15 +10,17 @@
 namespace npe {
 
 PtTnpImpl::PtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  const auto dz = c.dim_model;
+  const auto& transformer = c.options<TransformerOptions>();
+  const auto dz = transformer.dim_model;
   m_embed = register_module("embed", token_embedder(c.dim_x + c.dim_y + 1, dz));
-  m_pseudo_tokens = register_parameter("pseudo_tokens", torch::randn({c.num_pseudo_tokens, dz}));
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  m_pseudo_tokens = register_parameter(
+      "pseudo_tokens", torch::randn({c.options<PseudoTokenOptions>().num_pseudo_tokens, dz}));
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
     const auto s = std::to_string(l);
-    auto block = [&] { return AttentionBlock(dz, c.num_heads, c.head_dim); };
+    auto block = [&] { return AttentionBlock(dz, transformer.num_heads, transformer.head_dim); };
     m_pseudo_from_context.push_back(register_module("pseudo_from_context" + s, block()));
     // The last layer's context tokens would never be read: no context update there.
-    if (l + 1 < c.num_layers) {
+    if (l + 1 < transformer.num_layers) {
       m_context_from_pseudo.push_back(register_module("context_from_pseudo" + s, block()));
     }
     m_target_from_pseudo.push_back(register_module("target_from_pseudo" + s, block()));
@@ -39,40 +41,44 @@ Prediction PtTnpImpl::forward_impl(const Task& task) {
 }
 
 TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  const auto dz = c.dim_model;
+  const auto& te = c.options<TeAttentionOptions>();
+  const auto& transformer = c.options<TransformerOptions>();
+  const auto dz = transformer.dim_model;
   m_embed = register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
-  m_pseudo_tokens = register_parameter("pseudo_tokens", torch::randn({c.num_pseudo_tokens, dz}));
+  m_pseudo_tokens = register_parameter(
+      "pseudo_tokens", torch::randn({c.options<PseudoTokenOptions>().num_pseudo_tokens, dz}));
   // Initial pseudo-tokens and pseudo-location offsets from a standard normal (paper F.1).
-  m_pseudo_offsets = register_parameter("pseudo_offsets",
-                                        torch::randn({c.num_pseudo_tokens, c.dim_coordinates()}));
-  if (c.pseudo_locations == "attention") {
+  m_pseudo_offsets = register_parameter(
+      "pseudo_offsets",
+      torch::randn({c.options<PseudoTokenOptions>().num_pseudo_tokens, c.dim_coordinates()}));
+  if (c.options<PseudoLocationOptions>().pseudo_locations == "attention") {
     m_psi_query = register_module("psi_query", torch::nn::Linear(dz, dz));
     m_psi_key = register_module("psi_key", torch::nn::Linear(dz, dz));
   }
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
     const auto s = std::to_string(l);
     auto block = [&](bool update_locations) {
-      return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_coordinates(), c.pairwise_width,
-                              update_locations);
+      return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, c.dim_coordinates(),
+                              te.pairwise_width, update_locations);
     };
-    const bool last = l + 1 == c.num_layers;
+    const bool last = l + 1 == transformer.num_layers;
     m_pseudo_from_context.push_back(
-        register_module("pseudo_from_context" + s, block(c.update_locations)));
+        register_module("pseudo_from_context" + s, block(te.update_locations)));
     // The last layer's context tokens and locations and its target locations would never be
     // read: no context update there, and no target location update.
     if (!last) {
       m_context_from_pseudo.push_back(
-          register_module("context_from_pseudo" + s, block(c.update_locations)));
+          register_module("context_from_pseudo" + s, block(te.update_locations)));
     }
     m_target_from_pseudo.push_back(
-        register_module("target_from_pseudo" + s, block(c.update_locations && !last)));
+        register_module("target_from_pseudo" + s, block(te.update_locations && !last)));
   }
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
 }
 
 Prediction TePtTnpImpl::forward_impl(const Task& placed) {
   const auto b = placed.batch_size(), nc = placed.num_context(), nt = placed.num_targets();
-  const auto dz = config().dim_model;
+  const auto dz = config().options<TransformerOptions>().dim_model;
   auto [zc, zt] = output_only_tokens(m_embed, placed, dz, config().dim_features);
   const auto task = coordinates_only(placed, config().dim_features);
   auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
@@ -114,16 +120,18 @@ ModelSpec pttnp_spec() {
       "pttnp", "PT-TNP", "Pseudo-token TNP: context summarised by M learned pseudo-tokens.",
       false,   false,    false,
       true,    2};
-  spec.options = {"dim_model", "num_layers", "num_heads", "head_dim", "num_pseudo_tokens"};
+  spec.make_options = options_of<PtTnpOptions>;
   spec.make = make_model_of<PtTnpImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& transformer = c.options<TransformerOptions>();
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers),
-                 m = double(c.num_pseudo_tokens);
+    const double dx = double(c.dim_x), dy = double(c.dim_y),
+                 layers = double(transformer.num_layers),
+                 m = double(c.options<PseudoTokenOptions>().num_pseudo_tokens);
     // The last layer has no context update (its result would be unused).
     return embedder(c, nc + nt, dx + dy + 1) + layers * (block(c, m, nc) + block(c, nt, m)) +
-           (layers - 1) * block(c, nc, m) + head(c, nt, double(c.dim_model));
+           (layers - 1) * block(c, nc, m) + head(c, nt, double(transformer.dim_model));
   };
   return spec;
 }
@@ -140,15 +148,16 @@ ModelSpec tepttnp_spec() {
       false,
       true,
       2};
-  spec.options = {"dim_model",      "num_layers",       "num_heads",         "head_dim",
-                  "pairwise_width", "update_locations", "num_pseudo_tokens", "pseudo_locations"};
+  spec.make_options = options_of<TePtTnpOptions>;
   spec.make = make_model_of<TePtTnpImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& transformer = c.options<TransformerOptions>();
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dz = double(c.dim_model), dx = double(c.dim_x), layers = double(c.num_layers),
-                 m = double(c.num_pseudo_tokens);
-    const bool u = c.update_locations;
+    const double dz = double(transformer.dim_model), dx = double(c.dim_x),
+                 layers = double(transformer.num_layers),
+                 m = double(c.options<PseudoTokenOptions>().num_pseudo_tokens);
+    const bool u = c.options<TeAttentionOptions>().update_locations;
     return te_tokens(c, nc, nt) + linear(m + nc, dz, dz) + 2.0 * m * nc * (dz + dx) +
            layers * te_block(c, m, nc, u) + (layers - 1) * te_block(c, nc, m, u) +
            (layers - 1) * te_block(c, nt, m, u) + te_block(c, nt, m, false) + head(c, nt, dz);

@@ -46,7 +46,12 @@ class TePtTnpImpl final : public NeuralProcessImpl {
 };
 
 /// The model kinds of this file, for the registry.
+/// The pttnp kind's options.
+using PtTnpOptions = OptionsOf<TransformerOptions, PseudoTokenOptions>;
 ModelSpec pttnp_spec();
+/// The tepttnp kind's options.
+using TePtTnpOptions =
+    OptionsOf<TransformerOptions, TeAttentionOptions, PseudoTokenOptions, PseudoLocationOptions>;
 ModelSpec tepttnp_spec();
 
 }  // namespace npe

@@ -10,7 +10,7 @@ constexpr int64_t kPairwiseElementBudget = int64_t{1} << 23;
 }
 
 RcnpImpl::RcnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  const auto dz = c.dim_model;
+  const auto dz = c.options<TokenOptions>().dim_model;
   m_first_x = register_module("first_x",
                               torch::nn::Linear(torch::nn::LinearOptions(c.dim_x, dz).bias(false)));
   m_first_y = register_module("first_y", torch::nn::Linear(c.dim_y, dz));
@@ -25,7 +25,7 @@ torch::Tensor RcnpImpl::encode(const torch::Tensor& xt, const torch::Tensor& con
 
 Prediction RcnpImpl::forward_impl(const Task& task) {
   const auto b = task.batch_size(), nt = task.num_targets(), nc = task.num_context();
-  const auto dz = config().dim_model;
+  const auto dz = config().options<TokenOptions>().dim_model;
   if (nc == 0) {
     return m_head->forward(torch::zeros({b, nt, dz}, task.xt.options()));
   }
@@ -49,12 +49,13 @@ ModelSpec rcnp_spec() {
   ModelSpec spec;
   spec.info = {"rcnp", "RCNP",
                "Relational CNP: encodes each context point relative to the target (x - xc).", true};
-  spec.options = {"dim_model"};
+  spec.make_options = options_of<RcnpOptions>;
   spec.make = make_model_of<RcnpImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dz = double(c.dim_model), dx = double(c.dim_x), dy = double(c.dim_y);
+    const double dz = double(c.options<TokenOptions>().dim_model), dx = double(c.dim_x),
+                 dy = double(c.dim_y);
     return linear(nt + nc, dx, dz) + linear(nc, dy, dz) +
            mlp(nt * nc, dz, std::vector<double>(4, dz), dz) + head(c, nt, dz);
   };

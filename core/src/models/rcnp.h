@@ -28,6 +28,8 @@ class RcnpImpl final : public NeuralProcessImpl {
 };
 
 /// The model kinds of this file, for the registry.
+/// The rcnp kind's options.
+using RcnpOptions = OptionsOf<TokenOptions>;
 ModelSpec rcnp_spec();
 
 }  // namespace npe

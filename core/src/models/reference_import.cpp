@@ -141,11 +141,10 @@ void map_head(WeightLookup& weights, std::map<std::string, torch::Tensor>& out) 
 }
 
 ModelConfig base_config(const std::string& kind, const ReferenceImportOptions& options) {
-  ModelConfig c;
-  c.kind = kind;
+  ModelConfig c(kind);
   c.heteroscedastic = true;  // HeteroscedasticNormalLikelihood: [mean, raw variance]
   c.min_stddev = options.min_stddev;
-  c.update_locations = false;
+  if (auto* te = c.find_options<TeAttentionOptions>()) te->update_locations = false;
   return c;
 }
 
@@ -167,12 +166,13 @@ ModelConfig tnp_config(WeightLookup& weights, const ReferenceImportOptions& opti
         "with one MLP");
   }
   auto c = base_config("tnp", options);
+  auto& transformer = c.options<TransformerOptions>();
   const auto& embed = weights("encoder.xy_encoder.net.0.weight");
-  c.dim_model = weights("encoder.xy_encoder.net.4.weight").size(0);
+  transformer.dim_model = weights("encoder.xy_encoder.net.4.weight").size(0);
   c.dim_y = weights("decoder.z_decoder.net.4.weight").size(0) / 2;
   c.dim_x = embed.size(1) - c.dim_y - 1;  // tokens are [x, y, flag]
-  c.num_layers = count_layers(weights, kTnpSelf);
-  if (count_layers(weights, kTnpCross) != c.num_layers) {
+  transformer.num_layers = count_layers(weights, kTnpSelf);
+  if (count_layers(weights, kTnpCross) != transformer.num_layers) {
     throw CheckpointError("the TNP has different numbers of self- and cross-attention layers");
   }
   const auto inner = weights(std::string(kTnpSelf) + "0.attn.to_q.weight").size(0);
@@ -181,12 +181,13 @@ ModelConfig tnp_config(WeightLookup& weights, const ReferenceImportOptions& opti
                           " query features, which " + std::to_string(options.num_heads) +
                           " heads do not divide (set the number of heads)");
   }
-  c.num_heads = options.num_heads;
-  c.head_dim = inner / options.num_heads;
+  transformer.num_heads = options.num_heads;
+  transformer.head_dim = inner / options.num_heads;
   return c;
 }
 
 std::map<std::string, torch::Tensor> tnp_weights(WeightLookup& weights, const ModelConfig& c) {
+  const auto& transformer = c.options<TransformerOptions>();
   std::map<std::string, torch::Tensor> out;
   map_mlp(weights, "encoder.xy_encoder", "embed", out);
   // The reference flags targets ([x, 0, 1]) where the project flags the context ([x, y, 1]):
@@ -197,10 +198,10 @@ std::map<std::string, torch::Tensor> tnp_weights(WeightLookup& weights, const Mo
   w_project.select(1, w.size(1) - 1).neg_();
   out["embed.linear0.weight"] = w_project;
   out["embed.linear0.bias"] = weights("encoder.xy_encoder.net.0.bias") + flag;
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
     const auto n = std::to_string(l);
-    map_attention_layer(weights, kTnpSelf + n, "self" + n, c.dim_model, out);
-    map_attention_layer(weights, kTnpCross + n, "cross" + n, c.dim_model, out);
+    map_attention_layer(weights, kTnpSelf + n, "self" + n, transformer.dim_model, out);
+    map_attention_layer(weights, kTnpCross + n, "cross" + n, transformer.dim_model, out);
   }
   map_head(weights, out);
   return out;
@@ -239,57 +240,63 @@ ModelConfig tetnp_config(WeightLookup& weights, const ReferenceImportOptions& op
   require_two_hidden_layers(weights, "encoder.y_encoder");
   require_two_hidden_layers(weights, "decoder.z_decoder");
   auto c = base_config("tetnp", options);
-  c.dim_model = weights("encoder.y_encoder.net.4.weight").size(0);
+  auto& transformer = c.options<TransformerOptions>();
+  auto& te = c.options<TeAttentionOptions>();
+  auto& sharing = c.options<LayerSharingOptions>();
+  transformer.dim_model = weights("encoder.y_encoder.net.4.weight").size(0);
   c.dim_y = weights("encoder.y_encoder.net.0.weight").size(1) - 1;  // tokens [y, flag]
-  c.num_layers = count_layers(weights, kTeCross);
+  transformer.num_layers = count_layers(weights, kTeCross);
   const auto kernel = std::string(kTeCross) + "0.attn.kernel";
   require_two_hidden_layers(weights, kernel);
-  c.num_heads = weights(kernel + ".net.4.weight").size(0);
-  c.pairwise_width = weights(kernel + ".net.0.weight").size(0);
-  c.dim_x = weights(kernel + ".net.0.weight").size(1) - c.num_heads;  // [x_n - x_m, dots]
+  transformer.num_heads = weights(kernel + ".net.4.weight").size(0);
+  te.pairwise_width = weights(kernel + ".net.0.weight").size(0);
+  c.dim_x = weights(kernel + ".net.0.weight").size(1) - transformer.num_heads;  // [x_n - x_m, dots]
   const auto inner = weights(std::string(kTeCross) + "0.attn.to_q.weight").size(0);
-  if (inner % c.num_heads != 0) {
+  if (inner % transformer.num_heads != 0) {
     throw CheckpointError("the TE-TNP's attention width " + std::to_string(inner) +
-                          " is not a multiple of its " + std::to_string(c.num_heads) + " heads");
+                          " is not a multiple of its " + std::to_string(transformer.num_heads) +
+                          " heads");
   }
-  c.head_dim = inner / c.num_heads;
+  transformer.head_dim = inner / transformer.num_heads;
   if (weights.has_prefix(std::string(kTeCross) + "0.attn.phi.")) {
     throw CheckpointError(
         "the TE-TNP updates input locations (phi); importing that variant is "
         "not supported");
   }
   const bool shared = tetnp_layer_shared(weights, 0);
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
     if (tetnp_layer_shared(weights, l) != shared) {
       throw CheckpointError(
           "the TE-TNP shares self- and cross-attention weights in some layers "
           "only");
     }
   }
-  c.share_layer_weights = shared;
+  sharing.share_layer_weights = shared;
   return c;
 }
 
 std::map<std::string, torch::Tensor> tetnp_weights(WeightLookup& weights, const ModelConfig& c) {
+  const auto& transformer = c.options<TransformerOptions>();
+  const auto& sharing = c.options<LayerSharingOptions>();
   std::map<std::string, torch::Tensor> out;
   map_mlp(weights, "encoder.y_encoder", "embed", out);
   auto map_te_layer = [&](const std::string& from, const std::string& to) {
-    map_attention_layer(weights, from, to, c.dim_model, out);
+    map_attention_layer(weights, from, to, transformer.dim_model, out);
     // The kernel's first layer acts on [x_n - x_m, dots]; the project splits it into a part on
     // the differences (no bias) and one on the dot products.
     const auto& w = weights(from + ".attn.kernel.net.0.weight");
     out[to + ".attention.rho_dx.weight"] = w.narrow(1, 0, c.dim_x);
-    out[to + ".attention.rho_dots.weight"] = w.narrow(1, c.dim_x, c.num_heads);
+    out[to + ".attention.rho_dots.weight"] = w.narrow(1, c.dim_x, transformer.num_heads);
     out[to + ".attention.rho_dots.bias"] = weights(from + ".attn.kernel.net.0.bias");
     for (const char* p : {"weight", "bias"}) {
       out[to + ".attention.rho_hidden." + p] = weights(from + ".attn.kernel.net.2." + p);
       out[to + ".attention.rho_out." + p] = weights(from + ".attn.kernel.net.4." + p);
     }
   };
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
     const auto n = std::to_string(l);
     map_te_layer(kTeCross + n, "cross" + n);
-    if (!c.share_layer_weights) map_te_layer(kTeSelf + n, "self" + n);
+    if (!sharing.share_layer_weights) map_te_layer(kTeSelf + n, "self" + n);
   }
   map_head(weights, out);
   return out;

@@ -8,13 +8,16 @@
 namespace npe {
 
 TnpImpl::TnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  const auto dz = c.dim_model;
+  const auto& transformer = c.options<TransformerOptions>();
+  const auto dz = transformer.dim_model;
   m_embed = register_module("embed", token_embedder(c.dim_x + c.dim_y + 1, dz));
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
     m_self.push_back(
-        register_module("self" + std::to_string(l), AttentionBlock(dz, c.num_heads, c.head_dim)));
+        register_module("self" + std::to_string(l),
+                        AttentionBlock(dz, transformer.num_heads, transformer.head_dim)));
     m_cross.push_back(
-        register_module("cross" + std::to_string(l), AttentionBlock(dz, c.num_heads, c.head_dim)));
+        register_module("cross" + std::to_string(l),
+                        AttentionBlock(dz, transformer.num_heads, transformer.head_dim)));
   }
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
 }
@@ -31,7 +34,7 @@ Prediction TnpImpl::forward_impl(const Task& task) {
 
 TeTnpImpl::TeTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   m_encoder = std::make_unique<TeTnpEncoder>(*this, c, /*target_locations=*/false);
-  const auto dz = c.dim_model;
+  const auto dz = c.options<TransformerOptions>().dim_model;
   m_head = register_module("head", GaussianHead(dz, dz, c.dim_y, c.heteroscedastic, c.min_stddev));
 }
 
@@ -53,14 +56,16 @@ ModelSpec tnp_spec() {
       false,
       true,
       2};
-  spec.options = {"dim_model", "num_layers", "num_heads", "head_dim"};
+  spec.make_options = options_of<TnpOptions>;
   spec.make = make_model_of<TnpImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& transformer = c.options<TransformerOptions>();
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers);
+    const double dx = double(c.dim_x), dy = double(c.dim_y),
+                 layers = double(transformer.num_layers);
     return embedder(c, nc + nt, dx + dy + 1) + layers * (block(c, nc, nc) + block(c, nt, nc)) +
-           head(c, nt, double(c.dim_model));
+           head(c, nt, double(transformer.dim_model));
   };
   return spec;
 }
@@ -71,18 +76,19 @@ ModelSpec tetnp_spec() {
       "tetnp", "TE-TNP", "Translation-equivariant TNP: attention sees inputs only through x - x'.",
       true,    true,     false,
       true,    2};
-  spec.options = {"dim_model",      "num_layers",       "num_heads",          "head_dim",
-                  "pairwise_width", "update_locations", "share_layer_weights"};
+  spec.make_options = options_of<TeTnpOptions>;
   spec.make = make_model_of<TeTnpImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& transformer = c.options<TransformerOptions>();
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double layers = double(c.num_layers);
+    const double layers = double(transformer.num_layers);
     // The last cross-attention skips the unused target location update unless it is shared.
-    const bool u = c.update_locations;
+    const bool u = c.options<TeAttentionOptions>().update_locations;
     return te_tokens(c, nc, nt) + layers * te_block(c, nc, nc, u) +
-           (layers - 1) * te_block(c, nt, nc, u) + te_block(c, nt, nc, u && c.share_layer_weights) +
-           head(c, nt, double(c.dim_model));
+           (layers - 1) * te_block(c, nt, nc, u) +
+           te_block(c, nt, nc, u && c.options<LayerSharingOptions>().share_layer_weights) +
+           head(c, nt, double(transformer.dim_model));
   };
   return spec;
 }

@@ -28,7 +28,7 @@ class TnpImpl final : public NeuralProcessImpl {
 
 /// Translation-equivariant TNP (paper Section 3). Tokens depend on outputs only: context
 /// MLP([y, 0]), targets MLP([0, 1]); every attention is TE attention, with location updates
-/// (eq. 10) when config.update_locations. With config.share_layer_weights each layer's context
+/// (eq. 10) when update_locations. With share_layer_weights each layer's context
 /// self-attention and target cross-attention use one set of weights, as the authors' code does.
 class TeTnpImpl final : public NeuralProcessImpl {
  public:
@@ -43,7 +43,11 @@ class TeTnpImpl final : public NeuralProcessImpl {
 };
 
 /// The model kinds of this file, for the registry.
+/// The tnp kind's options.
+using TnpOptions = OptionsOf<TransformerOptions>;
 ModelSpec tnp_spec();
+/// The tetnp kind's options.
+using TeTnpOptions = OptionsOf<TransformerOptions, TeAttentionOptions, LayerSharingOptions>;
 ModelSpec tetnp_spec();
 
 }  // namespace npe

@@ -9,10 +9,13 @@
 namespace npe {
 
 TnpdEncoder::TnpdEncoder(torch::nn::Module& owner, const ModelConfig& c) {
-  m_embed = owner.register_module("embed", token_embedder(c.dim_x + c.dim_y + 1, c.dim_model));
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    m_layers.push_back(owner.register_module("layer" + std::to_string(l),
-                                             AttentionBlock(c.dim_model, c.num_heads, c.head_dim)));
+  const auto& transformer = c.options<TransformerOptions>();
+  m_embed =
+      owner.register_module("embed", token_embedder(c.dim_x + c.dim_y + 1, transformer.dim_model));
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
+    m_layers.push_back(owner.register_module(
+        "layer" + std::to_string(l),
+        AttentionBlock(transformer.dim_model, transformer.num_heads, transformer.head_dim)));
   }
 }
 
@@ -27,25 +30,29 @@ torch::Tensor TnpdEncoder::encode(const Task& task) {
 }
 
 TeTnpEncoder::TeTnpEncoder(torch::nn::Module& owner, const ModelConfig& c, bool target_locations)
-    : m_dim_model(c.dim_model), m_dim_features(c.dim_features) {
-  const auto dz = c.dim_model;
+    : m_dim_model(c.options<TransformerOptions>().dim_model), m_dim_features(c.dim_features) {
+  const auto& sharing = c.options<LayerSharingOptions>();
+  const auto& te = c.options<TeAttentionOptions>();
+  const auto& transformer = c.options<TransformerOptions>();
+  const auto dz = transformer.dim_model;
   m_embed = owner.register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
     auto block = [&](bool update_locations) {
-      return TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_coordinates(), c.pairwise_width,
-                              update_locations);
+      return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, c.dim_coordinates(),
+                              te.pairwise_width, update_locations);
     };
     // Unless the caller needs them, the target locations leave the last layer unused, so its
     // cross-attention skips their update, unless it is shared with the self-attention, which
     // needs it.
-    const bool last = l + 1 == c.num_layers;
+    const bool last = l + 1 == transformer.num_layers;
     auto cross = owner.register_module(
         "cross" + std::to_string(l),
-        block(c.update_locations && (!last || target_locations || c.share_layer_weights)));
+        block(te.update_locations && (!last || target_locations || sharing.share_layer_weights)));
     m_cross.push_back(cross);
-    m_self.push_back(c.share_layer_weights ? cross
-                                           : owner.register_module("self" + std::to_string(l),
-                                                                   block(c.update_locations)));
+    m_self.push_back(
+        sharing.share_layer_weights
+            ? cross
+            : owner.register_module("self" + std::to_string(l), block(te.update_locations)));
   }
 }
 

@@ -26,13 +26,15 @@ torch::Tensor autoregressive_mask(int64_t nc, int64_t nt, torch::Device device) 
 }  // namespace
 
 TnpaImpl::TnpaImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
-  m_embed = register_module("embed", token_embedder(c.dim_x + c.dim_y + 1, c.dim_model));
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    m_layers.push_back(register_module("layer" + std::to_string(l),
-                                       AttentionBlock(c.dim_model, c.num_heads, c.head_dim)));
+  const auto& transformer = c.options<TransformerOptions>();
+  m_embed = register_module("embed", token_embedder(c.dim_x + c.dim_y + 1, transformer.dim_model));
+  for (int64_t l = 0; l < transformer.num_layers; ++l) {
+    m_layers.push_back(register_module(
+        "layer" + std::to_string(l),
+        AttentionBlock(transformer.dim_model, transformer.num_heads, transformer.head_dim)));
   }
-  m_head = register_module(
-      "head", GaussianHead(c.dim_model, c.dim_model, c.dim_y, c.heteroscedastic, c.min_stddev));
+  m_head = register_module("head", GaussianHead(transformer.dim_model, transformer.dim_model,
+                                                c.dim_y, c.heteroscedastic, c.min_stddev));
 }
 
 Prediction TnpaImpl::forward_impl(const Task& task) {
@@ -63,7 +65,7 @@ torch::Tensor TnpaImpl::ordered_log_likelihood(const Task& task) {
 torch::Tensor TnpaImpl::log_likelihood_impl(const Task& task) {
   const auto nt = task.num_targets();
   if (nt == 0) return torch::zeros({task.batch_size()}, task.xt.options());
-  const auto orders = is_training() ? 1 : config().num_permutations;
+  const auto orders = is_training() ? 1 : config().options<PermutationOptions>().num_permutations;
   if (orders == 1) return ordered_log_likelihood(task) / double(nt);
   // Eq. 7: the average of the likelihoods over random orders, as a log-mean-exp. The orders
   // are fixed (seeded) so that evaluations are reproducible.
@@ -131,15 +133,17 @@ ModelSpec tnpa_spec() {
       true,
       2,
       true};
-  spec.options = {"dim_model", "num_layers", "num_heads", "head_dim", "num_permutations"};
+  spec.make_options = options_of<TnpaOptions>;
   spec.make = make_model_of<TnpaImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& transformer = c.options<TransformerOptions>();
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers);
+    const double dx = double(c.dim_x), dy = double(c.dim_y),
+                 layers = double(transformer.num_layers);
     // The teacher-forced pass: context, targets and padded targets over context and targets.
     return embedder(c, nc + 2 * nt, dx + dy + 1) + layers * block(c, nc + 2 * nt, nc + nt) +
-           head(c, nt, double(c.dim_model));
+           head(c, nt, double(transformer.dim_model));
   };
   return spec;
 }

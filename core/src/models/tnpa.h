@@ -13,7 +13,7 @@ namespace npe {
 /// mask (Figure 2): context -> context; target i -> context and targets j <= i; padded target i
 /// -> context and targets j < i. The padded tokens' Gaussian head gives p(y_i | context,
 /// y_<i), so one pass scores the given targets in their order (teacher forcing), and sampling
-/// draws the targets one at a time. Evaluation averages config.num_permutations random orders
+/// draws the targets one at a time. Evaluation averages num_permutations random orders
 /// (their eq. 7); marginals are the one-step predictive p(y_i | context) of each target.
 class TnpaImpl final : public NeuralProcessImpl {
  public:
@@ -34,6 +34,8 @@ class TnpaImpl final : public NeuralProcessImpl {
 };
 
 /// The model kinds of this file, for the registry.
+/// The tnpa kind's options.
+using TnpaOptions = OptionsOf<TransformerOptions, PermutationOptions>;
 ModelSpec tnpa_spec();
 
 }  // namespace npe

@@ -7,9 +7,10 @@
 namespace npe {
 
 TnpdImpl::TnpdImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
+  const auto& transformer = c.options<TransformerOptions>();
   m_encoder = std::make_unique<TnpdEncoder>(*this, c);
-  m_head = register_module(
-      "head", GaussianHead(c.dim_model, c.dim_model, c.dim_y, c.heteroscedastic, c.min_stddev));
+  m_head = register_module("head", GaussianHead(transformer.dim_model, transformer.dim_model,
+                                                c.dim_y, c.heteroscedastic, c.min_stddev));
 }
 
 Prediction TnpdImpl::forward_impl(const Task& task) {
@@ -28,14 +29,16 @@ ModelSpec tnpd_spec() {
       false,
       true,
       2};
-  spec.options = {"dim_model", "num_layers", "num_heads", "head_dim"};
+  spec.make_options = options_of<TnpdOptions>;
   spec.make = make_model_of<TnpdImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
+    const auto& transformer = c.options<TransformerOptions>();
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers);
+    const double dx = double(c.dim_x), dy = double(c.dim_y),
+                 layers = double(transformer.num_layers);
     return embedder(c, nc + nt, dx + dy + 1) + layers * block(c, nc + nt, nc) +
-           head(c, nt, double(c.dim_model));
+           head(c, nt, double(transformer.dim_model));
   };
   return spec;
 }

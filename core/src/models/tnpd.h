@@ -25,6 +25,8 @@ class TnpdImpl final : public NeuralProcessImpl {
 };
 
 /// The model kinds of this file, for the registry.
+/// The tnpd kind's options.
+using TnpdOptions = OptionsOf<TransformerOptions>;
 ModelSpec tnpd_spec();
 
 }  // namespace npe

@@ -17,14 +17,21 @@ constexpr double kLogDiagonalBound = 15.0;
 // targets.
 double nd_head_flops(const ModelConfig& c, double nt, bool translation_equivariant) {
   using namespace flop_terms;
-  const double dz = double(c.dim_model), dy = double(c.dim_y), p = double(c.projection_dim);
-  const bool low_rank = c.covariance == "lowrank";
+  const auto& cov = c.options<CovarianceOptions>();
+  const double dz = double(c.options<TransformerOptions>().dim_model), dy = double(c.dim_y),
+               p = double(cov.projection_dim);
+  const bool low_rank = cov.covariance == "lowrank";
   double flops = mlp(nt, dz, {dz, dz}, dy);
-  for (int64_t l = 0; l < c.covariance_layers; ++l) {
-    const bool update = c.update_locations && l + 1 < c.covariance_layers;
-    flops += translation_equivariant ? te_block(c, nt, nt, update) : block(c, nt, nt);
+  for (int64_t l = 0; l < cov.covariance_layers; ++l) {
+    if (translation_equivariant) {
+      const bool update =
+          c.options<TeAttentionOptions>().update_locations && l + 1 < cov.covariance_layers;
+      flops += te_block(c, nt, nt, update);
+    } else {
+      flops += block(c, nt, nt);
+    }
   }
-  flops += mlp(nt, dz, std::vector<double>(size_t(c.projection_layers - 1), dz),
+  flops += mlp(nt, dz, std::vector<double>(size_t(cov.projection_layers - 1), dz),
                dy * (p + (low_rank ? 1.0 : 0.0)));
   const double n = nt * dy;
   flops += 2.0 * n * n * p;                // H H^T (or A A^T)
@@ -36,25 +43,30 @@ double nd_head_flops(const ModelConfig& c, double nt, bool translation_equivaria
 
 NdHead::NdHead(torch::nn::Module& owner, const ModelConfig& c, bool translation_equivariant)
     : m_dim_y(c.dim_y),
-      m_projection_dim(c.projection_dim),
-      m_low_rank(c.covariance == "lowrank"),
+      m_projection_dim(c.options<CovarianceOptions>().projection_dim),
+      m_low_rank(c.options<CovarianceOptions>().covariance == "lowrank"),
       m_min_stddev(c.min_stddev) {
-  const auto dz = c.dim_model;
+  const auto& cov = c.options<CovarianceOptions>();
+  const auto& transformer = c.options<TransformerOptions>();
+  const auto dz = transformer.dim_model;
   m_mean = owner.register_module("mean", Mlp(dz, std::vector<int64_t>{dz, dz}, c.dim_y));
-  for (int64_t l = 0; l < c.covariance_layers; ++l) {
+  for (int64_t l = 0; l < cov.covariance_layers; ++l) {
     const auto name = "covariance" + std::to_string(l);
     if (translation_equivariant) {
+      const auto& te = c.options<TeAttentionOptions>();
       m_te_layers.push_back(owner.register_module(
-          name, TeAttentionBlock(dz, c.num_heads, c.head_dim, c.dim_coordinates(), c.pairwise_width,
-                                 c.update_locations && l + 1 < c.covariance_layers)));
+          name, TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim,
+                                 c.dim_coordinates(), te.pairwise_width,
+                                 te.update_locations && l + 1 < cov.covariance_layers)));
     } else {
-      m_layers.push_back(owner.register_module(name, AttentionBlock(dz, c.num_heads, c.head_dim)));
+      m_layers.push_back(owner.register_module(
+          name, AttentionBlock(dz, transformer.num_heads, transformer.head_dim)));
     }
   }
-  const auto per_value = c.projection_dim + (m_low_rank ? 1 : 0);
+  const auto per_value = cov.projection_dim + (m_low_rank ? 1 : 0);
   m_projection = owner.register_module(
       "projection",
-      Mlp(dz, std::vector<int64_t>(size_t(c.projection_layers - 1), dz), c.dim_y * per_value));
+      Mlp(dz, std::vector<int64_t>(size_t(cov.projection_layers - 1), dz), c.dim_y * per_value));
 }
 
 torch::Tensor NdHead::mean(const torch::Tensor& zt) {
@@ -149,13 +161,13 @@ ModelSpec tnpnd_spec() {
       true,
       2,
       true};
-  spec.options = {"dim_model",  "num_layers",        "num_heads",         "head_dim",
-                  "covariance", "covariance_layers", "projection_layers", "projection_dim"};
+  spec.make_options = options_of<TnpndOptions>;
   spec.make = make_model_of<TnpndImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double dx = double(c.dim_x), dy = double(c.dim_y), layers = double(c.num_layers);
+    const double dx = double(c.dim_x), dy = double(c.dim_y),
+                 layers = double(c.options<TransformerOptions>().num_layers);
     return embedder(c, nc + nt, dx + dy + 1) + layers * block(c, nc + nt, nc) +
            nd_head_flops(c, nt, false);
   };
@@ -175,15 +187,13 @@ ModelSpec tetnpnd_spec() {
       true,
       2,
       true};
-  spec.options = {"dim_model",         "num_layers",        "num_heads",           "head_dim",
-                  "pairwise_width",    "update_locations",  "share_layer_weights", "covariance",
-                  "covariance_layers", "projection_layers", "projection_dim"};
+  spec.make_options = options_of<TeTnpndOptions>;
   spec.make = make_model_of<TeTnpndImpl>;
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const double nc = double(s.num_context), nt = double(s.num_targets);
-    const double layers = double(c.num_layers);
-    const bool u = c.update_locations;
+    const double layers = double(c.options<TransformerOptions>().num_layers);
+    const bool u = c.options<TeAttentionOptions>().update_locations;
     return te_tokens(c, nc, nt) + layers * (te_block(c, nc, nc, u) + te_block(c, nt, nc, u)) +
            nd_head_flops(c, nt, true);
   };

@@ -70,7 +70,12 @@ class TeTnpndImpl final : public NeuralProcessImpl {
 };
 
 /// The model kinds of this file, for the registry.
+/// The tnpnd kind's options.
+using TnpndOptions = OptionsOf<TransformerOptions, CovarianceOptions>;
 ModelSpec tnpnd_spec();
+/// The tetnpnd kind's options.
+using TeTnpndOptions =
+    OptionsOf<TransformerOptions, TeAttentionOptions, LayerSharingOptions, CovarianceOptions>;
 ModelSpec tetnpnd_spec();
 
 }  // namespace npe

@@ -1,17 +1,33 @@
 #pragma once
-// Hyperparameters of every neural-process model, as one serialisable record.
+// A neural-process model's configuration: the fields every model has and its kind's own options.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "npe/models/model_option_groups.h"
+#include "npe/models/model_options.h"
+
 namespace npe {
 
-/// Model hyperparameters. Fields a model does not use are ignored by it (and still stored).
+/// A model's configuration: what every model has (its kind, input and output dimensions, the
+/// Gaussian head) and the kind's own options (model_option_groups.h), typed and held by value.
 struct ModelConfig {
-  /// Registry name (model_infos(): "cnp", "tnp", "tnpnd", ...).
+  ModelConfig() = default;
+  /// A configuration of `kind` with the kind's default options (the paper's sizes; see
+  /// default_model_config for the named sizes). Throws ConfigError for an unknown kind.
+  explicit ModelConfig(std::string kind, int64_t dim_x = 1, int64_t dim_y = 1);
+  ModelConfig(const ModelConfig& other);
+  ModelConfig& operator=(const ModelConfig& other);
+  ModelConfig(ModelConfig&&) noexcept = default;
+  ModelConfig& operator=(ModelConfig&&) noexcept = default;
+  ~ModelConfig();
+
+  /// Registry name (model_infos(): "cnp", "tnp", "tnpnd", ...). Set by the constructor: the
+  /// options are the kind's.
   std::string kind;
   int64_t dim_x = 1;
   int64_t dim_y = 1;
@@ -21,68 +37,54 @@ struct ModelConfig {
   /// input_scale and the reference point apply to coordinates only. Models that see x directly
   /// (CNP, TNP, PT-TNP, the TNP-D family) take them as further inputs.
   int64_t dim_features = 0;
-  /// Token / representation width D_z.
-  int64_t dim_model = 128;
-  /// Transformer layers L.
-  int64_t num_layers = 5;
-  int64_t num_heads = 8;
-  int64_t head_dim = 16;
-  /// Hidden width of the pairwise MLPs of TE attention (rho and phi); the main cost lever.
-  int64_t pairwise_width = 128;
-  /// TE attention: update input locations after each attention (paper eq. 10). On by default,
-  /// as in the paper's 1-D models (Appendix F.1; its Table 7 ablates it).
-  bool update_locations = true;
-  /// TE-TNP and BSA-TNP: each layer's context self-attention and target cross-attention share
-  /// weights (as in the TE-TNP authors' public code and BSA-TNP's KRBlocks) instead of having
-  /// their own (as the TE-TNP paper's text describes).
-  bool share_layer_weights = false;
-  /// Number of pseudo-tokens M (PT-TNP, TE-PT-TNP).
-  int64_t num_pseudo_tokens = 32;
-  /// TE-PT-TNP: how the initial pseudo-locations follow the context. "attention": paper eq. 11,
-  /// v_m = v0_m + sum_n psi(u_m, z_n) x_n with psi a softmax over the context; "context_mean":
-  /// v_m = v0_m + mean_n x_n (the authors' public code's default initialiser). Both translate
-  /// exactly with the data.
-  std::string pseudo_locations = "attention";
   /// Gaussian head: false gives one learned noise level per output dimension.
   bool heteroscedastic = true;
   /// Lower bound added to the predictive standard deviation.
   double min_stddev = 1e-3;
-  /// ConvCNP: grid points per unit of input (1-D), CNN channels, kernel size, and U-Net depth.
-  double points_per_unit = 64.0;
-  int64_t conv_channels = 128;
-  int64_t kernel_size = 9;
-  int64_t unet_depth = 5;
-  /// ConvCNP 2-D: number of convolution layers.
-  int64_t cnn_layers = 5;
   /// Inputs are multiplied by this before the model sees them (e.g. pixel coordinates to units
-  /// of half an image). Must be 1 for the on-grid ConvCNP, which needs whole-cell coordinates.
+  /// of half an image). Must be 1 for the on-grid models, which need whole-cell coordinates.
   double input_scale = 1.0;
-  /// ConvCNP 1-D: largest grid allowed before a ResourceLimitError.
-  int64_t max_grid_points = int64_t{1} << 18;
-  /// TNP-ND kinds (Nguyen & Grover Section 3.3): "cholesky" (Sigma = L L^T, L = lower(H H^T),
-  /// their eq. 10) or "lowrank" (Sigma = diag(exp d) + A A^T); self-attention layers over the
-  /// target tokens before the projection, the projection MLP's layers, and the dimension p of
-  /// each target's vector h (their Appendix A.3: 2 layers, 4 layers, p = 20).
-  std::string covariance = "cholesky";
-  int64_t covariance_layers = 2;
-  int64_t projection_layers = 4;
-  int64_t projection_dim = 20;
-  /// TNP-A: random target orders averaged (log-mean-exp of the likelihoods, their eq. 7) when
-  /// evaluating; training uses the order of the batch.
-  int64_t num_permutations = 1;
-  /// BSA-TNP: RBF features F of each head's attention bias sum_f a_f exp(-b_f ||x - x'||^2)
-  /// (Jenson et al. use 5 for space).
-  int64_t bias_features = 5;
-  /// BSA-TNP: 0 gives one bias over the distance across all coordinates; above 0, the last
-  /// coordinate is time with its own bias of this many RBF features, and bias_features act on
-  /// the other coordinates (space) alone (Jenson et al.'s ERA5 model: 5 for space, 3 for time).
-  int64_t time_bias_features = 0;
 
   int64_t dim_coordinates() const { return dim_x - dim_features; }
 
+  /// The kind's option group `Group` (e.g. TransformerOptions). Throws ConfigError when the kind
+  /// has no such group.
+  template <typename Group>
+  Group& options() {
+    if (auto* group = find_options<Group>()) return *group;
+    throw_missing_group();
+  }
+  template <typename Group>
+  const Group& options() const {
+    return const_cast<ModelConfig*>(this)->options<Group>();
+  }
+  /// The group, or nullptr when the kind has none.
+  template <typename Group>
+  Group* find_options() {
+    return dynamic_cast<Group*>(m_options.get());
+  }
+  template <typename Group>
+  const Group* find_options() const {
+    return dynamic_cast<const Group*>(m_options.get());
+  }
+  /// All of the kind's options (none for a default-constructed configuration).
+  const ModelOptions* all_options() const { return m_options.get(); }
+
+  /// Sets each field of `values` that the kind has and ignores the others: a size preset or a
+  /// task's settings ("D_z = 32 for images") apply to every kind that has the field, without
+  /// naming kinds. Throws ConfigError for a value of the wrong type.
+  void set_options_where_present(const nlohmann::json& values);
+
+  /// The fields every model has and the kind's own options, nothing of other kinds.
   nlohmann::json to_json() const;
-  /// Missing fields take their defaults; wrong types throw ConfigError.
+  /// Missing fields take their defaults; fields the kind does not have are ignored (checkpoints
+  /// of earlier versions list every kind's fields); wrong types throw ConfigError, and so does
+  /// an unknown kind.
   static ModelConfig from_json(const nlohmann::json& json);
+
+ private:
+  [[noreturn]] void throw_missing_group() const;
+  std::unique_ptr<ModelOptions> m_options;
 };
 
 /// The named sizes, smallest first: "small" (CPU-trainable in minutes), "medium" (small with

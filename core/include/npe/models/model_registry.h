@@ -22,11 +22,8 @@ const ModelSpec& model_spec(const std::string& kind);
 /// Builds an untrained model. Throws ConfigError for unknown kinds or invalid sizes.
 std::shared_ptr<NeuralProcessImpl> make_model(const ModelConfig& config);
 
-/// The configuration as a checkpoint records it: the fields every model has and the kind's own
-/// options (ModelSpec::options), nothing of other kinds. ModelConfig::from_json reads it back.
-nlohmann::json model_options_json(const ModelConfig& config);
 /// `json` with the field `key` set to `value`, checked to be one of the kind's settings (those of
-/// model_options_json). Throws ConfigError naming the kind's settings.
+/// ModelConfig::to_json). Throws ConfigError naming the kind's settings.
 void set_model_option(nlohmann::json& json, const std::string& key, const nlohmann::json& value);
 
 /// The task's last coordinate is time: kinds that treat time apart from space adapt to it

@@ -38,12 +38,13 @@ struct ModelInfo {
   bool place_features = true;
 };
 
-/// One model kind. `options` names the ModelConfig fields the kind reads besides the ones every
-/// model has (kind, dim_x, dim_y, dim_features, heteroscedastic, min_stddev, input_scale):
-/// exactly what its checkpoints record and what `--model-option` may set for it.
+/// One model kind: what users are told about it, its options (the option groups it reads, with
+/// their defaults and ranges: exactly what its checkpoints record and what `--model-option` may
+/// set), how to build it and its FLOP count.
 struct ModelSpec {
   ModelInfo info;
-  std::vector<std::string> options;
+  /// The kind's default options, e.g. options_of<TeTnpOptions>.
+  std::function<std::unique_ptr<ModelOptions>()> make_options;
   std::function<std::shared_ptr<NeuralProcessImpl>(const ModelConfig&)> make;
   /// Forward FLOPs of one task (forward_flops multiplies by the batch).
   std::function<double(const ModelConfig&, const BatchShape&)> flops_per_task;
@@ -52,6 +53,12 @@ struct ModelSpec {
   /// How the kind treats a last coordinate that is time (ERA5), if differently from space.
   std::function<void(ModelConfig&)> time_coordinate;
 };
+
+/// The factory of a kind's default options.
+template <typename Options>
+std::unique_ptr<ModelOptions> options_of() {
+  return std::make_unique<Options>();
+}
 
 /// The factory of a model class constructed from a ModelConfig.
 template <typename Model>
