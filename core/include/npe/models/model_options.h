@@ -46,7 +46,7 @@ struct OptionsOf final : ModelOptions, Groups... {
   }
 };
 
-/// One field as users are told about it (`npe models --options`, the Training form).
+/// One field as users can be told about it: its type, help, default and range or choices.
 struct OptionDescription {
   std::string name;
   std::string type;  ///< "integer", "number", "boolean" or "choice"
