@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "npe/cpu_peak.h"
+#include "npe/models/compute_settings.h"
 #include "npe/runtime.h"
 
 namespace npe::cli {
@@ -29,13 +30,12 @@ int bench_peak(const PeakArguments& a) {
   // per-thread work.
   configure_threads(1);
   const auto peak = measure_cpu_peak(a.seconds);
-  const double tile_ratio = peak.bf16_tile_gflops / peak.fp32_tile_gflops;
   if (a.json) {
     nlohmann::json row{{"fp32_instruction", peak.fp32_instruction},
                        {"fp32_instruction_gflops", optional_number(peak.fp32_instruction_gflops)},
                        {"bf16_instruction_gflops", optional_number(peak.bf16_instruction_gflops)},
                        {"fp32_tile_gflops", peak.fp32_tile_gflops},
-                       {"bf16_tile_gflops", peak.bf16_tile_gflops},
+                       {"bf16_tile_gflops", optional_number(peak.bf16_tile_gflops)},
                        {"tile_product", peak.tile_uses_onednn ? "oneDNN" : "libtorch"},
                        {"libtorch", libtorch_version()}};
     std::printf("%s\n", row.dump().c_str());
@@ -61,8 +61,12 @@ int bench_peak(const PeakArguments& a) {
   std::printf("TE attention tile product [rows,128] x [128,128] + bias, ReLU (%s):\n",
               peak.tile_uses_onednn ? "oneDNN" : "libtorch");
   std::printf("  fp32, 2048 rows %18s %8.1f GFLOP/s\n", "", peak.fp32_tile_gflops);
-  std::printf("  bf16, 4096 rows %18s %8.1f GFLOP/s  (%.2fx fp32)\n", "", peak.bf16_tile_gflops,
-              tile_ratio);
+  if (peak.bf16_tile_gflops) {
+    std::printf("  bf16, 4096 rows %18s %8.1f GFLOP/s  (%.2fx fp32)\n", "", *peak.bf16_tile_gflops,
+                *peak.bf16_tile_gflops / peak.fp32_tile_gflops);
+  } else {
+    std::printf("  bf16: not timed, %s\n", bf16_unavailable_reason().c_str());
+  }
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "models/tile_matmul.h"
+#include "npe/models/compute_settings.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NPE_X86_PROBES 1
@@ -155,7 +156,9 @@ CpuPeak measure_cpu_peak(double seconds) {
 #endif
   // The kernel's tiles: 2,048 pairs in float32, 4,096 in bfloat16 (the same bytes).
   peak.fp32_tile_gflops = tile_rate(torch::kFloat32, 2048, seconds);
-  peak.bf16_tile_gflops = tile_rate(torch::kBFloat16, 4096, seconds);
+  if (bf16_unavailable_reason().empty()) {
+    peak.bf16_tile_gflops = tile_rate(torch::kBFloat16, 4096, seconds);
+  }
   peak.tile_uses_onednn = tile_matmul_uses_onednn();
   return peak;
 }

@@ -117,8 +117,10 @@ TEST(ConfigurationFields, AWrongTypeNamesTheConfigurationAndTheField) {
                         "ERA5 task configuration field 'window'");
   NPE_EXPECT_THROW_WITH(TrainOptions::from_json(json{{"steps", "many"}}), ConfigError,
                         "training options field 'steps'");
-  NPE_EXPECT_THROW_WITH(ModelConfig::from_json(json{{"dim_model", "wide"}}), ConfigError,
-                        "model configuration field 'dim_model'");
+  NPE_EXPECT_THROW_WITH(ModelConfig::from_json(json{{"kind", "tnp"}, {"dim_model", "wide"}}),
+                        ConfigError, "model configuration field 'dim_model'");
+  NPE_EXPECT_THROW_WITH(ModelConfig::from_json(json{{"kind", 3}}), ConfigError,
+                        "model configuration field 'kind'");
   EXPECT_TRUE(std::isnan(Era5TaskConfig::from_json(json{{"mean", nullptr}}).mean));
   EXPECT_EQ(Era5TaskConfig::from_json(json{{"mean", 281.5}}).mean, 281.5);
   EXPECT_EQ(GpTaskConfig::from_json(json{{"noise_std", 0.5}}).noise_std, 0.5);

@@ -39,9 +39,7 @@ torch::Tensor column(const std::vector<float>& values) {
 // A small untrained TE-TNP checkpoint, so the tests do not depend on shipped weights.
 QString write_checkpoint(const QTemporaryDir& dir, const std::string& kind) {
   npe::ModelConfig config = npe::default_model_config(kind, "small");
-  config.options<npe::TransformerOptions>().dim_model = 16;
-  config.options<npe::TransformerOptions>().num_layers = 1;
-  config.options<npe::TeAttentionOptions>().pairwise_width = 8;
+  config.set_options_where_present({{"dim_model", 16}, {"num_layers", 1}, {"pairwise_width", 8}});
   auto model = npe::make_model(config);
   npe::CheckpointMetadata metadata;
   metadata.model = config;

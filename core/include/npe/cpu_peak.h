@@ -19,7 +19,7 @@ struct CpuPeak {
   std::optional<double> fp32_instruction_gflops;  ///< none: no x86 FMA to time
   std::optional<double> bf16_instruction_gflops;  ///< none: no AVX512-BF16
   double fp32_tile_gflops = 0.0;
-  double bf16_tile_gflops = 0.0;
+  std::optional<double> bf16_tile_gflops;  ///< none: oneDNN has no bf16 products on this CPU
   bool tile_uses_onednn = false;
 };
 
