@@ -15,6 +15,7 @@
 #include "common/model_list.h"
 #include "maps/map_explorer.h"
 #include "maps/map_view.h"
+#include "maps/model_maps.h"
 #include "maps/station_set.h"
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
@@ -257,6 +258,20 @@ class MapExplorerTest : public QObject {
       QVERIFY(row[size_t(lat)] > 30.0 && row[size_t(lat)] < 75.0);
       for (double v : row) QVERIFY(std::isfinite(v));
     }
+    // The hover line: the cell and its truth, the station there, each model's mean ± standard
+    // deviation; outside the target window only the truth.
+    const auto window = explorer.targetWindow();
+    const npe::widgets::MapFrame frame{*explorer.source(), window, explorer.hour()};
+    const auto station = explorer.stations()->cells().front() + window.topLeft();
+    const auto line =
+        npe::widgets::describe_cell(frame, result, *explorer.modelList(), station, true);
+    QVERIFY2(line.contains("truth") && line.contains("(station)"), qPrintable(line));
+    QCOMPARE(int(line.count(" ± ")), int(result.models.size()));
+    const QPoint outside = window.left() > 0 ? QPoint(window.left() - 1, window.top())
+                                             : QPoint(window.right() + 1, window.top());
+    const auto far =
+        npe::widgets::describe_cell(frame, result, *explorer.modelList(), outside, false);
+    QVERIFY2(far.contains("truth") && !far.contains(" ± "), qPrintable(far));
     // Layers of the model can be shown in 2-D and 3-D.
     if (!explorer.view()) QSKIP(kNoView);
     explorer.setLayer(id + "|stddev");

@@ -60,4 +60,15 @@ QRect cells_within(const GriddedField& f, const LatLonBox& box) {
   return QRect(QPoint(left, top), QPoint(right, bottom));
 }
 
+QString describe_training_region(const GriddedField& field, const LatLonBox& box) {
+  if (!cells_within(field, box).isNull()) {
+    return tr(". Green outline: where the models were trained (another file).");
+  }
+  return tr(". The models were trained on %1–%2°N, %3–%4°E, outside this file.")
+      .arg(box.south)
+      .arg(box.north)
+      .arg(box.west)
+      .arg(box.east);
+}
+
 }  // namespace npe::widgets

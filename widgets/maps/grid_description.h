@@ -23,5 +23,8 @@ QString describe_field(const GriddedField& field);
 QString describe_station_reports(int64_t steps, int64_t step_hours);
 /// The cells (x = column, y = row) of the field inside the box; null when none is.
 QRect cells_within(const GriddedField& field, const LatLonBox& box);
+/// For a file other than the training file: where the models' training region is on it (its
+/// outline), or where it lies when the file does not cover it.
+QString describe_training_region(const GriddedField& field, const LatLonBox& box);
 
 }  // namespace npe::widgets

@@ -26,6 +26,8 @@
 #include "maps/map_layer.h"
 #include "maps/map_session.h"
 #include "maps/map_view.h"
+#include "maps/map_view_area.h"
+#include "maps/model_maps.h"
 #include "maps/small_maps.h"
 #include "maps/station_editor.h"
 #include "maps/station_set.h"
@@ -37,13 +39,9 @@
 namespace npe::widgets {
 namespace {
 
-constexpr double kKelvin = 273.15;
 // Shown by default: a translation-equivariant model, its plain counterpart and the ConvCNP.
 const QStringList kDefaultModels = {"shipped:tepttnp", "shipped:pttnp", "shipped:convcnp2d"};
 constexpr int kDefaultStations = 30;
-// The big map's least size: with the small maps and metrics column beside it, the tab fits a
-// 1400 x 860 window (--screenshot).
-const QSize kViewMinimumSize(480, 400);
 }  // namespace
 
 MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(parent) {
@@ -63,11 +61,6 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
   m_controller->setSceneRequest([this](bool) { return sceneRequest(); });
   m_models = m_controller->models();
   m_metrics = m_controller->metrics();
-  m_hover = new QLabel(tr("Click the map inside the black square to add a station; click a "
-                          "station to remove it, drag it to move it."),
-                       this);
-  m_hover->setWordWrap(true);
-  m_hover->setMinimumHeight(40);
   m_small_maps = new SmallMaps(this);
   m_station_editor = new StationEditor(
       m_stations, m_undo, [this] { return targetWindow(); },
@@ -111,23 +104,17 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
     rebuildLayerChoices();
     schedulePredictions(false);
   });
-  m_view_area = new QWidget(this);
-  auto* view_layout = new QVBoxLayout(m_view_area);
-  // Platforms without OpenGL (Qt's offscreen platform) cannot host the VTK view at all. The tab
-  // then works without it, with the small maps, and says why the big one is missing. Where
-  // there is OpenGL, the view is made when the tab is first shown (ensureView).
-  if (MapView::openGLAvailable()) {
-    m_view_placeholder = new QWidget(m_view_area);
-    m_view_placeholder->setMinimumSize(kViewMinimumSize);
-    view_layout->addWidget(m_view_placeholder, 1);
-  } else {
-    auto* missing = new QLabel(tr("The 2-D/3-D map view needs OpenGL, which this display "
-                                  "platform does not offer; the small maps below still work."),
-                               m_view_area);
-    missing->setWordWrap(true);
-    view_layout->insertWidget(0, missing);
-  }
-  view_layout->addWidget(m_hover);
+  m_view_area = new MapViewArea(this);
+  connect(m_view_area, &MapViewArea::viewCreated, this, [this](MapView* view) {
+    m_station_editor->attach(view);
+    connect(view, &MapView::hovered, this, [this](QPoint cell) {
+      if (cell.x() < 0 || !m_source) return;
+      const bool station = m_stations->contains(cell - targetWindow().topLeft());
+      m_view_area->setHoverText(describe_cell(frame(), m_last, *m_models, cell, station));
+    });
+    view->setThreeD(m_three_d);
+    redraw();
+  });
   // The big map takes the tab's full height; the small maps (a row per model) and the metrics
   // form a column beside it, so at 1920 x 1080 the map fills over half the tab and the held-out
   // log-likelihoods are visible without scrolling the controls.
@@ -192,33 +179,7 @@ QString MapExplorer::unavailableReason() const {
 }
 
 MapView* MapExplorer::view() {
-  ensureView();
-  return m_view;
-}
-
-void MapExplorer::showEvent(QShowEvent* event) {
-  ensureView();
-  ExplorerPanel::showEvent(event);
-}
-
-// A QOpenGLWidget anywhere in a window switches the whole window to OpenGL composition from the
-// moment it is made, shown or not: with Mesa's software renderer (no GPU) every repaint of every
-// tab then went through it, ~40 % of all CPU time during the functions tab's edit-latency run
-// (perf, 2026-11-23, Intel Xeon, 2 cores). So the view exists only once the maps tab is used.
-void MapExplorer::ensureView() {
-  if (m_view || !m_view_placeholder) return;
-  m_view = new MapView(m_view_area);
-  m_view->setMinimumSize(kViewMinimumSize);
-  // The layout hands back the placeholder's item, which the caller owns (LeakSanitizer).
-  delete m_view_area->layout()->replaceWidget(m_view_placeholder, m_view);
-  delete m_view_placeholder;
-  m_view_placeholder = nullptr;
-  m_station_editor->attach(m_view);
-  connect(m_view, &MapView::hovered, this, [this](QPoint cell) {
-    if (cell.x() >= 0) m_hover->setText(describeCell(cell));
-  });
-  m_view->setThreeD(m_three_d);
-  redraw();
+  return m_view_area->view();
 }
 
 void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
@@ -252,18 +213,9 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
     QSignalBlocker block(m_time);
     m_time->setRange(first, static_cast<int>(f.num_times()) - 1);
   }
-  QString text = describe_field(f);
-  if (m_source->config().whole_file && m_training_box) {
-    const auto& box = *m_training_box;
-    text += trainingRegionCells().isNull()
-                ? tr(". The models were trained on %1–%2°N, %3–%4°E, outside this file.")
-                      .arg(box.south)
-                      .arg(box.north)
-                      .arg(box.west)
-                      .arg(box.east)
-                : tr(". Green outline: where the models were trained (another file).");
-  }
-  m_data_label->setText(text);
+  const bool other_file = m_source->config().whole_file && m_training_box;
+  m_data_label->setText(describe_field(f) +
+                        (other_file ? describe_training_region(f, *m_training_box) : QString()));
   m_station_note->setText(
       describe_station_reports(m_source->window_time_steps(), m_source->config().step_hours));
   // Start on a test day (one the models did not train on), at noon.
@@ -354,7 +306,7 @@ void MapExplorer::setThreeD(bool on) {
     m_three_d_box->setChecked(on);
   }
   m_three_d = on;
-  if (m_view) m_view->setThreeD(on);
+  if (auto* view = m_view_area->existingView()) view->setThreeD(on);
   redraw();
 }
 
@@ -369,8 +321,8 @@ void MapExplorer::setModelEnabled(const QString& id, bool enabled) {
   m_models->setEnabled(id, enabled);
 }
 
-torch::Tensor MapExplorer::truthCelsius(int hour) const {
-  return m_source->field().values[hour].to(torch::kFloat64) - kKelvin;
+MapFrame MapExplorer::frame() const {
+  return {*m_source, targetWindow(), m_hour};
 }
 
 void MapExplorer::schedulePredictions(bool refine) {
@@ -412,59 +364,7 @@ QStringList MapExplorer::dataSuffixes() const {
 }
 
 PointTable MapExplorer::predictionTable() const {
-  if (!m_source) return {};
-  const auto window = targetWindow();
-  const int w = window.width();
-  PointTable table;
-  std::vector<torch::Tensor> columns;
-  for (const auto& p : m_last.models) {
-    const auto* entry = m_models->find(p.id);
-    if (!entry) continue;
-    auto [mean, sd] = modelMaps(p.id);
-    if (!mean.defined()) continue;
-    columns.push_back(mean.contiguous());
-    columns.push_back(sd.contiguous());
-    table.columns.push_back(prediction_column(entry->name, "mean_celsius"));
-    table.columns.push_back(prediction_column(entry->name, "std_kelvin"));
-  }
-  if (columns.empty()) return {};
-  table.columns.insert(table.columns.begin(), {"latitude", "longitude", "truth_celsius"});
-  using torch::indexing::Slice;
-  const auto truth =
-      truthCelsius(m_hour)
-          .index({Slice(window.top(), window.top() + w), Slice(window.left(), window.left() + w)})
-          .to(torch::kFloat64)
-          .contiguous();
-  const auto& f = m_source->field();
-  for (int r = 0; r < w; ++r) {
-    for (int c = 0; c < w; ++c) {
-      auto& line = table.rows.emplace_back();
-      line = {f.latitudes[size_t(window.top() + r)], f.longitudes[size_t(window.left() + c)],
-              truth[r][c].item<double>()};
-      for (const auto& values : columns) line.push_back(values[r][c].item<double>());
-    }
-  }
-  return table;
-}
-
-std::pair<torch::Tensor, torch::Tensor> MapExplorer::modelMaps(const QString& id) const {
-  const int w = targetWindow().width();
-  for (const auto& p : m_last.models) {
-    if (p.id != id || !p.mean.defined() || p.mean.numel() != w * w) continue;
-    auto mean = m_source->unstandardise(p.mean.to(torch::kFloat64)).view({w, w}) - kKelvin;
-    auto sd = (p.stddev.to(torch::kFloat64) * m_source->output_scale()).view({w, w});
-    // Cells without a value or without place features are "no data", not predictions.
-    const auto window = targetWindow();
-    using torch::indexing::Slice;
-    const auto rows = Slice(window.top(), window.top() + w);
-    const auto cols = Slice(window.left(), window.left() + w);
-    const auto no_data = ~(m_source->usable_cells().index({rows, cols}) &
-                           torch::isfinite(m_source->field().values[m_hour].index({rows, cols})));
-    mean = mean.masked_fill(no_data, std::nan(""));
-    sd = sd.masked_fill(no_data, std::nan(""));
-    return {mean, sd};
-  }
-  return {};
+  return m_source ? map_prediction_table(frame(), m_last, *m_models) : PointTable{};
 }
 
 void MapExplorer::rebuildLayerChoices() {
@@ -490,13 +390,13 @@ void MapExplorer::redraw() {
   scene.coastlines = m_coastlines;
   scene.target_window = window;
   scene.training_region = trainingRegionCells();
-  const auto truth = truthCelsius(m_hour);
+  const auto truth = truth_celsius(frame());
   const auto bar = m_layer.split('|');
   const auto* entry = bar.size() == 2 ? m_models->find(bar[0]) : nullptr;
   std::optional<ModelLayer> layer;
   if (entry) {
     layer = ModelLayer{entry->name, bar[1], {}, {}};
-    std::tie(layer->mean, layer->stddev) = modelMaps(entry->id);
+    std::tie(layer->mean, layer->stddev) = model_maps(frame(), m_last, entry->id);
   }
   set_layer(scene, truth, window, layer ? &*layer : nullptr);
   const QString when = QString::fromStdString(format_utc(f.valid_times[m_hour]));
@@ -505,7 +405,7 @@ void MapExplorer::redraw() {
     const int r = window.top() + s.y(), c = window.left() + s.x();
     scene.stations.push_back({r, c, truth[r][c].item<double>()});
   }
-  if (m_view) m_view->setScene(std::move(scene));
+  if (auto* view = m_view_area->existingView()) view->setScene(std::move(scene));
 }
 
 void MapExplorer::rebuildSmallMaps() {
@@ -515,40 +415,14 @@ void MapExplorer::rebuildSmallMaps() {
   }
   const auto window = targetWindow();
   using torch::indexing::Slice;
-  const auto truth = truthCelsius(m_hour).index(
+  const auto truth = truth_celsius(frame()).index(
       {Slice(window.top(), window.bottom() + 1), Slice(window.left(), window.right() + 1)});
   std::vector<SmallMaps::Model> shown;
   for (const auto& e : m_models->enabledEntries()) {
-    auto [mean, sd] = modelMaps(e.id);
+    auto [mean, sd] = model_maps(frame(), m_last, e.id);
     if (mean.defined()) shown.push_back({e.name, mean, sd});
   }
   m_small_maps->show(truth, shown);
-}
-
-QString MapExplorer::describeCell(const QPoint& cell) const {
-  if (!m_source || cell.x() < 0) return {};
-  const auto& f = m_source->field();
-  const double lat = f.latitudes[cell.y()], lon = f.longitudes[cell.x()];
-  QString text = tr("%1°%2, %3°%4 · truth %5 °C")
-                     .arg(std::abs(lat), 0, 'f', 2)
-                     .arg(lat >= 0 ? "N" : "S")
-                     .arg(std::abs(lon), 0, 'f', 2)
-                     .arg(lon >= 0 ? "E" : "W")
-                     .arg(truthCelsius(m_hour)[cell.y()][cell.x()].item<double>(), 0, 'f', 2);
-  const auto window = targetWindow();
-  if (window.contains(cell)) {
-    const auto local = cell - window.topLeft();
-    if (m_stations->contains(local)) text += tr(" (station)");
-    for (const auto& e : m_models->enabledEntries()) {
-      auto [mean, sd] = modelMaps(e.id);
-      if (!mean.defined()) continue;
-      text += QString(" · %1 %2 ± %3")
-                  .arg(e.name)
-                  .arg(mean[local.y()][local.x()].item<double>(), 0, 'f', 2)
-                  .arg(sd[local.y()][local.x()].item<double>(), 0, 'f', 2);
-    }
-  }
-  return text;
 }
 
 QJsonObject MapExplorer::saveSection() const {
@@ -595,7 +469,7 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
 }
 
 void MapExplorer::exportView(const QString& path) {
-  ensureView();
+  m_view_area->view();
   export_widget(m_view_area, path);
 }
 

@@ -33,6 +33,8 @@ namespace npe::widgets {
 
 class ExplorerController;
 class MapView;
+class MapViewArea;
+struct MapFrame;
 class MetricsTable;
 class ModelList;
 class ShiftControl;
@@ -106,8 +108,6 @@ class MapExplorer final : public ExplorerPanel {
   const PredictionResult& lastResult() const { return m_last; }
 
  private:
-  void showEvent(QShowEvent* event) override;
-  void ensureView();
   void setSource(std::shared_ptr<Era5TaskSource> source);
   void schedulePredictions(bool refine);
   std::optional<PredictionRequest> sceneRequest() const;
@@ -116,10 +116,8 @@ class MapExplorer final : public ExplorerPanel {
   void rebuildLayerChoices();
   void rebuildSmallMaps();
   void updateTimeLabel();
-  QString describeCell(const QPoint& cell) const;
-  /// Prediction of a model of the last round as [window, window] °C tensors (undefined if none).
-  std::pair<torch::Tensor, torch::Tensor> modelMaps(const QString& id) const;
-  torch::Tensor truthCelsius(int hour) const;  // [rows, cols]
+  /// The data, target window and hour the maps are read at (needs a source).
+  MapFrame frame() const;
   /// The task configuration for showing `path`: the models' training statistics and units,
   /// and the file as a whole unless it is the training file (Era5TaskConfig::whole_file).
   Era5TaskConfig configFor(const std::string& path, const std::string& variable) const;
@@ -130,7 +128,6 @@ class MapExplorer final : public ExplorerPanel {
   StationSet* m_stations = nullptr;
   QUndoStack* m_undo = nullptr;
   ExplorerController* m_controller = nullptr;
-  MapView* m_view = nullptr;
   ModelList* m_models = nullptr;
   MetricsTable* m_metrics = nullptr;
   ShiftControl* m_shift = nullptr;
@@ -141,12 +138,9 @@ class MapExplorer final : public ExplorerPanel {
   QLabel* m_data_label = nullptr;
   QLabel* m_station_note = nullptr;
   QLineEdit* m_variable = nullptr;
-  QLabel* m_hover = nullptr;
   SmallMaps* m_small_maps = nullptr;
   StationEditor* m_station_editor = nullptr;
-  QWidget* m_view_area = nullptr;
-  /// Holds the view's place (and size) until the tab is first shown.
-  QWidget* m_view_placeholder = nullptr;
+  MapViewArea* m_view_area = nullptr;
   QTimer m_play_timer;
   std::shared_ptr<const std::vector<std::vector<QPointF>>> m_coastlines;
   /// The models' task as trained (statistics, units, origin), from the default data or the
