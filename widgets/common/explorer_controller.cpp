@@ -120,7 +120,11 @@ void ExplorerController::onPredictions(const PredictionResult& result) {
   for (const auto& p : result.models) {
     if (const auto* entry = m_models->find(p.id); entry && p.error.isEmpty()) {
       const double ms = p.milliseconds + p.sample_milliseconds;
-      timing << QString("%1 %2 ms").arg(entry->name).arg(ms, 0, 'f', 1);
+      const auto subset = p.subsetNote();  // "on N of M points" when it saw a subset
+      timing << QString("%1 %2 ms%3")
+                    .arg(entry->name)
+                    .arg(ms, 0, 'f', 1)
+                    .arg(subset.isEmpty() ? QString() : QString(" (%1)").arg(subset));
       m_round_times.emplace_back(entry->name, ms);
     }
   }

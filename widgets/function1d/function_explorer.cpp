@@ -26,6 +26,7 @@
 #include "function1d/bands_choice.h"
 #include "function1d/correlation_overlay.h"
 #include "function1d/function_table.h"
+#include "function1d/gp_baselines.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/point_import.h"
 #include "function1d/samples_box.h"
@@ -68,7 +69,6 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   m_controller = new ExplorerController(this, std::move(settings), device);
   m_controller->setSceneRequest([this](bool refine) { return sceneRequest(refine); });
   m_model_list = m_controller->models();
-  m_metrics = m_controller->metrics();
   m_plot = new FunctionPlot(this);
   m_correlation = std::make_unique<CorrelationOverlay>(m_plot);
 
@@ -97,8 +97,12 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
     schedulePredictions(false);
   });
   connect(m_controller, &ExplorerController::roundReady, this, &FunctionExplorer::onPredictions);
-  connect(m_controller, &ExplorerController::roundComplete, this,
-          [this] { Q_EMIT statusMessage(describeModels()); });
+  connect(
+      m_controller, &ExplorerController::roundComplete, this,
+      [this](const PredictionResult&, const QString& timing) {
+        Q_EMIT statusMessage(tr("Models run on %1 · last prediction: %2")
+                                 .arg(QString::fromStdString(describe_device(m_device)), timing));
+      });
   connect(m_controller, &ExplorerController::modelAdded, this, &FunctionExplorer::onModelAdded);
   auto* service = m_controller->service();
   connect(service, &PredictionService::attentionReady, this, &FunctionExplorer::onAttention);
@@ -111,20 +115,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   m_view_timer.setInterval(60);
   connect(&m_view_timer, &QTimer::timeout, this, [this] { schedulePredictions(false); });
 
-  auto oracle = baseline_entry("gp-oracle");
-  oracle.tooltip =
-      tr("Exact GP posterior with the kernel, lengthscale and noise chosen under Ground truth: the "
-         "best any model can do on this data.\nTranslation equivariant (stationary kernel).");
-  m_controller->addModel(std::move(oracle), true);
-  auto bayes = baseline_entry("gp-bayes");
-  bayes.tooltip =
-      tr("What an ideal neural process would predict: the GP posterior averaged over every "
-         "kernel family (SE, periodic, Matérn-5/2) and scale ℓ of the models' training prior, "
-         "each weighted by how well it explains the context points. A model trained on that "
-         "prior can at best match it; the oracle above is also told the true kernel.\n") +
-      bayes.tooltip.section('\n', 1);
-  m_controller->addModel(std::move(bayes), false);
-  m_controller->addModel(baseline_entry("gp-fitted"), false);
+  add_gp_baselines(*m_controller);
   m_controller->addShippedModels();
   // The band shown at first: TE-TNP's (the tab's subject), or the oracle's without shipped
   // models.
@@ -211,6 +202,10 @@ QWidget* FunctionExplorer::buildSidePanel() {
 
 const std::vector<ModelEntry>& FunctionExplorer::models() const {
   return m_model_list->entries();
+}
+
+MetricsTable* FunctionExplorer::metrics() const {
+  return m_controller->metrics();
 }
 
 void FunctionExplorer::onModelAdded(const QString& id) {
@@ -409,8 +404,6 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
     m_plot->setModelCurve(prediction.id, legend, entry->colour, x,
                           QVector<double>(mean.begin(), mean.end()),
                           QVector<double>(stddev.begin(), stddev.end()));
-    m_last_ms[entry->name] = prediction.milliseconds + prediction.sample_milliseconds;
-    m_last_subset[entry->name] = note;
     if (prediction.samples.defined()) {
       const auto sx = tensor_values(result.sample_x);
       std::vector<QVector<double>> lines;
@@ -436,21 +429,6 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
 
 PointTable FunctionExplorer::predictionTable() const {
   return function_prediction_table(m_controller->lastCompleteRound(), *m_model_list);
-}
-
-QString FunctionExplorer::describeModels() const {
-  QStringList parts;
-  for (const auto& [name, ms] : m_last_ms) {
-    const auto subset = m_last_subset.find(name);
-    parts << QString("%1 %2 ms%3")
-                 .arg(name)
-                 .arg(ms, 0, 'f', 1)
-                 .arg(subset == m_last_subset.end() || subset->second.isEmpty()
-                          ? QString()
-                          : QString(" (%1)").arg(subset->second));
-  }
-  return tr("Models run on %1 · last prediction: %2")
-      .arg(QString::fromStdString(describe_device(m_device)), parts.join(", "));
 }
 
 void FunctionExplorer::showCorrelation() {

@@ -74,7 +74,7 @@ class FunctionExplorer final : public ExplorerPanel {
   FunctionPlot* plot() const { return m_plot; }
   PointSet* points() const { return m_points; }
   const std::vector<ModelEntry>& models() const;
-  MetricsTable* metrics() const { return m_metrics; }
+  MetricsTable* metrics() const;
 
   double shift() const { return m_shift; }
   void setShift(double shift);
@@ -118,7 +118,6 @@ class FunctionExplorer final : public ExplorerPanel {
   std::optional<PredictionRequest> sceneRequest(bool refine) const;
   std::vector<QPointF> displayPoints() const;
   void appendDisplayContext(std::vector<double>& xc, std::vector<double>& yc) const;
-  QString describeModels() const;
 
   PointSet* m_points = nullptr;
   QUndoStack* m_undo = nullptr;
@@ -130,7 +129,6 @@ class FunctionExplorer final : public ExplorerPanel {
   BandsChoice* m_bands = nullptr;
   ShiftControl* m_shift_control = nullptr;
   ModelList* m_model_list = nullptr;
-  MetricsTable* m_metrics = nullptr;
   TeachingAidsBox* m_aids = nullptr;
   // Joint predictions: samples and the correlation shown on hover.
   SamplesBox* m_samples = nullptr;
@@ -144,8 +142,6 @@ class FunctionExplorer final : public ExplorerPanel {
   bool m_user_view = false;
   uint64_t m_attention_serial = 0;
   uint64_t m_sample_seed = 100;
-  std::map<QString, double> m_last_ms;
-  std::map<QString, QString> m_last_subset;  // by model name: "on N of M points", or empty
   double m_attention_x = 0.0;
 };
 
