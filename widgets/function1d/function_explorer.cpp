@@ -29,9 +29,9 @@
 #include "function1d/gp_baselines.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/point_import.h"
+#include "function1d/round_drawing.h"
 #include "function1d/samples_box.h"
 #include "function1d/teaching_aids_box.h"
-#include "function1d/tensor_values.h"
 #include "function_plot.h"
 #include "npe/data/function_scene.h"
 #include "npe/data/point_table.h"
@@ -388,39 +388,15 @@ std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) con
 }
 
 void FunctionExplorer::onPredictions(const PredictionResult& result) {
-  const auto xt = tensor_values(result.xt);
-  const QVector<double> x(xt.begin(), xt.end());
-  m_plot->setQuickDrawing(!result.refine);
+  for (const auto& message : draw_round(*m_plot, result, *m_model_list)) {
+    Q_EMIT statusMessage(message);
+  }
+  const bool correlation = !m_samples->correlationModel().isEmpty();
   for (const auto& prediction : result.models) {
     const auto* entry = m_model_list->find(prediction.id);
-    if (!entry) continue;
-    if (!prediction.error.isEmpty() || !entry->enabled) {
-      m_plot->removeModelCurve(prediction.id);
-      continue;
+    if (entry && entry->enabled && prediction.error.isEmpty()) {
+      m_correlation->keep(prediction, entry->capabilities.joint, correlation);
     }
-    const auto mean = tensor_values(prediction.mean), stddev = tensor_values(prediction.stddev);
-    const auto note = prediction.subsetNote();
-    const auto legend = note.isEmpty() ? entry->name : QString("%1 (%2)").arg(entry->name, note);
-    m_plot->setModelCurve(prediction.id, legend, entry->colour, x,
-                          QVector<double>(mean.begin(), mean.end()),
-                          QVector<double>(stddev.begin(), stddev.end()));
-    if (prediction.samples.defined()) {
-      const auto sx = tensor_values(result.sample_x);
-      std::vector<QVector<double>> lines;
-      for (int64_t k = 0; k < prediction.samples.size(0); ++k) {
-        const auto values = tensor_values(prediction.samples[k]);
-        lines.emplace_back(values.begin(), values.end());
-      }
-      m_plot->setModelSamples(prediction.id, entry->colour, QVector<double>(sx.begin(), sx.end()),
-                              lines);
-    } else {
-      m_plot->removeModelSamples(prediction.id);
-    }
-    if (!prediction.sample_error.isEmpty()) {
-      Q_EMIT statusMessage(tr("%1: no samples: %2").arg(entry->name, prediction.sample_error));
-    }
-    m_correlation->keep(prediction, entry->capabilities.joint,
-                        !m_samples->correlationModel().isEmpty());
   }
   m_correlation->setPoints(result.sample_x);
   if (m_samples->correlationModel().isEmpty()) m_correlation->clear();
