@@ -51,7 +51,8 @@ class BsaTnpImpl final : public NeuralProcessImpl {
   GaussianHead m_head{nullptr};
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The bsatnp kind's options.
 using BsaTnpOptions = OptionsOf<TransformerOptions, LayerSharingOptions, AttentionBiasOptions>;
 ModelSpec bsatnp_spec();

@@ -21,7 +21,8 @@ class CnpImpl final : public NeuralProcessImpl {
   GaussianHead m_head{nullptr};
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The cnp kind's options.
 using CnpOptions = OptionsOf<TokenOptions>;
 ModelSpec cnp_spec();

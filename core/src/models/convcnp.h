@@ -70,7 +70,8 @@ class ConvCnp2dImpl final : public NeuralProcessImpl, public GridPredictor {
   GaussianHead m_head{nullptr};
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The convcnp kind's options.
 using ConvCnpModelOptions = OptionsOf<ConvCnpOptions>;
 ModelSpec convcnp_spec();

@@ -45,7 +45,8 @@ class TePtTnpImpl final : public NeuralProcessImpl {
   GaussianHead m_head{nullptr};
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The pttnp kind's options.
 using PtTnpOptions = OptionsOf<TransformerOptions, PseudoTokenOptions>;
 ModelSpec pttnp_spec();

@@ -27,7 +27,8 @@ class RcnpImpl final : public NeuralProcessImpl {
   GaussianHead m_head{nullptr};
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The rcnp kind's options.
 using RcnpOptions = OptionsOf<TokenOptions>;
 ModelSpec rcnp_spec();

@@ -42,7 +42,8 @@ class TeTnpImpl final : public NeuralProcessImpl {
   GaussianHead m_head{nullptr};
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The tnp kind's options.
 using TnpOptions = OptionsOf<TransformerOptions>;
 ModelSpec tnp_spec();

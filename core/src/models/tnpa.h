@@ -33,7 +33,8 @@ class TnpaImpl final : public NeuralProcessImpl {
   GaussianHead m_head{nullptr};
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The tnpa kind's options.
 using TnpaOptions = OptionsOf<TransformerOptions, PermutationOptions>;
 ModelSpec tnpa_spec();

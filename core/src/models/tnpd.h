@@ -24,7 +24,8 @@ class TnpdImpl final : public NeuralProcessImpl {
   GaussianHead m_head{nullptr};
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The tnpd kind's options.
 using TnpdOptions = OptionsOf<TransformerOptions>;
 ModelSpec tnpd_spec();

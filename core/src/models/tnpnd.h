@@ -69,7 +69,8 @@ class TeTnpndImpl final : public NeuralProcessImpl {
   std::unique_ptr<NdHead> m_head;
 };
 
-/// The model kinds of this file, for the registry.
+// The model kinds of this file, for the registry: each kind's options and specification.
+
 /// The tnpnd kind's options.
 using TnpndOptions = OptionsOf<TransformerOptions, CovarianceOptions>;
 ModelSpec tnpnd_spec();
