@@ -3,11 +3,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -19,7 +21,9 @@
 #include "common/prediction_service.h"
 #include "common/shift_control.h"
 #include "function1d/function_explorer.h"
+#include "function1d/context_editor.h"
 #include "function1d/function_plot.h"
+#include "function1d/ground_truth_box.h"
 #include "function1d/point_set.h"
 #include "function1d/sweep_dialog.h"
 #include "npe/data/point_table.h"
@@ -144,6 +148,46 @@ class FunctionExplorerTest : public QObject {
                Qt::NoButton, Qt::NoButton);
     QTest::keyClick(plot, Qt::Key_Delete);
     QCOMPARE(m_explorer->points()->size(), 0);
+  }
+
+  void resampleDrawsTheNextFunctionAndSettingsKeepItsSeed() {
+    npe::widgets::GroundTruthBox box;
+    QSignalSpy changed(&box, &npe::widgets::GroundTruthBox::truthChanged);
+    const auto first = box.truth().spec().seed;
+    const double before = box.truth().value(0.3);
+    auto* resample = box.findChild<QPushButton*>();
+    QVERIFY(resample && resample->text().contains("Resample"));
+    resample->click();
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(box.truth().spec().seed, first + 1);
+    QVERIFY(box.truth().value(0.3) != before);
+    // A new noise level keeps the function (same seed): only the observations change.
+    const double resampled = box.truth().value(0.3);
+    auto* noise = box.findChildren<QDoubleSpinBox*>().at(1);
+    noise->setValue(0.5);
+    QCOMPARE(changed.count(), 2);
+    QCOMPARE(box.truth().spec().seed, first + 1);
+    QCOMPARE(box.truth().spec().noise_std, 0.5);
+    QCOMPARE(box.truth().value(0.3), resampled);
+  }
+
+  void editsIgnoreNonFiniteCoordinatesAndBadIndices() {
+    npe::widgets::ContextEditor editor;
+    editor.setShift(2.0);
+    editor.add({2.5, 1.0});
+    QCOMPARE(editor.points()->points().at(0), QPointF(0.5, 1.0));  // kept at Δ = 0
+    QCOMPARE(editor.shown().at(0), QPointF(2.5, 1.0));
+    editor.add({std::nan(""), 1.0});
+    editor.move(0, {1.0, std::numeric_limits<double>::infinity()}, 1);
+    editor.move(3, {1.0, 1.0}, 1);
+    editor.remove(-1);
+    QCOMPARE(editor.points()->size(), 1);
+    QCOMPARE(editor.points()->points().at(0), QPointF(0.5, 1.0));
+    QCOMPARE(editor.undoStack()->count(), 1);
+    editor.replace({{3.0, 0.0}}, true, "import");
+    QCOMPARE(editor.points()->points().at(0), QPointF(1.0, 0.0));
+    editor.undoStack()->undo();
+    QCOMPARE(editor.points()->points().at(0), QPointF(0.5, 1.0));
   }
 
   void shiftTranslatesTheContext() {

@@ -1,29 +1,21 @@
 #include "function_explorer.h"
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
-#include <QCheckBox>
-#include <QComboBox>
 #include <QFileInfo>
-#include <QFormLayout>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QPushButton>
-#include <QUndoStack>
 #include <QVBoxLayout>
 
-#include "common/dialogs.h"
 #include "common/explorer_controller.h"
-#include "common/export.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
 #include "common/models_box.h"
-#include "common/session_file.h"
 #include "common/shift_control.h"
+#include "function1d/attention_probe.h"
 #include "function1d/bands_choice.h"
+#include "function1d/context_editor.h"
 #include "function1d/correlation_overlay.h"
 #include "function1d/function_table.h"
 #include "function1d/gp_baselines.h"
@@ -36,8 +28,6 @@
 #include "npe/data/function_scene.h"
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
-#include "npe/models/model_catalog.h"
-#include "npe/predictors/gp.h"
 #include "npe/runtime.h"
 #include "point_set.h"
 #include "sweep_dialog.h"
@@ -56,8 +46,7 @@ const QStringList kDefaultModels = {"shipped:tnp", "shipped:tetnp", "shipped:con
 
 FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
     : ExplorerPanel(parent), m_device(device) {
-  m_points = new PointSet(this);
-  m_undo = new QUndoStack(this);
+  m_context = new ContextEditor(this);
   ExplorerController::Settings settings;
   settings.task_kind = "gp1d";
   settings.model_description = tr("a 1-D model (one input, one output)");
@@ -80,9 +69,9 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
 
   layOutViewAndControls(left, buildSidePanel(), 340);
 
-  connect(m_plot, &FunctionPlot::addRequested, this, &FunctionExplorer::onAddRequested);
-  connect(m_plot, &FunctionPlot::moveRequested, this, &FunctionExplorer::onMoveRequested);
-  connect(m_plot, &FunctionPlot::removeRequested, this, &FunctionExplorer::onRemoveRequested);
+  connect(m_plot, &FunctionPlot::addRequested, m_context, &ContextEditor::add);
+  connect(m_plot, &FunctionPlot::moveRequested, m_context, &ContextEditor::move);
+  connect(m_plot, &FunctionPlot::removeRequested, m_context, &ContextEditor::remove);
   connect(m_plot, &FunctionPlot::hovered, this, &FunctionExplorer::onHovered);
   connect(m_plot, &FunctionPlot::hoverEnded, this, [this] {
     m_correlation->hover(std::numeric_limits<double>::quiet_NaN());
@@ -92,7 +81,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
     m_user_view = true;
     m_view_timer.start();
   });
-  connect(m_points, &PointSet::changed, this, [this] {
+  connect(m_context->points(), &PointSet::changed, this, [this] {
     redrawData();
     schedulePredictions(false);
   });
@@ -105,7 +94,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
       });
   connect(m_controller, &ExplorerController::modelAdded, this, &FunctionExplorer::onModelAdded);
   auto* service = m_controller->service();
-  connect(service, &PredictionService::attentionReady, this, &FunctionExplorer::onAttention);
+  m_attention = new AttentionProbe(m_plot, service, m_model_list, m_aids, this);
   connect(service, &PredictionService::modelStarted, this, [this](const QString& id, uint64_t) {
     if (const auto* entry = m_model_list->find(id)) {
       Q_EMIT statusMessage(tr("Computing %1…").arg(entry->name));
@@ -121,10 +110,9 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   // models.
   if (!m_model_list->select("shipped:tetnp")) m_model_list->select("gp-oracle");
 
-  resampleTruth();
-  m_points->replace(m_truth.sample_points(10, m_truth.spec().noise_std, kTrainingContextLow,
-                                          kTrainingContextHigh, m_sample_seed++));
-  m_undo->clear();
+  const auto& truth = m_truth_box->truth();
+  m_context->points()->replace(truth.sample_points(10, truth.spec().noise_std, kTrainingContextLow,
+                                                   kTrainingContextHigh, m_sample_seed++));
   fitView();
 }
 
@@ -149,17 +137,13 @@ QWidget* FunctionExplorer::buildSidePanel() {
   auto* column = new QVBoxLayout(panel);
 
   m_truth_box = new GroundTruthBox(panel);
-  connect(m_truth_box, &GroundTruthBox::resampleRequested, this, [this] {
-    auto spec = m_truth.spec();
-    ++spec.seed;
-    m_truth = GroundTruth(spec);
+  connect(m_truth_box, &GroundTruthBox::truthChanged, this, [this] {
     redrawData();
     schedulePredictions(false);
   });
   connect(m_truth_box, &GroundTruthBox::sampleRequested, this, &FunctionExplorer::sampleContext);
   connect(m_truth_box, &GroundTruthBox::clearRequested, this,
-          [this] { m_undo->push(new ReplacePointsCommand(m_points, {}, tr("Clear points"))); });
-  connect(m_truth_box, &GroundTruthBox::settingsChanged, this, [this] { applyTruthSettings(); });
+          [this] { m_context->replace({}, false, tr("Clear points")); });
   connect(m_truth_box, &GroundTruthBox::showTruthToggled, this, [this] { redrawData(); });
 
   auto* models_box = m_controller->modelsBox();
@@ -198,6 +182,18 @@ QWidget* FunctionExplorer::buildSidePanel() {
   column->addWidget(m_aids);
   column->addStretch(1);
   return panel;
+}
+
+QUndoStack* FunctionExplorer::undoStack() const {
+  return m_context->undoStack();
+}
+
+PointSet* FunctionExplorer::points() const {
+  return m_context->points();
+}
+
+double FunctionExplorer::shift() const {
+  return m_context->shift();
 }
 
 const std::vector<ModelEntry>& FunctionExplorer::models() const {
@@ -244,42 +240,12 @@ void FunctionExplorer::onModelToggled(const QString& id, bool enabled) {
   schedulePredictions(false);
 }
 
-void FunctionExplorer::resampleTruth() {
-  m_has_truth = m_truth_box->hasTruth();
-  m_truth = GroundTruth(m_truth_box->spec(m_truth.spec().seed));
-}
-
-void FunctionExplorer::applyTruthSettings() {
-  resampleTruth();
-  redrawData();
-  schedulePredictions(false);
-}
-
-std::vector<QPointF> FunctionExplorer::displayPoints() const {
-  std::vector<QPointF> points;
-  for (const auto& p : m_points->points()) points.emplace_back(p.x() + m_shift, p.y());
-  return points;
-}
-
-void FunctionExplorer::appendDisplayContext(std::vector<double>& xc,
-                                            std::vector<double>& yc) const {
-  for (const auto& p : displayPoints()) {
-    xc.push_back(p.x());
-    yc.push_back(p.y());
-  }
-}
-
 void FunctionExplorer::redrawData() {
-  m_plot->setContextPoints(displayPoints());
-  m_plot->setTargetWindow(kTargetLow + m_shift, kTargetHigh + m_shift);
-  const bool show = m_has_truth && m_truth_box->showTruth();
+  m_plot->setContextPoints(m_context->shown());
+  m_plot->setTargetWindow(kTargetLow + shift(), kTargetHigh + shift());
+  const bool show = m_truth_box->hasTruth() && m_truth_box->showTruth();
   if (show) {
-    QVector<double> x, y;
-    for (int i = 0; i <= 1600; ++i) {
-      const double base = -GroundTruth::kHalfRange + i * 2.0 * GroundTruth::kHalfRange / 1600;
-      x.push_back(base + m_shift);
-      y.push_back(m_truth.value(base));
-    }
+    const auto [x, y] = m_truth_box->truth().curve(shift());
     m_plot->setTruth(x, y);
   }
   m_plot->setTruthVisible(show);
@@ -289,8 +255,8 @@ void FunctionExplorer::setShift(double shift) {
   if (!std::isfinite(shift)) return;
   shift = std::clamp(shift, -kMaxShift, kMaxShift);
   { m_shift_control->setValue({shift}); }
-  if (shift == m_shift) return;
-  m_shift = shift;
+  if (shift == m_context->shift()) return;
+  m_context->setShift(shift);
   m_plot->clearAttention();
   redrawData();
   if (!m_user_view) {
@@ -301,16 +267,16 @@ void FunctionExplorer::setShift(double shift) {
 }
 
 void FunctionExplorer::fitView() {
-  double low = kTargetLow - 1.0 + m_shift;
-  double high = kTargetHigh + 1.0 + m_shift;
+  double low = kTargetLow - 1.0 + shift();
+  double high = kTargetHigh + 1.0 + shift();
   // Within the slider's range the training band stays in view beside the data (the teaching
   // picture); for larger typed shifts it would squeeze the data into a sliver.
-  if (std::abs(m_shift) <= kSliderShift) {
+  if (std::abs(shift()) <= kSliderShift) {
     low = std::min(-4.0, low);
     high = std::max(4.0, high);
   }
   double y_low = -2.5, y_high = 2.5;
-  for (const auto& p : m_points->points()) {
+  for (const auto& p : m_context->points()->points()) {
     y_low = std::min(y_low, p.y() - 1.0);
     y_high = std::max(y_high, p.y() + 1.0);
   }
@@ -322,29 +288,14 @@ void FunctionExplorer::fitView() {
 }
 
 void FunctionExplorer::sampleContext(int n) {
-  if (!m_has_truth) {
+  if (!m_truth_box->hasTruth()) {
     Q_EMIT statusMessage(tr("Sampling context needs a ground truth (switch off free-hand mode)."));
     return;
   }
-  auto points = m_truth.sample_points(n, m_truth_box->noise(), kTrainingContextLow,
-                                      kTrainingContextHigh, m_sample_seed++);
-  m_undo->push(new ReplacePointsCommand(m_points, std::move(points), tr("Sample context")));
-}
-
-void FunctionExplorer::onAddRequested(QPointF point) {
-  if (!std::isfinite(point.x()) || !std::isfinite(point.y())) return;
-  m_undo->push(new AddPointCommand(m_points, {point.x() - m_shift, point.y()}));
-}
-
-void FunctionExplorer::onMoveRequested(int index, QPointF point, int drag_id) {
-  if (index < 0 || index >= m_points->size() || !std::isfinite(point.x())) return;
-  const QPointF to(point.x() - m_shift, point.y());
-  m_undo->push(new MovePointCommand(m_points, index, m_points->points()[index], to, drag_id));
-}
-
-void FunctionExplorer::onRemoveRequested(int index) {
-  if (index < 0 || index >= m_points->size()) return;
-  m_undo->push(new RemovePointCommand(m_points, index));
+  const auto& truth = m_truth_box->truth();
+  auto points = truth.sample_points(n, truth.spec().noise_std, kTrainingContextLow,
+                                    kTrainingContextHigh, m_sample_seed++);
+  m_context->replace(std::move(points), false, tr("Sample context"));
 }
 
 void FunctionExplorer::schedulePredictions(bool refine) {
@@ -353,9 +304,12 @@ void FunctionExplorer::schedulePredictions(bool refine) {
 
 std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) const {
   PredictionRequest request;
-  request.shift = {m_shift};
+  request.shift = {shift()};
   FunctionScene scene;
-  appendDisplayContext(scene.context_x, scene.context_y);
+  for (const auto& p : m_context->shown()) {
+    scene.context_x.push_back(p.x());
+    scene.context_y.push_back(p.y());
+  }
   const auto range = m_plot->xAxis->range();
   // One query point per two pixels (at least 256) once the user pauses; while they drag, one per
   // four (at least 128): TNP and TE-TNP cost grows with the query points, the curves still look
@@ -364,15 +318,16 @@ std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) con
                              : std::clamp(m_plot->axisRect()->width() / 4, 128, 1000);
   scene.query_low = range.lower;
   scene.query_high = range.upper;
-  scene.shift = m_shift;
-  if (m_has_truth) {
-    for (const auto& p : m_truth.held_out()) {
+  scene.shift = shift();
+  if (m_truth_box->hasTruth()) {
+    const auto& truth = m_truth_box->truth();
+    for (const auto& p : truth.held_out()) {
       scene.held_out_x.push_back(p.x());
       scene.held_out_y.push_back(p.y());
     }
     // The ground truth is a GP sample: its kernel is the oracle of this data.
-    scene.truth_kernel = m_truth.kernel();
-    scene.truth_noise_std = m_truth.spec().noise_std;
+    scene.truth_kernel = truth.kernel();
+    scene.truth_noise_std = truth.spec().noise_std;
   }
   auto built = scene_task(scene);
   request.batch = std::move(built.batch);
@@ -414,28 +369,7 @@ void FunctionExplorer::showCorrelation() {
 void FunctionExplorer::onHovered(double x) {
   m_correlation->hover(x);
   showCorrelation();
-  const auto id = m_aids->attentionModel();
-  if (id.isEmpty()) return;
-  const auto* entry = m_model_list->find(id);
-  if (!entry) return;
-  AttentionRequest request;
-  request.serial = ++m_attention_serial;
-  request.model = *entry;
-  FunctionScene scene;
-  appendDisplayContext(scene.context_x, scene.context_y);
-  scene.query_low = scene.query_high = x;
-  scene.num_queries = 1;
-  request.batch = scene_task(scene).batch;
-  m_attention_x = x;
-  m_controller->service()->request_attention(std::move(request));
-}
-
-void FunctionExplorer::onAttention(const AttentionResult& result) {
-  if (m_aids->attentionModel().isEmpty() || result.weights.empty()) {
-    m_plot->clearAttention();
-    return;
-  }
-  m_plot->setAttention(m_attention_x, result.mean, result.weights);
+  m_attention->probe(x, m_context->shown());
 }
 
 void FunctionExplorer::openSweep() {
@@ -447,11 +381,11 @@ void FunctionExplorer::openSweep() {
 
 Session FunctionExplorer::session() const {
   Session s;
-  s.has_truth = m_has_truth;
-  s.truth = m_truth.spec();
+  s.has_truth = m_truth_box->hasTruth();
+  s.truth = m_truth_box->truth().spec();
   s.show_truth = m_truth_box->showTruth();
-  s.context = m_points->points();
-  s.shift = m_shift;
+  s.context = m_context->points()->points();
+  s.shift = shift();
   s.enabled_models = m_model_list->enabledIds();
   s.samples = samples();
   s.bands = m_bands->mode();
@@ -476,18 +410,16 @@ void FunctionExplorer::applySession(const Session& s) {
   auto loaded = m_model_list->loadMissing(s.checkpoints, m_device);
   for (auto& entry : loaded) m_controller->addModel(std::move(entry), false);
   m_truth_box->set(s.has_truth, s.truth, s.show_truth);
-  m_has_truth = s.has_truth;
-  m_truth = GroundTruth(s.truth);
   m_model_list->setEnabledIds(s.enabled_models);
   setSamples(s.samples);
   m_bands->setMode(s.bands);
   setCorrelationModel(s.correlation_model);  // empty: off
-  m_undo->clear();
+  m_context->undoStack()->clear();
   {
-    QSignalBlocker block(m_points);
-    m_points->replace(s.context);
+    QSignalBlocker block(m_context->points());
+    m_context->points()->replace(s.context);
   }
-  m_shift = s.shift + 1.0;  // force setShift to apply
+  m_context->setShift(s.shift + 1.0);  // force setShift to apply
   m_user_view = s.has_view;
   setShift(s.shift);
   if (s.has_view) {
@@ -504,22 +436,16 @@ void FunctionExplorer::restoreSection(const QJsonObject& section) {
 
 void FunctionExplorer::openDataFile(const QString& path) {
   auto imported = import_points(this, path);
-  if (!imported) return;                               // cancelled
-  for (auto& p : imported->points) p.rx() -= m_shift;  // the file's x is as shown
+  if (!imported) return;  // cancelled
   const auto count = static_cast<int>(imported->points.size());
-  m_undo->push(new ReplacePointsCommand(m_points, std::move(imported->points),
-                                        tr("Import %1").arg(QFileInfo(path).fileName())));
+  // The file's x is as shown, at the current Δ.
+  m_context->replace(std::move(imported->points), true,
+                     tr("Import %1").arg(QFileInfo(path).fileName()));
   Q_EMIT statusMessage(tr("Imported %1 points %2").arg(count).arg(imported->summary));
 }
 
 bool FunctionExplorer::makeProbeEdit(int index) {
-  if (m_points->size() == 0) return false;
-  const int point = index % m_points->size();
-  const QPointF from = m_points->points()[point];
-  const double step = index % 2 == 0 ? 0.05 : -0.05;
-  m_undo->push(
-      new MovePointCommand(m_points, point, from, from + QPointF(step, step), index + 1000));
-  return true;
+  return m_context->nudge(index);
 }
 
 void FunctionExplorer::exportView(const QString& path) {

@@ -1,11 +1,8 @@
 #pragma once
 // The "1-D functions" tab: place context points, shift them by Δ, compare models live.
 
-#include <limits>
-#include <map>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <vector>
 
 #include <QTimer>
@@ -15,19 +12,14 @@
 #include "common/prediction_service.h"
 #include "function1d/correlation_overlay.h"
 #include "function_session.h"
-#include "ground_truth.h"
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
-class QPushButton;
-class QSlider;
-class QSpinBox;
 class QUndoStack;
 
 namespace npe::widgets {
 
+class AttentionProbe;
 class BandsChoice;
+class ContextEditor;
 class ExplorerController;
 class FunctionPlot;
 class GroundTruthBox;
@@ -55,7 +47,7 @@ class FunctionExplorer final : public ExplorerPanel {
   // ExplorerPanel
   QString panelId() const override { return "functions"; }
   QString title() const override { return tr("1-D functions"); }
-  QUndoStack* undoStack() const override { return m_undo; }
+  QUndoStack* undoStack() const override;
   QJsonObject saveSection() const override { return session().to_json(); }
   void restoreSection(const QJsonObject& section) override;
   void exportView(const QString& path) override;
@@ -72,11 +64,11 @@ class FunctionExplorer final : public ExplorerPanel {
   void repaintNow() override;
 
   FunctionPlot* plot() const { return m_plot; }
-  PointSet* points() const { return m_points; }
+  PointSet* points() const;
   const std::vector<ModelEntry>& models() const;
   MetricsTable* metrics() const;
 
-  double shift() const { return m_shift; }
+  double shift() const;
   void setShift(double shift);
   void setModelEnabled(const QString& id, bool enabled);
   /// Replaces the context with n noisy samples of the ground truth (undoable).
@@ -96,11 +88,7 @@ class FunctionExplorer final : public ExplorerPanel {
   void fitView() override;
 
  private Q_SLOTS:
-  void onAddRequested(QPointF point);
-  void onMoveRequested(int index, QPointF point, int drag_id);
-  void onRemoveRequested(int index);
   void onPredictions(const npe::widgets::PredictionResult& result);
-  void onAttention(const npe::widgets::AttentionResult& result);
   void onHovered(double x);
   void onModelToggled(const QString& id, bool enabled);
   void onModelAdded(const QString& id);
@@ -110,17 +98,12 @@ class FunctionExplorer final : public ExplorerPanel {
  private:
   QWidget* buildSidePanel();
   QWidget* buildShiftBar();
-  void resampleTruth();
-  void applyTruthSettings();
   void redrawData();
   void schedulePredictions(bool refine);
   /// The prediction request for the context, shift and view shown now.
   std::optional<PredictionRequest> sceneRequest(bool refine) const;
-  std::vector<QPointF> displayPoints() const;
-  void appendDisplayContext(std::vector<double>& xc, std::vector<double>& yc) const;
 
-  PointSet* m_points = nullptr;
-  QUndoStack* m_undo = nullptr;
+  ContextEditor* m_context = nullptr;
   FunctionPlot* m_plot = nullptr;
   ExplorerController* m_controller = nullptr;
   QTimer m_view_timer;
@@ -130,19 +113,15 @@ class FunctionExplorer final : public ExplorerPanel {
   ShiftControl* m_shift_control = nullptr;
   ModelList* m_model_list = nullptr;
   TeachingAidsBox* m_aids = nullptr;
+  AttentionProbe* m_attention = nullptr;
   // Joint predictions: samples and the correlation shown on hover.
   SamplesBox* m_samples = nullptr;
   uint64_t m_draw_seed = 1;
   std::unique_ptr<CorrelationOverlay> m_correlation;  // on m_plot
 
-  GroundTruth m_truth;
-  bool m_has_truth = true;
   torch::Device m_device = torch::kCPU;
-  double m_shift = 0.0;
   bool m_user_view = false;
-  uint64_t m_attention_serial = 0;
   uint64_t m_sample_seed = 100;
-  double m_attention_x = 0.0;
 };
 
 }  // namespace npe::widgets

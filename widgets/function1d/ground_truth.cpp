@@ -14,6 +14,18 @@ double GroundTruth::value(double base_x) const {
   return m_function.value(base_x);
 }
 
+std::pair<QVector<double>, QVector<double>> GroundTruth::curve(double shift, int segments) const {
+  QVector<double> x, y;
+  x.reserve(segments + 1);
+  y.reserve(segments + 1);
+  for (int i = 0; i <= segments; ++i) {
+    const double base = -kHalfRange + i * 2.0 * kHalfRange / segments;
+    x.push_back(base + shift);
+    y.push_back(value(base));
+  }
+  return {std::move(x), std::move(y)};
+}
+
 std::vector<QPointF> GroundTruth::sample_points(int n, double noise_std, double low, double high,
                                                 uint64_t seed) const {
   std::vector<QPointF> points;

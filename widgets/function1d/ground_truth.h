@@ -2,9 +2,11 @@
 // The known function behind the 1-D explorer's data: a GP sample on a dense grid.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <QPointF>
+#include <QVector>
 
 #include "npe/data/gp_function.h"
 #include "npe/data/kernels.h"
@@ -34,6 +36,8 @@ class GroundTruth {
   const GroundTruthSpec& spec() const { return m_spec; }
   /// Linear interpolation of the function at a base coordinate; NaN outside the range.
   double value(double base_x) const;
+  /// The function as a polyline of `segments` + 1 points over the base range, moved by shift.
+  std::pair<QVector<double>, QVector<double>> curve(double shift, int segments = 1600) const;
   /// Held-out observations (base coordinates) used for the live log-likelihood.
   const std::vector<QPointF>& held_out() const { return m_held_out; }
   /// n noisy observations at x ~ U(low, high) (base coordinates), reproducible from seed.

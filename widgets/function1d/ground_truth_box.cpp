@@ -53,13 +53,18 @@ GroundTruthBox::GroundTruthBox(QWidget* parent) : QGroupBox(tr("Ground truth"), 
   buttons->addWidget(clear);
   form->addRow(buttons);
 
-  connect(resample, &QPushButton::clicked, this, &GroundTruthBox::resampleRequested);
+  m_truth = GroundTruth(spec(1));
+  connect(resample, &QPushButton::clicked, this, [this] {
+    m_truth = GroundTruth(spec(m_truth.spec().seed + 1));
+    Q_EMIT truthChanged();
+  });
   connect(sample, &QPushButton::clicked, this,
           [this] { Q_EMIT sampleRequested(m_sample_count->value()); });
   connect(clear, &QPushButton::clicked, this, &GroundTruthBox::clearRequested);
   auto changed = [this] {
     enableForMode();
-    Q_EMIT settingsChanged();
+    m_truth = GroundTruth(spec(m_truth.spec().seed));
+    Q_EMIT truthChanged();
   };
   connect(m_mode, &QComboBox::currentIndexChanged, this, changed);
   connect(m_kernel, &QComboBox::currentIndexChanged, this, changed);
@@ -81,10 +86,6 @@ GroundTruthSpec GroundTruthBox::spec(uint64_t seed) const {
   return spec;
 }
 
-double GroundTruthBox::noise() const {
-  return m_noise->value();
-}
-
 bool GroundTruthBox::showTruth() const {
   return m_show_truth->isChecked();
 }
@@ -101,6 +102,7 @@ void GroundTruthBox::set(bool has_truth, const GroundTruthSpec& spec, bool show_
   m_noise->setValue(spec.noise_std);
   m_show_truth->setChecked(show_truth);
   enableForMode();
+  m_truth = GroundTruth(spec);
 }
 
 void GroundTruthBox::enableForMode() {
