@@ -5,7 +5,6 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSlider>
@@ -18,8 +17,6 @@
 #include "common/model_list.h"
 #include "common/models_box.h"
 #include "common/shift_control.h"
-#include "image/colour_map.h"
-#include "image/pixel_view.h"
 #include "maps/coastlines.h"
 #include "maps/grid_description.h"
 #include "maps/map_controls.h"
@@ -31,10 +28,10 @@
 #include "maps/small_maps.h"
 #include "maps/station_editor.h"
 #include "maps/station_set.h"
+#include "maps/training_data.h"
 #include "npe/data/era5_scene.h"
 #include "npe/data/gridded_field.h"
 #include "npe/errors.h"
-#include "npe/models/checkpoint.h"
 
 namespace npe::widgets {
 namespace {
@@ -146,27 +143,12 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
 
   m_models->add(baseline_entry("gp-se-ard", 40, 300, 1000), false);
   m_controller->addShippedModels();
-  try {
-    auto source = std::make_shared<Era5TaskSource>();
-    m_training_config = source->config();
-    const auto& f = source->field();
-    const auto south = source->region_extent(Era5Region::South);
-    m_training_box =
-        LatLonBox{f.latitudes[size_t(south.row_end - 1)], f.latitudes[size_t(south.row_begin)],
-                  f.longitudes.front(), f.longitudes.back()};
-    setSource(std::move(source));
-  } catch (const Error& e) {
-    // Without the training file the shipped checkpoints still carry their statistics.
-    for (const auto& entry : m_models->entries()) {
-      if (!entry.task.is_object() || entry.task.value("kind", "") != "era5") continue;
-      try {
-        m_training_config = Era5TaskConfig::from_json(entry.task);
-        break;
-      } catch (const Error&) {
-      }
-    }
+  m_training = load_training_data(m_models->entries());
+  if (m_training.source) {
+    setSource(std::move(m_training.source));
+  } else {
     m_data_label->setText(
-        tr("No ERA5 data: %1. Open a NetCDF or GRIB file.").arg(QString::fromUtf8(e.what())));
+        tr("No ERA5 data: %1. Open a NetCDF or GRIB file.").arg(m_training.error));
   }
   randomStations(kDefaultStations);
   m_undo->clear();
@@ -213,9 +195,9 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
     QSignalBlocker block(m_time);
     m_time->setRange(first, static_cast<int>(f.num_times()) - 1);
   }
-  const bool other_file = m_source->config().whole_file && m_training_box;
+  const bool other_file = m_source->config().whole_file && m_training.region;
   m_data_label->setText(describe_field(f) +
-                        (other_file ? describe_training_region(f, *m_training_box) : QString()));
+                        (other_file ? describe_training_region(f, *m_training.region) : QString()));
   m_station_note->setText(
       describe_station_reports(m_source->window_time_steps(), m_source->config().step_hours));
   // Start on a test day (one the models did not train on), at noon.
@@ -232,22 +214,10 @@ void MapExplorer::setVariable(const QString& name) {
   m_variable->setText(name);
 }
 
-Era5TaskConfig MapExplorer::configFor(const std::string& path, const std::string& variable) const {
-  auto config = m_training_config ? *m_training_config : Era5TaskConfig{};
-  config.whole_file = !config.reads(path);
-  config.data = path;
-  config.variable = variable;
-  return config;
-}
-
-QRect MapExplorer::trainingRegionCells() const {
-  return m_source && m_training_box ? cells_within(m_source->field(), *m_training_box) : QRect();
-}
-
 void MapExplorer::openDataFile(const QString& path) {
   // The models' statistics and units; a file other than the training file is shown whole.
   auto source = std::make_shared<Era5TaskSource>(  // throws before anything changes
-      configFor(path.toStdString(), m_variable->text().trimmed().toStdString()));
+      m_training.config_for(path.toStdString(), m_variable->text().trimmed().toStdString()));
   setSource(std::move(source));
   Q_EMIT statusMessage(tr("Opened %1").arg(path));
 }
@@ -389,7 +359,7 @@ void MapExplorer::redraw() {
   scene.longitudes = f.longitudes;
   scene.coastlines = m_coastlines;
   scene.target_window = window;
-  scene.training_region = trainingRegionCells();
+  scene.training_region = m_training.region_cells(m_source->field());
   const auto truth = truth_celsius(frame());
   const auto bar = m_layer.split('|');
   const auto* entry = bar.size() == 2 ? m_models->find(bar[0]) : nullptr;
@@ -447,7 +417,7 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
   auto source = m_source;
   if (!session.data.isEmpty()) {
     source = std::make_shared<Era5TaskSource>(
-        configFor(session.data.toStdString(), session.variable.toStdString()));
+        m_training.config_for(session.data.toStdString(), session.variable.toStdString()));
   }
   if (!source) throw DataError("maps: no data to show");
   session.check(static_cast<int>(source->config().window), source->field().num_times());

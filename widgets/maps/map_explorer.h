@@ -16,6 +16,7 @@
 #include "common/prediction_service.h"
 #include "maps/grid_description.h"
 #include "maps/station_editor.h"
+#include "maps/training_data.h"
 #include "npe/data/era5_tasks.h"
 
 class QCheckBox;
@@ -118,11 +119,6 @@ class MapExplorer final : public ExplorerPanel {
   void updateTimeLabel();
   /// The data, target window and hour the maps are read at (needs a source).
   MapFrame frame() const;
-  /// The task configuration for showing `path`: the models' training statistics and units,
-  /// and the file as a whole unless it is the training file (Era5TaskConfig::whole_file).
-  Era5TaskConfig configFor(const std::string& path, const std::string& variable) const;
-  /// The training region (the shipped models') as cells of the current grid; null outside it.
-  QRect trainingRegionCells() const;
 
   std::shared_ptr<Era5TaskSource> m_source;
   StationSet* m_stations = nullptr;
@@ -143,10 +139,9 @@ class MapExplorer final : public ExplorerPanel {
   MapViewArea* m_view_area = nullptr;
   QTimer m_play_timer;
   std::shared_ptr<const std::vector<std::vector<QPointF>>> m_coastlines;
-  /// The models' task as trained (statistics, units, origin), from the default data or the
-  /// shipped checkpoints; and the latitude/longitude box of their training region.
-  std::optional<Era5TaskConfig> m_training_config;
-  std::optional<LatLonBox> m_training_box;
+  /// The models' task as trained (statistics, units, training region); its source is moved
+  /// to m_source at start.
+  TrainingData m_training;
   QString m_layer = "truth";
   int m_hour = 0, m_north = 0, m_east = 0;
   int m_base_row = 18, m_base_col = 20;

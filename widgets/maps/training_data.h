@@ -1,0 +1,41 @@
+#pragma once
+// What the Maps tab knows of the data its models were trained on: the ERA5 training file (read
+// when present), its training region, and the task settings (statistics, units, window) that
+// any file the user opens is read with, so that the models see it as they saw their training.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <QRect>
+#include <QString>
+
+#include "maps/grid_description.h"
+#include "npe/data/era5_tasks.h"
+
+namespace npe::widgets {
+
+struct ModelEntry;
+
+struct TrainingData {
+  /// The training file; null when it cannot be read (`error` says why).
+  std::shared_ptr<Era5TaskSource> source;
+  QString error;
+  /// The training file's task settings, else those a shipped ERA5 checkpoint carries.
+  std::optional<Era5TaskConfig> config;
+  /// The training region (the file's South block) in degrees; unknown without the file.
+  std::optional<LatLonBox> region;
+
+  /// The settings for showing `path`: the models' statistics and units, and the file as a
+  /// whole unless it is the training file (Era5TaskConfig::whole_file).
+  Era5TaskConfig config_for(const std::string& path, const std::string& variable) const;
+  /// The training region as cells of `field`'s grid; null when unknown or outside it.
+  QRect region_cells(const GriddedField& field) const;
+};
+
+/// Reads the default training file; without it, takes the settings from the first of `models`
+/// that was trained on ERA5.
+TrainingData load_training_data(const std::vector<ModelEntry>& models);
+
+}  // namespace npe::widgets
