@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "npe/cpu_peak.h"
+#include "cpu_peak.h"
 #include "npe/models/compute_settings.h"
 #include "npe/runtime.h"
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "models/tile_matmul.h"
+#include "npe/models/tile_matmul.h"
 #include "npe/models/compute_settings.h"
 
 namespace npe {

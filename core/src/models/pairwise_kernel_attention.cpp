@@ -6,7 +6,7 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-#include "tile_matmul.h"
+#include "npe/models/tile_matmul.h"
 
 namespace npe {
 namespace {

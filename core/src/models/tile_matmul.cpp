@@ -1,4 +1,4 @@
-#include "tile_matmul.h"
+#include "npe/models/tile_matmul.h"
 
 #include <cstdint>
 #include <stdexcept>

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-namespace npe {
+namespace npe::cli {
 
 struct CpuPeak {
   std::string fp32_instruction;                   ///< "AVX-512 FMA", "AVX2 FMA" or empty
@@ -26,4 +26,4 @@ struct CpuPeak {
 /// Times each probe for about `seconds` (the best of three thirds of it).
 CpuPeak measure_cpu_peak(double seconds = 0.6);
 
-}  // namespace npe
+}  // namespace npe::cli

@@ -1,19 +1,19 @@
-#include "npe/cpu_peak.h"
+#include "cpu_peak.h"
 
 #include <algorithm>
 #include <chrono>
 
 #include <torch/torch.h>
 
-#include "models/tile_matmul.h"
 #include "npe/models/compute_settings.h"
+#include "npe/models/tile_matmul.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NPE_X86_PROBES 1
 #include <immintrin.h>
 #endif
 
-namespace npe {
+namespace npe::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -163,4 +163,4 @@ CpuPeak measure_cpu_peak(double seconds) {
   return peak;
 }
 
-}  // namespace npe
+}  // namespace npe::cli
