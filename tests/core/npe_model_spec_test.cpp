@@ -231,6 +231,22 @@ TEST(ModelSpecs, TheMediumSizeIsSmallWithThePapersTransformer) {
   }
 }
 
+// A configuration set field by field is recognised as the named size it makes up (what
+// `npe train --model-option ...` and resumed jobs record), and only then.
+TEST(ModelSizes, OptionsThatMakeUpAPresetAreNamedByIt) {
+  const ImageTaskSource images(ImageTaskConfig{});
+  for (const auto& size : model_sizes()) {
+    EXPECT_EQ(matching_model_size(default_model_config("tepttnp", size, images), images), size);
+  }
+  auto config = default_model_config("tepttnp", "small", images);
+  config.options<TransformerOptions>().num_layers = 5;
+  config.options<TransformerOptions>().num_heads = 8;
+  config.options<TransformerOptions>().head_dim = 16;
+  EXPECT_EQ(matching_model_size(config, images), "medium");
+  config.options<TransformerOptions>().num_layers = 7;
+  EXPECT_EQ(matching_model_size(config, images), "custom");
+}
+
 // Every shipped checkpoint, whatever format version wrote it, loads and predicts what it predicted
 // when it shipped (tests/data/shipped_predictions.json, written by `npe predict` of that code).
 TEST(ShippedCheckpoints, PredictAsWhenTheyWereShipped) {

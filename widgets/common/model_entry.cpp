@@ -36,6 +36,10 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
   entry.id = checkpoint_path;
   entry.checkpoint_path = checkpoint_path;
   entry.name = QString::fromStdString(info.display_name);
+  // Larger than the CPU-trainable default: told apart from a small model of the same kind.
+  if (meta.size == "medium" || meta.size == "paper") {
+    entry.name += QObject::tr(" · %1 size").arg(QString::fromStdString(meta.size));
+  }
   // A checkpoint written while its job trains says how far it has come (the best model of a
   // finished run is not one).
   if (meta.planned_steps > meta.steps && !meta.best_of_run) {

@@ -131,4 +131,12 @@ ModelConfig default_model_config(const std::string& kind, const std::string& siz
   return config;
 }
 
+std::string matching_model_size(const ModelConfig& config, const TaskSource& task) {
+  const auto json = config.to_json();
+  for (const auto& size : model_sizes()) {
+    if (default_model_config(config.kind, size, task).to_json() == json) return size;
+  }
+  return "custom";
+}
+
 }  // namespace npe

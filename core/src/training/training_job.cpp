@@ -90,6 +90,11 @@ TrainingJob::TrainingJob(TrainingSpec spec, std::shared_ptr<NeuralProcessImpl> m
   m_spec.options.validate();
   if (!m_source) m_source = task_source_from_json(m_spec.task);
   if (m_spec.task.is_null()) m_spec.task = m_source->to_json();
+  // Options set one by one (or a checkpoint from before sizes were matched) may still make up
+  // a named size, e.g. the paper's transformer on the small size is "medium".
+  if (m_spec.size.empty() || m_spec.size == "custom") {
+    m_spec.size = matching_model_size(m_spec.model, *m_source);
+  }
   if (!m_model) {
     // The weights' initialisation is the one place training draws from torch's global
     // generator; seeding it here makes a job's result a function of its spec.

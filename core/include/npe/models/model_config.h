@@ -101,4 +101,8 @@ class TaskSource;
 ModelConfig default_model_config(const std::string& kind, const std::string& size,
                                  const TaskSource& task);
 
+/// The named size whose preset for `task` is exactly `config` (so a model configured field by
+/// field with a preset's values is recorded and shown as that size), else "custom".
+std::string matching_model_size(const ModelConfig& config, const TaskSource& task);
+
 }  // namespace npe
