@@ -22,6 +22,7 @@
 #include "image/context_mask.h"
 #include "image/image_canvas.h"
 #include "image/image_controls.h"
+#include "image/image_readout.h"
 #include "image/prediction_grid.h"
 #include "npe/data/image_scene.h"
 #include "npe/data/image_tasks.h"
@@ -316,57 +317,21 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
   m_grid->setRows(std::move(rows));
 }
 
+ShownCanvas ImageExplorer::shownCanvas() const {
+  ShownCanvas canvas{displayedTruth(), std::vector<bool>(size_t(kN * kN)), kN};
+  for (int p = 0; p < kN * kN; ++p) {
+    const int base = baseIndex(p / kN, p % kN);
+    canvas.context[size_t(p)] = base >= 0 && m_mask->at(base);
+  }
+  return canvas;
+}
+
 PointTable ImageExplorer::predictionTable() const {
-  PointTable table;
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> shown;
-  for (const auto& p : m_last.models) {
-    const auto* entry = m_models->find(p.id);
-    if (!entry || !p.mean.defined() || p.mean.size(0) != kN * kN) continue;
-    shown.emplace_back(p.mean.to(torch::kFloat64).flatten(),
-                       p.stddev.to(torch::kFloat64).flatten());
-    table.columns.push_back(prediction_column(entry->name, "mean"));
-    table.columns.push_back(prediction_column(entry->name, "std"));
-  }
-  if (shown.empty()) return {};
-  table.columns.insert(table.columns.begin(), {"row", "column", "truth", "context"});
-  const auto truth = displayedTruth().to(torch::kFloat64).contiguous();
-  const auto* t = truth.data_ptr<double>();
-  std::vector<const double*> columns;
-  for (const auto& [mean, stddev] : shown) {
-    columns.push_back(mean.data_ptr<double>());
-    columns.push_back(stddev.data_ptr<double>());
-  }
-  for (int row = 0; row < kN; ++row) {
-    for (int column = 0; column < kN; ++column) {
-      const int p = row * kN + column;
-      const int base = baseIndex(row, column);
-      auto& line = table.rows.emplace_back();
-      line = {double(row), double(column), t[p], base >= 0 && m_mask->at(base) ? 1.0 : 0.0};
-      for (const auto* values : columns) line.push_back(values[p]);
-    }
-  }
-  return table;
+  return image_prediction_table(shownCanvas(), m_last, *m_models);
 }
 
 QString ImageExplorer::describePixel(int row, int column) const {
-  if (row < 0 || column < 0 || row >= kN || column >= kN) return {};
-  const int p = row * kN + column;
-  const auto truth = displayedTruth()[row][column].item<double>();
-  const int base = baseIndex(row, column);
-  QString text = tr("pixel (%1, %2): true value %3%4")
-                     .arg(row)
-                     .arg(column)
-                     .arg(truth, 0, 'f', 3)
-                     .arg(base >= 0 && m_mask->at(base) ? tr(" (context)") : QString());
-  for (const auto& prediction : m_last.models) {
-    const auto* entry = m_models->find(prediction.id);
-    if (!entry || !prediction.mean.defined()) continue;
-    text += QString(" · %1 %2 ± %3")
-                .arg(entry->name)
-                .arg(prediction.mean[p][0].item<double>(), 0, 'f', 3)
-                .arg(prediction.stddev[p][0].item<double>(), 0, 'f', 3);
-  }
-  return text;
+  return describe_pixel(shownCanvas(), m_last, *m_models, row, column);
 }
 
 void ImageExplorer::onHovered(int row, int column) {

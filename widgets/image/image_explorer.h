@@ -23,6 +23,7 @@ class ImageCanvas;
 class ImageControls;
 class MetricsTable;
 class ModelList;
+struct ShownCanvas;
 class PredictionGrid;
 class ShiftControl;
 
@@ -93,6 +94,8 @@ class ImageExplorer final : public ExplorerPanel {
   void schedulePredictions(bool refine);
   QRect trainingWindow() const;
   int baseIndex(int display_row, int display_column) const;
+  /// The canvas as shown (truth and context at the current translation), for the read-outs.
+  ShownCanvas shownCanvas() const;
 
   ImageSource m_source;
   ContextMask* m_mask = nullptr;
