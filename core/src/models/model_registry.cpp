@@ -3,27 +3,23 @@
 #include <cmath>
 #include <typeinfo>
 
-#include "models/bsatnp.h"
-#include "models/cnp.h"
-#include "models/convcnp.h"
-#include "models/pttnp.h"
-#include "models/rcnp.h"
-#include "models/tnp.h"
-#include "models/tnpa.h"
-#include "models/tnpd.h"
-#include "models/tnpnd.h"
+#include "models/kinds/model_kinds.h"
 #include "npe/errors.h"
 
 namespace npe {
+
+// The kinds' specifications, defined in their folders (models/kinds/<kind>/).
+#define NPE_DECLARE_SPEC(kind) ModelSpec kind##_spec();
+NPE_MODEL_KINDS(NPE_DECLARE_SPEC)
+#undef NPE_DECLARE_SPEC
+
 namespace {
 
-// Every model kind, one line each, in display order; the specifications live with the models.
+// The kinds of model_kinds.h, in its order.
 const std::vector<ModelSpec>& model_specs() {
-  static const std::vector<ModelSpec> specs = {
-      cnp_spec(),     rcnp_spec(),    tnp_spec(),       pttnp_spec(), tetnp_spec(),
-      tepttnp_spec(), convcnp_spec(), convcnp2d_spec(), tnpd_spec(),  tnpnd_spec(),
-      tnpa_spec(),    tetnpnd_spec(), bsatnp_spec(),
-  };
+#define NPE_SPEC(kind) kind##_spec(),
+  static const std::vector<ModelSpec> specs = {NPE_MODEL_KINDS(NPE_SPEC)};
+#undef NPE_SPEC
   return specs;
 }
 

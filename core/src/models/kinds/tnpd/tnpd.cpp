@@ -1,4 +1,4 @@
-#include "models/tnpd.h"
+#include "models/kinds/tnpd/tnpd.h"
 
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-#include "models/convcnp.h"
+#include "models/kinds/convcnp/convcnp.h"
 
 #include <cmath>
 

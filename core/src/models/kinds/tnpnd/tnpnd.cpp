@@ -1,4 +1,4 @@
-#include "models/tnpnd.h"
+#include "models/kinds/tnpnd/tnpnd.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "models/rcnp.h"
+#include "models/kinds/rcnp/rcnp.h"
 
 #include <torch/torch.h>
 

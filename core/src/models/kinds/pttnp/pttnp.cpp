@@ -1,4 +1,4 @@
-#include "models/pttnp.h"
+#include "models/kinds/pttnp/pttnp.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "models/tnpa.h"
+#include "models/kinds/tnpa/tnpa.h"
 
 #include <cmath>
 #include <string>

@@ -1,4 +1,4 @@
-#include "models/tnp.h"
+#include "models/kinds/tnp/tnp.h"
 
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-#include "models/bsatnp.h"
+#include "models/kinds/bsatnp/bsatnp.h"
 
 #include <cmath>
 

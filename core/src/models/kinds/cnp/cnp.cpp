@@ -1,4 +1,4 @@
-#include "models/cnp.h"
+#include "models/kinds/cnp/cnp.h"
 
 #include <torch/torch.h>
 
