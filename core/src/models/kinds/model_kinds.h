@@ -18,4 +18,5 @@
   X(tnpnd)                 \
   X(tnpa)                  \
   X(tetnpnd)               \
-  X(bsatnp)
+  X(bsatnp)                \
+  /* a new kind: one line above this one */
