@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "npe/models/tile_matmul.h"
 #include "npe/models/compute_settings.h"
+#include "npe/models/tile_matmul.h"
 
 namespace npe {
 namespace {
