@@ -30,3 +30,23 @@ if(NPE_FUZZ)
                                                -fno-omit-frame-pointer -fno-sanitize-recover=all)
   target_link_options(npe_options INTERFACE -fsanitize=address,undefined)
 endif()
+
+# Unity builds of the libraries. Every translation unit that sees libtorch spends about ten
+# seconds loading the precompiled header (600-800 MB) before it compiles a line of its own, so
+# the libraries compile their sources in batches: a clean build on two cores takes about half as
+# long (BENCHMARKS.md, "Build time"). -DNPE_UNITY_BUILD=OFF compiles one file per unit, for
+# editing one file over and over or for clang-tidy.
+option(NPE_UNITY_BUILD "Compile the libraries' sources in batches (much faster clean builds)" ON)
+function(npe_unity_build target)
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ${NPE_UNITY_BUILD}
+                                             UNITY_BUILD_BATCH_SIZE 16)
+endfunction()
+
+# AUTOMOC compiles <target>_autogen/mocs_compilation.cpp in every Qt target. Where the sources
+# include their moc output themselves (the GUI tests' "name.moc") that file is empty, yet with a
+# precompiled header it would load it all the same.
+function(npe_skip_pch_of_empty_mocs target)
+  get_target_property(binary_dir ${target} BINARY_DIR)
+  set_source_files_properties("${binary_dir}/${target}_autogen/mocs_compilation.cpp"
+    TARGET_DIRECTORY ${target} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+endfunction()

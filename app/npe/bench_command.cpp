@@ -1,7 +1,6 @@
 // npe bench: the one place where accuracy and speed are measured.
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -33,16 +32,11 @@
 #include "option_values.h"
 #include "peak_bench.h"
 #include "reference_workload.h"
+#include "stopwatch.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 bool wanted(const std::vector<std::string>& filter, const std::string& name) {
   return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();

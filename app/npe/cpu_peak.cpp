@@ -1,12 +1,12 @@
 #include "cpu_peak.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include <torch/torch.h>
 
 #include "npe/models/compute_settings.h"
 #include "npe/models/tile_matmul.h"
+#include "stopwatch.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NPE_X86_PROBES 1
@@ -15,12 +15,6 @@
 
 namespace npe::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Runs `probe(n)` (n repetitions, returning the floating-point operations done) for about
 // `seconds` in three rounds and returns the best rate in GFLOP/s.

@@ -1,20 +1,12 @@
 #include "reference_workload.h"
 
-#include <chrono>
 #include <cmath>
 
 #include <torch/torch.h>
 
+#include "stopwatch.h"
+
 namespace npe::cli {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double milliseconds_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-}  // namespace
 
 ModelConfig reference_model_config(const std::string& kind) {
   auto config = default_model_config(kind, "paper");
@@ -67,7 +59,7 @@ std::vector<double> time_reference_training(NeuralProcessImpl& model,
   for (int64_t i = 0; i < steps; ++i) {
     const auto start = Clock::now();
     const double loss = step(batches[i % batches.size()]);
-    ms.push_back(milliseconds_since(start));
+    ms.push_back(1000.0 * seconds_since(start));
     if (!std::isfinite(loss)) throw std::runtime_error("training loss became non-finite");
   }
   return ms;
@@ -85,7 +77,7 @@ std::vector<double> time_reference_prediction(NeuralProcessImpl& model,
   for (int64_t i = 0; i < repeats; ++i) {
     const auto start = Clock::now();
     model.predict(task);
-    ms.push_back(milliseconds_since(start));
+    ms.push_back(1000.0 * seconds_since(start));
   }
   return ms;
 }

@@ -40,7 +40,7 @@ constexpr double kSliderShift = 10.0;
 constexpr double kTrainingContextLow = -2.0, kTrainingContextHigh = 2.0;
 constexpr double kTargetLow = -3.0, kTargetHigh = 3.0;
 // Shown by default: the models the teaching story compares.
-const QStringList kDefaultModels = {"shipped:tnp", "shipped:tetnp", "shipped:convcnp"};
+const QStringList kDefaultFunctionModels = {"shipped:tnp", "shipped:tetnp", "shipped:convcnp"};
 
 }  // namespace
 
@@ -51,7 +51,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   settings.task_kind = "gp1d";
   settings.model_description = tr("a 1-D model (one input, one output)");
   settings.shipped_folder = "gp1d";
-  settings.default_models = kDefaultModels;
+  settings.default_models = kDefaultFunctionModels;
   settings.metrics_help =
       tr("Mean log-likelihood of 100 held-out noisy points of the true function in the target "
          "window (higher is better)");

@@ -8,7 +8,7 @@
 namespace npe::widgets {
 namespace {
 
-QString tr(const char* text) {
+QString function_explorer_tr(const char* text) {
   return QCoreApplication::translate("FunctionExplorer", text);
 }
 
@@ -16,16 +16,17 @@ QString tr(const char* text) {
 
 void add_gp_baselines(ExplorerController& controller) {
   auto oracle = baseline_entry("gp-oracle");
-  oracle.tooltip =
-      tr("Exact GP posterior with the kernel, lengthscale and noise chosen under Ground truth: the "
-         "best any model can do on this data.\nTranslation equivariant (stationary kernel).");
+  oracle.tooltip = function_explorer_tr(
+      "Exact GP posterior with the kernel, lengthscale and noise chosen under Ground truth: the "
+      "best any model can do on this data.\nTranslation equivariant (stationary kernel).");
   controller.addModel(std::move(oracle), true);
   auto bayes = baseline_entry("gp-bayes");
   bayes.tooltip =
-      tr("What an ideal neural process would predict: the GP posterior averaged over every "
-         "kernel family (SE, periodic, Matérn-5/2) and scale ℓ of the models' training prior, "
-         "each weighted by how well it explains the context points. A model trained on that "
-         "prior can at best match it; the oracle above is also told the true kernel.\n") +
+      function_explorer_tr(
+          "What an ideal neural process would predict: the GP posterior averaged over every "
+          "kernel family (SE, periodic, Matérn-5/2) and scale ℓ of the models' training prior, "
+          "each weighted by how well it explains the context points. A model trained on that "
+          "prior can at best match it; the oracle above is also told the true kernel.\n") +
       bayes.tooltip.section('\n', 1);
   controller.addModel(std::move(bayes), false);
   controller.addModel(baseline_entry("gp-fitted"), false);

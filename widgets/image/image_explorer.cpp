@@ -36,8 +36,8 @@ namespace {
 
 constexpr int kN = ImageExplorer::kCanvas;
 // Shown by default: the teaching comparison of models trained with translations |Δ| <= 4.
-const QStringList kDefaultModels = {"shipped:convcnp2d-central", "shipped:pttnp-central",
-                                    "shipped:tepttnp-central"};
+const QStringList kDefaultImageModels = {"shipped:convcnp2d-central", "shipped:pttnp-central",
+                                         "shipped:tepttnp-central"};
 // The SE-ARD GP is cubic in the context size: beyond this it reports instead of freezing.
 constexpr int64_t kGpMaxContext = 1200;
 
@@ -66,7 +66,7 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPa
   settings.dim_x = 2;
   settings.model_description = tr("an image model (D_x = 2, D_y = 1)");
   settings.shipped_folder = "tfmnist";
-  settings.default_models = kDefaultModels;
+  settings.default_models = kDefaultImageModels;
   settings.uncoloured_entries = 1;  // the GP baseline
   settings.metrics_help =
       tr("Mean log-likelihood of the true grey values of every non-context pixel of the canvas "

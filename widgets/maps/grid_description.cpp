@@ -9,7 +9,7 @@
 namespace npe::widgets {
 namespace {
 
-QString tr(const char* text) {
+QString grid_description_tr(const char* text) {
   return QCoreApplication::translate("GridDescription", text);
 }
 
@@ -17,7 +17,7 @@ QString tr(const char* text) {
 
 QString describe_field(const GriddedField& f) {
   const int rows = static_cast<int>(f.num_latitudes()), cols = static_cast<int>(f.num_longitudes());
-  return tr("%1: %2 (%3), %4 × %5 cells of %6° × %7°, %8 time(s) from %9")
+  return grid_description_tr("%1: %2 (%3), %4 × %5 cells of %6° × %7°, %8 time(s) from %9")
       .arg(QFileInfo(QString::fromStdString(f.source.string())).fileName(),
            QString::fromStdString(f.long_name.empty() ? f.variable : f.long_name),
            QString::fromStdString(f.units))
@@ -31,13 +31,13 @@ QString describe_field(const GriddedField& f) {
 
 QString describe_station_reports(int64_t steps, int64_t step_hours) {
   if (steps == 1) {
-    return tr(
+    return grid_description_tr(
         "A station reports its cell's temperature at the time shown (the file has one time per "
         "task window).");
   }
   QStringList before;
   for (int64_t k = 1; k < steps; ++k) before << QString::number(k * step_hours);
-  return tr("A station reports its cell's temperature now and %1 hours before.")
+  return grid_description_tr("A station reports its cell's temperature now and %1 hours before.")
       .arg(before.join(", "));
 }
 
@@ -62,9 +62,9 @@ QRect cells_within(const GriddedField& f, const LatLonBox& box) {
 
 QString describe_training_region(const GriddedField& field, const LatLonBox& box) {
   if (!cells_within(field, box).isNull()) {
-    return tr(". Green outline: where the models were trained (another file).");
+    return grid_description_tr(". Green outline: where the models were trained (another file).");
   }
-  return tr(". The models were trained on %1–%2°N, %3–%4°E, outside this file.")
+  return grid_description_tr(". The models were trained on %1–%2°N, %3–%4°E, outside this file.")
       .arg(box.south)
       .arg(box.north)
       .arg(box.west)

@@ -37,7 +37,7 @@ namespace npe::widgets {
 namespace {
 
 // Shown by default: a translation-equivariant model, its plain counterpart and the ConvCNP.
-const QStringList kDefaultModels = {"shipped:tepttnp", "shipped:pttnp", "shipped:convcnp2d"};
+const QStringList kDefaultMapModels = {"shipped:tepttnp", "shipped:pttnp", "shipped:convcnp2d"};
 constexpr int kDefaultStations = 30;
 }  // namespace
 
@@ -49,7 +49,7 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
   settings.dim_x = 3;
   settings.model_description = tr("a map model (latitude, longitude, time in; one value out)");
   settings.shipped_folder = "era5";
-  settings.default_models = kDefaultModels;
+  settings.default_models = kDefaultMapModels;
   settings.uncoloured_entries = 1;  // the GP baseline
   settings.metrics_help =
       tr("Mean log-likelihood of the true temperature of every non-station cell of the target "

@@ -10,7 +10,7 @@
 namespace npe::widgets {
 namespace {
 
-QString tr(const char* text) {
+QString map_layer_tr(const char* text) {
   return QCoreApplication::translate("MapLayer", text);
 }
 
@@ -27,16 +27,17 @@ void set_layer(MapScene& scene, const torch::Tensor& truth, const QRect& window,
   scene.palette = MapScene::Palette::Temperature;
   scene.colour_title = "°C";
   scene.values = truth;
-  scene.title = tr("ERA5 2 m temperature");
+  scene.title = map_layer_tr("ERA5 2 m temperature");
   if (model && !model->mean.defined()) {
-    scene.title = tr("%1: computing… (truth shown)").arg(model->model_name);
+    scene.title = map_layer_tr("%1: computing… (truth shown)").arg(model->model_name);
   } else if (model && model->kind == "mean") {
     auto shown = truth.clone();
     inside(shown).copy_(model->mean);
     scene.values = shown;
     low = std::min(low, finite_min(model->mean, low));
     high = std::max(high, finite_max(model->mean, high));
-    scene.title = tr("%1 mean (in the black square; truth outside)").arg(model->model_name);
+    scene.title =
+        map_layer_tr("%1 mean (in the black square; truth outside)").arg(model->model_name);
   } else if (model) {
     auto shown = torch::full_like(truth, std::nan(""));
     if (model->kind == "stddev") {
@@ -44,7 +45,7 @@ void set_layer(MapScene& scene, const torch::Tensor& truth, const QRect& window,
       low = 0.0, high = std::max(1e-3, finite_max(model->stddev, 0.0));
       scene.palette = MapScene::Palette::Sequential;
       scene.colour_title = "σ (K)";
-      scene.title = tr("%1 standard deviation").arg(model->model_name);
+      scene.title = map_layer_tr("%1 standard deviation").arg(model->model_name);
     } else {
       auto error = model->mean - inside(truth);
       inside(shown).copy_(error);
@@ -52,7 +53,7 @@ void set_layer(MapScene& scene, const torch::Tensor& truth, const QRect& window,
       low = -m, high = m;
       scene.palette = MapScene::Palette::Diverging;
       scene.colour_title = "error (K)";
-      scene.title = tr("%1 error, mean − truth").arg(model->model_name);
+      scene.title = map_layer_tr("%1 error, mean − truth").arg(model->model_name);
     }
     scene.values = shown;
   }

@@ -15,7 +15,7 @@ namespace {
 
 constexpr double kKelvin = 273.15;
 
-QString tr(const char* text) {
+QString map_explorer_tr(const char* text) {
   return QCoreApplication::translate("MapExplorer", text);
 }
 
@@ -84,7 +84,7 @@ QString describe_cell(const MapFrame& frame, const PredictionResult& round, cons
   if (cell.x() < 0) return {};
   const auto& f = frame.source.field();
   const double lat = f.latitudes[cell.y()], lon = f.longitudes[cell.x()];
-  QString text = tr("%1°%2, %3°%4 · truth %5 °C")
+  QString text = map_explorer_tr("%1°%2, %3°%4 · truth %5 °C")
                      .arg(std::abs(lat), 0, 'f', 2)
                      .arg(lat >= 0 ? "N" : "S")
                      .arg(std::abs(lon), 0, 'f', 2)
@@ -92,7 +92,7 @@ QString describe_cell(const MapFrame& frame, const PredictionResult& round, cons
                      .arg(truth_celsius(frame)[cell.y()][cell.x()].item<double>(), 0, 'f', 2);
   if (!frame.window.contains(cell)) return text;
   const auto local = cell - frame.window.topLeft();
-  if (station) text += tr(" (station)");
+  if (station) text += map_explorer_tr(" (station)");
   for (const auto& e : models.enabledEntries()) {
     auto [mean, sd] = model_maps(frame, round, e.id);
     if (!mean.defined()) continue;

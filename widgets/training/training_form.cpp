@@ -26,10 +26,6 @@
 namespace npe::widgets {
 namespace {
 
-QString from_utf8(const std::string& text) {
-  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
-}
-
 // Name and memory of the first GPU, from nvidia-smi (libtorch's CPU builds cannot ask CUDA).
 QString gpu_description() {
   QProcess smi;
@@ -46,8 +42,9 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_form = new QFormLayout(box);
   m_task = new QComboBox(box);
   for (const auto& info : task_infos()) {
-    m_task->addItem(from_utf8(info.name), from_utf8(info.name));
-    m_task->setItemData(m_task->count() - 1, from_utf8(info.description), Qt::ToolTipRole);
+    m_task->addItem(QString::fromStdString(info.name), QString::fromStdString(info.name));
+    m_task->setItemData(m_task->count() - 1, QString::fromStdString(info.description),
+                        Qt::ToolTipRole);
   }
   m_model = new QComboBox(box);
   m_size = new QComboBox(box);
@@ -193,8 +190,8 @@ const TaskSource* TrainingForm::taskSource(const QString& name, QString* problem
     auto source = std::shared_ptr<const TaskSource>(make_task_source(name.toStdString()));
     return (m_sources[name] = source).get();
   } catch (const Error& e) {
-    m_source_problems[name] = from_utf8(e.what());
-    if (problem) *problem = from_utf8(e.what());
+    m_source_problems[name] = QString::fromStdString(e.what());
+    if (problem) *problem = QString::fromStdString(e.what());
     return nullptr;
   }
 }
@@ -224,10 +221,10 @@ void TrainingForm::refreshModels() {
     } catch (const Error&) {
       continue;
     }
-    m_model->addItem(from_utf8(info.display_name), from_utf8(info.kind));
+    m_model->addItem(QString::fromStdString(info.display_name), QString::fromStdString(info.kind));
     m_model->setItemData(
         m_model->count() - 1,
-        from_utf8(info.description) +
+        QString::fromStdString(info.description) +
             (info.translation_equivariant ? tr(" Translation equivariant.") : QString()),
         Qt::ToolTipRole);
   }

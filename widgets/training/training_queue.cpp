@@ -11,14 +11,6 @@
 #include "training/training_process.h"
 
 namespace npe::widgets {
-namespace {
-
-QString from_utf8(const std::string& text) {
-  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
-}
-
-}  // namespace
-
 QString job_state_text(TrainingQueue::JobState state) {
   using JobState = TrainingQueue::JobState;
   switch (state) {
@@ -78,9 +70,9 @@ void TrainingQueue::open(const QString& checkpoint_path) {
   job->request.output_path = path;
   job->request.device = "auto";
   job->request.steps = static_cast<int>(loaded->total_steps());
-  job->task = from_utf8(loaded->source().name());
-  job->model_name = from_utf8(model_info(loaded->spec().model.kind).display_name) + " · " +
-                    job->task + " · " + QFileInfo(path).fileName();
+  job->task = QString::fromStdString(loaded->source().name());
+  job->model_name = QString::fromStdString(model_info(loaded->spec().model.kind).display_name) +
+                    " · " + job->task + " · " + QFileInfo(path).fileName();
   job->step = static_cast<int>(loaded->step());
   job->total_steps = static_cast<int>(loaded->total_steps());
   job->has_checkpoint = true;

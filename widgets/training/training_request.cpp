@@ -19,10 +19,6 @@
 namespace npe::widgets {
 namespace {
 
-QString from_utf8(const std::string& text) {
-  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
-}
-
 // Whether a file can be created in the folder of `path` (creating the folder if needed).
 QString writability_problem(const QString& path) {
   if (path.trimmed().isEmpty()) return QObject::tr("Choose an output file.");
@@ -85,7 +81,7 @@ QStringList TrainingRequest::arguments() const {
 QString TrainingRequest::label() const {
   if (!resume_path.isEmpty()) return QFileInfo(resume_path).fileName();
   try {
-    return from_utf8(model_info(model.toStdString()).display_name) + " · " + task;
+    return QString::fromStdString(model_info(model.toStdString()).display_name) + " · " + task;
   } catch (const Error&) {
     return model + " · " + task;
   }
@@ -108,7 +104,7 @@ QStringList validate_request(const TrainingRequest& r) {
                         .arg(meta.steps);
       }
     } catch (const Error& e) {
-      problems << from_utf8(e.what());
+      problems << QString::fromStdString(e.what());
     }
     return problems;
   }
@@ -142,7 +138,7 @@ QStringList validate_request(const TrainingRequest& r) {
     }
     make_model(config);
   } catch (const Error& e) {
-    problems << from_utf8(e.what());
+    problems << QString::fromStdString(e.what());
   }
   return problems;
 }

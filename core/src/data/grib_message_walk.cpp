@@ -24,7 +24,7 @@ constexpr std::uint64_t kSmallestMessage = 20;
 constexpr std::uint64_t kLargeGrib1Flag = 0x800000;
 constexpr std::uint64_t kLargeGrib1Unit = 120;
 
-struct Refused {
+struct WalkRefused {
   std::string reason;
 };
 
@@ -71,7 +71,7 @@ class MessageWalk {
   };
 
   [[noreturn]] void refuse(const std::string& reason) const {
-    throw Refused{"the message at byte " + std::to_string(m_message) + " " + reason};
+    throw WalkRefused{"the message at byte " + std::to_string(m_message) + " " + reason};
   }
 
   /// The next tag at or after `from`, at any byte, as ecCodes' rolling match finds it.
@@ -153,8 +153,8 @@ class MessageWalk {
     m_in.seekg(static_cast<std::streamoff>(offset));
     m_in.read(static_cast<char*>(out), static_cast<std::streamsize>(bytes));
     if (!m_in) {
-      throw Refused{"cannot read " + std::to_string(bytes) + " bytes at byte " +
-                    std::to_string(offset)};
+      throw WalkRefused{"cannot read " + std::to_string(bytes) + " bytes at byte " +
+                        std::to_string(offset)};
     }
   }
 
@@ -168,7 +168,7 @@ class MessageWalk {
 std::optional<std::string> grib_message_problem(std::istream& file, std::uint64_t file_size) {
   try {
     MessageWalk(file, file_size).walk();
-  } catch (const Refused& refused) {
+  } catch (const WalkRefused& refused) {
     return refused.reason;
   }
   return std::nullopt;

@@ -10,7 +10,7 @@ namespace {
 // every item padded to 4 bytes; CDF-5 widens counts, lengths and sizes to 8 bytes.
 constexpr std::uint32_t kDimensionTag = 0x0A, kVariableTag = 0x0B, kAttributeTag = 0x0C;
 
-struct Refused {
+struct HeaderRefused {
   std::string reason;
 };
 
@@ -38,8 +38,8 @@ class HeaderWalk {
   std::uint64_t remaining() const { return m_size - m_position; }
 
   [[noreturn]] void refuse(const std::string& reason) const {
-    throw Refused{"corrupt classic-format header at byte " + std::to_string(m_position) + ": " +
-                  reason};
+    throw HeaderRefused{"corrupt classic-format header at byte " + std::to_string(m_position) +
+                        ": " + reason};
   }
 
   void need(std::uint64_t bytes, const char* what) const {
@@ -144,7 +144,7 @@ std::optional<std::string> classic_header_problem(std::istream& file, std::uint6
   file.seekg(0);
   try {
     HeaderWalk(file, file_size, version).walk();
-  } catch (const Refused& refused) {
+  } catch (const HeaderRefused& refused) {
     return refused.reason;
   }
   return std::nullopt;

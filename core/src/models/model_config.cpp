@@ -10,7 +10,7 @@
 namespace npe {
 
 namespace {
-const char* const kWhat = "model configuration";
+const char* const kConfigWhat = "model configuration";
 }  // namespace
 
 ModelConfig::ModelConfig(std::string kind_, int64_t dim_x_, int64_t dim_y_)
@@ -59,16 +59,16 @@ nlohmann::json ModelConfig::to_json() const {
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("model configuration must be a JSON object");
-  check_json_numbers(json, kWhat);
+  check_json_numbers(json, kConfigWhat);
   std::string kind;
-  read_json_field(json, "kind", kind, kWhat);
+  read_json_field(json, "kind", kind, kConfigWhat);
   ModelConfig config(kind);
-  read_json_field(json, "dim_x", config.dim_x, kWhat);
-  read_json_field(json, "dim_y", config.dim_y, kWhat);
-  read_json_field(json, "dim_features", config.dim_features, kWhat);
-  read_json_field(json, "heteroscedastic", config.heteroscedastic, kWhat);
-  read_json_field(json, "min_stddev", config.min_stddev, kWhat);
-  read_json_field(json, "input_scale", config.input_scale, kWhat);
+  read_json_field(json, "dim_x", config.dim_x, kConfigWhat);
+  read_json_field(json, "dim_y", config.dim_y, kConfigWhat);
+  read_json_field(json, "dim_features", config.dim_features, kConfigWhat);
+  read_json_field(json, "heteroscedastic", config.heteroscedastic, kConfigWhat);
+  read_json_field(json, "min_stddev", config.min_stddev, kConfigWhat);
+  read_json_field(json, "input_scale", config.input_scale, kConfigWhat);
   options_from_json(*config.m_options, json);
   return config;
 }

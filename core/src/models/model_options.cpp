@@ -8,7 +8,7 @@
 namespace npe {
 namespace {
 
-const char* const kWhat = "model configuration";
+const char* const kOptionsWhat = "model configuration";
 
 class ToJson final : public OptionVisitor {
  public:
@@ -30,17 +30,17 @@ class FromJson final : public OptionVisitor {
  public:
   explicit FromJson(const nlohmann::json& json) : m_json(json) {}
   void field(const char* name, int64_t& value, int64_t, int64_t, const char*) override {
-    read_json_field(m_json, name, value, kWhat);
+    read_json_field(m_json, name, value, kOptionsWhat);
   }
   void field(const char* name, double& value, double, double, const char*) override {
-    read_json_field(m_json, name, value, kWhat);
+    read_json_field(m_json, name, value, kOptionsWhat);
   }
   void field(const char* name, bool& value, const char*) override {
-    read_json_field(m_json, name, value, kWhat);
+    read_json_field(m_json, name, value, kOptionsWhat);
   }
   void field(const char* name, std::string& value, const std::vector<std::string>&,
              const char*) override {
-    read_json_field(m_json, name, value, kWhat);
+    read_json_field(m_json, name, value, kOptionsWhat);
   }
 
  private:
@@ -51,20 +51,22 @@ class RangeCheck final : public OptionVisitor {
  public:
   void field(const char* name, int64_t& value, int64_t min, int64_t max, const char*) override {
     if (value < min) {
-      throw ConfigError(std::string(kWhat) + ": " + name + " must be >= " + std::to_string(min));
+      throw ConfigError(std::string(kOptionsWhat) + ": " + name +
+                        " must be >= " + std::to_string(min));
     }
     if (value > max) {
-      throw ResourceLimitError(std::string(kWhat) + ": " + name + " = " + std::to_string(value) +
-                               " is above the limit of " + std::to_string(max));
+      throw ResourceLimitError(std::string(kOptionsWhat) + ": " + name + " = " +
+                               std::to_string(value) + " is above the limit of " +
+                               std::to_string(max));
     }
   }
   void field(const char* name, double& value, double min, double max, const char*) override {
     if (!(value >= min) || !std::isfinite(value)) {  // NaN fails here too
-      throw ConfigError(std::string(kWhat) + ": " + name +
+      throw ConfigError(std::string(kOptionsWhat) + ": " + name +
                         " must be a number >= " + nlohmann::json(min).dump());
     }
     if (value > max) {
-      throw ResourceLimitError(std::string(kWhat) + ": " + name + " = " +
+      throw ResourceLimitError(std::string(kOptionsWhat) + ": " + name + " = " +
                                nlohmann::json(value).dump() + " is above the limit of " +
                                nlohmann::json(max).dump());
     }
@@ -77,8 +79,8 @@ class RangeCheck final : public OptionVisitor {
     }
     std::string list;
     for (const auto& choice : choices) list += (list.empty() ? "'" : " or '") + choice + "'";
-    throw ConfigError(std::string(kWhat) + ": " + name + " must be " + list + ", not '" + value +
-                      "'");
+    throw ConfigError(std::string(kOptionsWhat) + ": " + name + " must be " + list + ", not '" +
+                      value + "'");
   }
 };
 
@@ -116,7 +118,7 @@ nlohmann::json options_to_json(const ModelOptions& options) {
 }
 
 void options_from_json(ModelOptions& options, const nlohmann::json& json) {
-  if (!json.is_object()) throw ConfigError(std::string(kWhat) + " must be a JSON object");
+  if (!json.is_object()) throw ConfigError(std::string(kOptionsWhat) + " must be a JSON object");
   FromJson reader(json);
   options.visit(reader);
 }

@@ -10,7 +10,7 @@ namespace npe {
 namespace {
 
 constexpr const char* kStateKey = "npe_adamw_state";
-constexpr int64_t kFormat = 1;
+constexpr int64_t kOptimizerStateFormat = 1;
 
 using StateMap = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>;
 
@@ -51,7 +51,7 @@ std::string shape_text(at::IntArrayRef sizes) {
 void write_adamw_state(torch::serialize::OutputArchive& archive,
                        const torch::optim::AdamW& optimizer, const torch::nn::Module& model) {
   torch::serialize::OutputArchive records;
-  records.write("format", c10::IValue(kFormat));
+  records.write("format", c10::IValue(kOptimizerStateFormat));
   for (const auto& item : model.named_parameters()) {
     const auto* state = find_state(optimizer, item.value());
     if (!state) continue;  // no step has updated it yet
@@ -71,7 +71,8 @@ bool read_adamw_state(torch::serialize::InputArchive& archive, torch::optim::Ada
   torch::serialize::InputArchive records;
   if (!archive.try_read(kStateKey, records)) return false;
   c10::IValue format;
-  if (!records.try_read("format", format) || !format.isInt() || format.toInt() != kFormat) {
+  if (!records.try_read("format", format) || !format.isInt() ||
+      format.toInt() != kOptimizerStateFormat) {
     throw CheckpointError(where + " has an optimiser state of an unknown format");
   }
   for (const auto& item : model.named_parameters()) {
