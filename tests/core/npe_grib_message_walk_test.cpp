@@ -21,13 +21,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> walk(const std::string& bytes) {
+std::optional<std::string> grib_walk(const std::string& bytes) {
   std::istringstream in(bytes);
   return grib_message_problem(in, bytes.size());
 }
 
 void expect_refused(const std::string& bytes, const std::string& fragment) {
-  const auto problem = walk(bytes);
+  const auto problem = grib_walk(bytes);
   ASSERT_TRUE(problem.has_value()) << "expected a refusal naming: " << fragment;
   EXPECT_NE(problem->find(fragment), std::string::npos) << *problem;
 }
@@ -75,13 +75,13 @@ class GribMessageWalk : public ::testing::Test {
 };
 
 TEST_F(GribMessageWalk, MessagesEcCodesWritesPassWithBytesBetweenThem) {
-  EXPECT_FALSE(walk(grib1).has_value());
-  EXPECT_FALSE(walk(grib2).has_value());
+  EXPECT_FALSE(grib_walk(grib1).has_value());
+  EXPECT_FALSE(grib_walk(grib2).has_value());
   // ecCodes skips bytes between messages (padding, or a text header), and so does the walk.
-  EXPECT_FALSE(walk("padding" + grib1 + std::string(40, '\0') + grib2 + "trailer").has_value());
+  EXPECT_FALSE(grib_walk("padding" + grib1 + std::string(40, '\0') + grib2 + "trailer").has_value());
   // Not a GRIB file at all: nothing for ecCodes to read, nothing to refuse.
-  EXPECT_FALSE(walk("").has_value());
-  EXPECT_FALSE(walk("no messages in here").has_value());
+  EXPECT_FALSE(grib_walk("").has_value());
+  EXPECT_FALSE(grib_walk("no messages in here").has_value());
 }
 
 TEST_F(GribMessageWalk, AnEdition3HeaderIsReadAsEcCodesReadsIt) {
@@ -95,7 +95,7 @@ TEST_F(GribMessageWalk, AnEdition3HeaderIsReadAsEcCodesReadsIt) {
   // A whole edition 3 message passes the walk (ecCodes then refuses what it cannot decode).
   std::string whole =
       std::string("GRIB\0\0\0\3", 8) + big_endian(24, 8) + std::string(4, '\0') + "7777";
-  EXPECT_FALSE(walk(whole).has_value());
+  EXPECT_FALSE(grib_walk(whole).has_value());
   expect_refused(whole.substr(0, 12), "ends inside its header");
 }
 
@@ -109,7 +109,7 @@ TEST_F(GribMessageWalk, AClaimShorterThanTheHeaderOrLongerThanTheFileIsRefused) 
                                  " bytes but the file has " + std::to_string(grib1.size()));
   expect_refused(grib2.substr(0, 12), "the message at byte 0 ends inside its header");
   // An edition ecCodes does not read is not a message it allocates for: the walk moves on.
-  EXPECT_FALSE(walk(std::string("GRIB\0\0\0\x09", 8) + grib1).has_value());
+  EXPECT_FALSE(grib_walk(std::string("GRIB\0\0\0\x09", 8) + grib1).has_value());
 }
 
 TEST_F(GribMessageWalk, PseudoGribRecordsAreRefused) {
@@ -133,12 +133,12 @@ TEST_F(GribMessageWalk, LargeGrib1MessagesAreMeasuredAsEcCodesMeasuresThem) {
       std::string("GRIB") + big_endian(0x800000 | 1, 3) + "\1" + section1 + big_endian(12, 3);
   large += std::string(112 - 4 - large.size(), '\0') + "7777";
   ASSERT_EQ(large.size(), 112u);
-  EXPECT_FALSE(walk(large).has_value());
+  EXPECT_FALSE(grib_walk(large).has_value());
   expect_refused(large.substr(0, 111), "claims 112 bytes but the file has 111 left");
   // ecCodes' own reader measures them so too: it finds two such messages with bytes between
   // them, each ending in "7777" where that length puts the end.
   const std::string two = large + "xx" + large;
-  EXPECT_FALSE(walk(two).has_value());
+  EXPECT_FALSE(grib_walk(two).has_value());
   int count = 0;
   EXPECT_EQ(codes_count_in_filename(nullptr, scratch("large.grib", two).c_str(), &count), 0);
   EXPECT_EQ(count, 2);

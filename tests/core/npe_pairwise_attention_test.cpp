@@ -3,8 +3,10 @@
 
 #include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include <gtest/gtest.h>
+
 #include <torch/torch.h>
 
 #include "npe/models/compute_settings.h"
@@ -30,6 +32,13 @@ struct Shape {
   bool update_locations;
   int64_t width = 32;  // rho's hidden width
 };
+
+// How GoogleTest (and so ctest's test names) show a shape; without it they would show its bytes,
+// padding included, which differ from run to run.
+void PrintTo(const Shape& s, std::ostream* out) {
+  *out << "batch" << s.batch << "_q" << s.queries << "_k" << s.keys << "_dx" << s.dim_x
+       << (s.update_locations ? "_moving" : "_fixed") << "_width" << s.width;
+}
 
 struct Result {
   std::vector<torch::Tensor> values;  // z, x, weights, then every gradient
@@ -144,7 +153,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PairwiseAttention,
                          ::testing::Values(Shape{2, 5, 7, 1, false}, Shape{3, 97, 50, 1, true},
                                            Shape{1, 3, 2500, 1, false}, Shape{2, 40, 33, 2, true},
                                            Shape{2, 9, 11, 2, true, 48},
-                                           Shape{3, 9, 11, 2, true, 48}));
+                                           Shape{3, 9, 11, 2, true, 48}),
+                         [](const auto& info) {
+                           std::ostringstream name;
+                           PrintTo(info.param, &name);
+                           return name.str();
+                         });
 
 // A whole TE-TNP, two attention layers deep: its likelihood and every parameter gradient
 // against the same model in float64 (which takes the plain path). Budget: ten times one layer's,

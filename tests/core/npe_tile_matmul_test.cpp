@@ -16,12 +16,21 @@ struct Case {
   torch::ScalarType operands, out;
 };
 
-std::string name_of(const testing::TestParamInfo<Case>& info) {
-  const auto& c = info.param;
+std::string describe(const Case& c) {
   auto dtype = [](torch::ScalarType t) { return t == torch::kBFloat16 ? "bf16" : "f32"; };
   return std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) +
          (c.transpose_a ? "_aT" : "") + (c.transpose_b ? "_bT" : "") + "_" + dtype(c.operands) +
          "_to_" + dtype(c.out);
+}
+
+std::string name_of(const ::testing::TestParamInfo<Case>& info) {
+  return describe(info.param);
+}
+
+// How GoogleTest (and so ctest's test names) show a case; without it they would show its bytes,
+// padding included, which differ from run to run.
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << describe(c);
 }
 
 // An operand [rows, cols] stored either row-major or as the transpose of a [cols, rows] tensor.
@@ -30,7 +39,7 @@ torch::Tensor operand(int64_t rows, int64_t cols, bool transposed, torch::Scalar
                     : torch::randn({rows, cols}).to(dtype);
 }
 
-class TileMatmul : public testing::TestWithParam<Case> {
+class TileMatmul : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     torch::manual_seed(7);
@@ -85,16 +94,16 @@ TEST_P(TileMatmul, AccumulatesIntoTheOutput) {
 // dimension), bias gradients (a row of ones), and mixed bfloat16 operands with float32 results.
 INSTANTIATE_TEST_SUITE_P(
     Shapes, TileMatmul,
-    testing::Values(Case{2048, 9, 128, false, false, torch::kFloat32, torch::kFloat32},
-                    Case{1000, 128, 128, false, true, torch::kFloat32, torch::kFloat32},
-                    Case{77, 128, 8, false, false, torch::kFloat32, torch::kFloat32},
-                    Case{128, 1000, 128, true, false, torch::kFloat32, torch::kFloat32},
-                    Case{1, 333, 128, false, false, torch::kFloat32, torch::kFloat32},
-                    Case{4096, 128, 128, false, true, torch::kBFloat16, torch::kBFloat16},
-                    Case{513, 128, 8, false, false, torch::kBFloat16, torch::kFloat32},
-                    Case{8, 700, 128, true, false, torch::kBFloat16, torch::kFloat32},
-                    Case{1, 700, 128, false, false, torch::kBFloat16, torch::kFloat32},
-                    Case{300, 128, 9, false, false, torch::kBFloat16, torch::kFloat32}),
+    ::testing::Values(Case{2048, 9, 128, false, false, torch::kFloat32, torch::kFloat32},
+                      Case{1000, 128, 128, false, true, torch::kFloat32, torch::kFloat32},
+                      Case{77, 128, 8, false, false, torch::kFloat32, torch::kFloat32},
+                      Case{128, 1000, 128, true, false, torch::kFloat32, torch::kFloat32},
+                      Case{1, 333, 128, false, false, torch::kFloat32, torch::kFloat32},
+                      Case{4096, 128, 128, false, true, torch::kBFloat16, torch::kBFloat16},
+                      Case{513, 128, 8, false, false, torch::kBFloat16, torch::kFloat32},
+                      Case{8, 700, 128, true, false, torch::kBFloat16, torch::kFloat32},
+                      Case{1, 700, 128, false, false, torch::kBFloat16, torch::kFloat32},
+                      Case{300, 128, 9, false, false, torch::kBFloat16, torch::kFloat32}),
     name_of);
 
 TEST(TileMatmulArguments, RefusesMismatchedShapesAndDtypes) {
