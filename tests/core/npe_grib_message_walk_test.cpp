@@ -78,7 +78,8 @@ TEST_F(GribMessageWalk, MessagesEcCodesWritesPassWithBytesBetweenThem) {
   EXPECT_FALSE(grib_walk(grib1).has_value());
   EXPECT_FALSE(grib_walk(grib2).has_value());
   // ecCodes skips bytes between messages (padding, or a text header), and so does the walk.
-  EXPECT_FALSE(grib_walk("padding" + grib1 + std::string(40, '\0') + grib2 + "trailer").has_value());
+  EXPECT_FALSE(
+      grib_walk("padding" + grib1 + std::string(40, '\0') + grib2 + "trailer").has_value());
   // Not a GRIB file at all: nothing for ecCodes to read, nothing to refuse.
   EXPECT_FALSE(grib_walk("").has_value());
   EXPECT_FALSE(grib_walk("no messages in here").has_value());
