@@ -31,11 +31,12 @@ if(NPE_FUZZ)
   target_link_options(npe_options INTERFACE -fsanitize=address,undefined)
 endif()
 
-# Unity builds of the libraries. Every translation unit that sees libtorch spends about ten
-# seconds loading the precompiled header (600-800 MB) before it compiles a line of its own, so
-# the libraries compile their sources in batches: a clean build on two cores takes about half as
-# long (BENCHMARKS.md, "Build time"). -DNPE_UNITY_BUILD=OFF compiles one file per unit, for
-# editing one file over and over or for clang-tidy.
+# Unity builds of the libraries and the core tests. Every translation unit that sees libtorch
+# spends about ten seconds loading the precompiled header (600-800 MB) before it compiles a line
+# of its own, so these targets compile their sources in batches (BENCHMARKS.md, "Build time": with
+# the other changes there, a clean build on two cores takes a third of the time it took).
+# -DNPE_UNITY_BUILD=OFF compiles one file per unit, for editing one file over and over or for
+# clang-tidy.
 option(NPE_UNITY_BUILD "Compile the libraries' sources in batches (much faster clean builds)" ON)
 function(npe_unity_build target)
   set_target_properties(${target} PROPERTIES UNITY_BUILD ${NPE_UNITY_BUILD}
