@@ -61,13 +61,13 @@ TEST(PickleGuard, WalksThroughEveryOpcodeLibtorchReads) {
   EXPECT_NE(problem->find("memo index of 2306081099"), std::string::npos) << *problem;
   // The same after DICT, OBJ, NEWOBJ_EX, STACK_GLOBAL and EXT1, and after protocol 0's text
   // opcodes (INT, GLOBAL's two lines), each given the stack items it takes.
-  for (const std::vector<uint8_t> prefix : {std::vector<uint8_t>{'(', 'd'},
-                                            {'(', 'N', 'o'},
-                                            {'N', 'N', 'N', 0x92},
-                                            {'N', 'N', 0x93},
-                                            {0x82, 7},
-                                            {'I', '1', '2', '\n'},
-                                            {'c', 'm', '\n', 'n', '\n'}}) {
+  for (const std::vector<uint8_t>& prefix : {std::vector<uint8_t>{'(', 'd'},
+                                             {'(', 'N', 'o'},
+                                             {'N', 'N', 'N', 0x92},
+                                             {'N', 'N', 0x93},
+                                             {0x82, 7},
+                                             {'I', '1', '2', '\n'},
+                                             {'c', 'm', '\n', 'n', '\n'}}) {
     std::vector<uint8_t> p = {0x80, 2};
     p.insert(p.end(), prefix.begin(), prefix.end());
     p.insert(p.end(), {'r', 0x4b, 0x01, 0x74, 0x89, '.'});

@@ -2,15 +2,10 @@
 
 #include <caffe2/serialize/inline_container.h>
 
-#include <string_view>
+#include "models/ends_with.h"
 
 namespace npe {
 namespace {
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Records the writer makes itself from its own state: libtorch 1.13's writer asserts when a
 // record is written twice, and writes its version record unconditionally.

@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "models/archive_code.h"
+#include "models/ends_with.h"
 #include "models/pickle_guard.h"
 
 namespace npe {
@@ -27,11 +28,6 @@ constexpr uint64_t kMaxDeflateRatio = 1033;
 struct ZipCloser {
   void operator()(void* zip) const { unzClose(zip); }
 };
-
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string record_label(const char* name) {
   return "record '" + std::string(name) + "'";
