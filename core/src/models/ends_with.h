@@ -1,7 +1,7 @@
 #pragma once
 // Whether a text (a record name in a checkpoint archive, say) ends with a suffix:
-// std::string::ends_with is C++20. One definition for core, which is built in unity batches
-// where two file-local copies ended up calling each other's.
+// std::string::ends_with is C++20. One definition for core: it builds in unity batches, where
+// file-local copies would meet and overload each other.
 
 #include <string_view>
 
