@@ -146,7 +146,7 @@ TEST(TnpNd, CholeskyCovarianceMatchesTheClosedForm) {
   auto expected = l.matmul(l.t());
   auto covariance = joint->covariance()[0];
   EXPECT_LT(max_abs_diff(covariance, expected), 1e-9);
-  EXPECT_TRUE((torch::linalg::eigvalsh(covariance, "L") > 0).all().item<bool>());
+  EXPECT_TRUE((torch::linalg_eigvalsh(covariance, "L") > 0).all().item<bool>());
   // The joint log-likelihood is the multivariate normal density per target.
   const double ll = model->log_likelihood(task).item<double>() * 3;
   EXPECT_NEAR(ll, closed_form_log_density(task.yt[0], joint->mean[0], expected), 1e-4);

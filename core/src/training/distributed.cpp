@@ -4,6 +4,7 @@
 #include <string>
 
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "npe/errors.h"
 
@@ -34,9 +35,18 @@ int env_int(const char* name, int fallback) {
 
 #if defined(NPE_HAVE_C10D_GLOO)
 
+// libtorch 2 made c10d's ProcessGroup a dispatcher over per-device Backends, and Gloo and NCCL
+// are Backends there; in 1.13 they are ProcessGroups themselves. Either offers the collectives
+// used here.
+#if TORCH_VERSION_MAJOR >= 2
+using C10dCollectives = c10d::Backend;
+#else
+using C10dCollectives = c10d::ProcessGroup;
+#endif
+
 class C10dGroup final : public DataParallelGroup {
  public:
-  C10dGroup(c10::intrusive_ptr<c10d::ProcessGroup> group, std::string backend)
+  C10dGroup(c10::intrusive_ptr<C10dCollectives> group, std::string backend)
       : m_group(std::move(group)), m_backend(std::move(backend)) {}
   int rank() const override { return m_group->getRank(); }
   int world_size() const override { return m_group->getSize(); }
@@ -53,7 +63,7 @@ class C10dGroup final : public DataParallelGroup {
   }
 
  private:
-  c10::intrusive_ptr<c10d::ProcessGroup> m_group;
+  c10::intrusive_ptr<C10dCollectives> m_group;
   std::string m_backend;
 };
 
