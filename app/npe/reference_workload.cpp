@@ -41,10 +41,13 @@ std::vector<double> time_reference_training(NeuralProcessImpl& model,
   model.train();
   torch::optim::AdamW optimiser(model.parameters(),
                                 torch::optim::AdamWOptions(workload.learning_rate));
+  // The tasks are drawn on the CPU (the same numbers on every device) and timed where the model is.
+  const auto device = model.parameters().front().device();
   std::vector<Task> batches;
   for (uint64_t i = 0; i < 4; ++i) {
     batches.push_back(reference_tasks(workload.train_batch, workload.train_context,
-                                      workload.train_targets, 100 + i));
+                                      workload.train_targets, 100 + i)
+                          .to(device));
   }
   auto step = [&](const Task& task) {
     optimiser.zero_grad();
@@ -71,7 +74,8 @@ std::vector<double> time_reference_prediction(NeuralProcessImpl& model,
   model.eval();
   torch::NoGradGuard no_grad;
   const auto task =
-      reference_tasks(1, workload.predict_context, workload.predict_targets, /*seed=*/7);
+      reference_tasks(1, workload.predict_context, workload.predict_targets, /*seed=*/7)
+          .to(model.parameters().front().device());
   for (int64_t i = 0; i < warmup; ++i) model.predict(task);
   std::vector<double> ms;
   for (int64_t i = 0; i < repeats; ++i) {
