@@ -36,11 +36,13 @@ endif()
 # of its own, so these targets compile their sources in batches (BENCHMARKS.md, "Build time": with
 # the other changes there, a clean build on two cores takes a third of the time it took).
 # -DNPE_UNITY_BUILD=OFF compiles one file per unit, for editing one file over and over or for
-# clang-tidy.
+# clang-tidy. Batches of 16 suit two cores; a machine with many cores builds sooner with smaller
+# batches, which give it more units to run side by side (-DNPE_UNITY_BATCH_SIZE=4 on 16 cores).
 option(NPE_UNITY_BUILD "Compile the libraries' sources in batches (much faster clean builds)" ON)
+set(NPE_UNITY_BATCH_SIZE 16 CACHE STRING "Sources per unity-build unit")
 function(npe_unity_build target)
   set_target_properties(${target} PROPERTIES UNITY_BUILD ${NPE_UNITY_BUILD}
-                                             UNITY_BUILD_BATCH_SIZE 16)
+                                             UNITY_BUILD_BATCH_SIZE ${NPE_UNITY_BATCH_SIZE})
 endfunction()
 
 # AUTOMOC compiles <target>_autogen/mocs_compilation.cpp in every Qt target. Where the sources
