@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run ON the lent GPU machine (Ubuntu 24.04, PyTorch 2.x with CUDA, no apt, no network), from
-# the project root, with .device/ from prepare.sh carried: builds npe (no GUI, no tests) against
+# the project root, with .device/ from prepare.sh carried: builds npe (no GUI; the core tests on request) against
 # that machine's libtorch and prints the environment lines to source before running it.
-# Measured on an H200 machine (16 cores), 2026-11-26: configure 5 s, build 95 s.
+# Measured on an H200 machine (16 cores): configure 5 s, build 95 s (2026-11-26, one file per
+# unit); 75 s with unity batches of 4 (2026-11-27).
 set -euo pipefail
 D=/tmp/npe-deps; B=${NPE_BUILD_DIR:-/tmp/npe-build}
 mkdir -p $D
@@ -26,11 +27,15 @@ gen=Ninja; keep_going=(-k 0)
 command -v ninja > /dev/null || { gen="Unix Makefiles"; keep_going=(-k); }
 # C++20: PyTorch's headers ask for it from 2.12 on, and core/ compiles as C++17 and C++20 alike.
 # -rpath-link lets the linker find what libnetcdf needs among the unpacked libraries.
-cmake -S . -B $B -G "$gen" -DCMAKE_BUILD_TYPE=Release -DNPE_BUILD_GUI=OFF -DNPE_BUILD_TESTS=OFF \
-  -DNPE_USE_ONEDNN=OFF -DNPE_GLOO_INCLUDE_DIR=OFF -DCMAKE_CXX_STANDARD=20 \
+# Unity batches of 4 (not 16) give the 16 cores more units to compile side by side.
+# NPE_BUILD_TESTS=ON in the environment also builds the core suites (npe_core_tests) there.
+tests=${NPE_BUILD_TESTS:-OFF}
+cmake -S . -B $B -G "$gen" -DCMAKE_BUILD_TYPE=Release -DNPE_BUILD_GUI=OFF -DNPE_BUILD_TESTS=$tests \
+  -DNPE_USE_ONEDNN=OFF -DNPE_USE_C10D_GLOO=OFF -DCMAKE_CXX_STANDARD=20 -DNPE_UNITY_BATCH_SIZE=4 \
   -DCMAKE_PREFIX_PATH="$torch_prefix;$D/usr" -DPKG_CONFIG_EXECUTABLE=$D/pkg-config \
   -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$LIBS" > /tmp/npe-configure.log 2>&1 \
   || { tail -40 /tmp/npe-configure.log >&2; exit 1; }
-cmake --build $B --target npe -j"$(nproc)" -- "${keep_going[@]}" > /tmp/npe-build.log 2>&1 \
+targets=(npe); [ "$tests" = ON ] && targets+=(npe_core_tests)
+cmake --build $B --target "${targets[@]}" -j"$(nproc)" -- "${keep_going[@]}" > /tmp/npe-build.log 2>&1 \
   || { grep -E -A6 'error' /tmp/npe-build.log | head -150 >&2; exit 1; }
 echo "export LD_LIBRARY_PATH=$LIBS\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} NPE_FASHION_MNIST_DIR=/tmp/fmnist NPE=$B/app/npe/npe"
