@@ -550,7 +550,7 @@ struct TrainBenchArguments {
 };
 
 int bench_train(const TrainBenchArguments& a) {
-  apply_runtime_options(a.runtime);
+  apply_runtime_options(a.runtime, parse_device(a.device));
   const auto steps = a.steps;
   const auto warmup = a.warmup;
   const auto& size = a.size;
@@ -577,13 +577,13 @@ int bench_train(const TrainBenchArguments& a) {
     options.batch_size = batch_size;
     options.validation_tasks = 0;
     options.device = device;
-    Clock::time_point timed_start;
+    // Without warm-up the timing starts here and includes the set-up.
+    auto timed_start = Clock::now();
     train_model(*model, *source, options, [&](const TrainingStatus& p) {
       if (device.is_cuda()) torch::cuda::synchronize();
-      if (p.step == warmup) timed_start = Clock::now();
+      if (warmup > 0 && p.step == warmup) timed_start = Clock::now();
       return true;
     });
-    if (warmup == 0) timed_start = Clock::now();  // (no warm-up: timing includes set-up)
     const double elapsed = seconds_since(timed_start);
     // The same tasks as the timed steps (the training stream is deterministic).
     double flops = 0.0;
@@ -676,7 +676,7 @@ int bench_reference(const std::string& models, torch::Device device, bool json,
 }
 
 int bench_train_reference(const TrainBenchArguments& a) {
-  apply_runtime_options(a.runtime);
+  apply_runtime_options(a.runtime, parse_device(a.device));
   const ReferenceWorkload workload;
   return bench_reference(a.models, parse_device(a.device), a.json,
                          {{"batch", workload.train_batch},

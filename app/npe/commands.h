@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <torch/types.h>
 #include <CLI/CLI.hpp>
 
 namespace npe::cli {
@@ -44,7 +45,7 @@ void add_thread_option(CLI::App& command, RuntimeArguments& runtime);
 /// models.
 void add_runtime_options(CLI::App& command, RuntimeArguments& runtime);
 /// Applies the thread count, the allocator tuning, the precision and the attention
-/// implementation; returns the threads in effect.
-int apply_runtime_options(const RuntimeArguments& runtime);
+/// implementation for models that run on `device`; returns the threads in effect.
+int apply_runtime_options(const RuntimeArguments& runtime, torch::Device device = torch::kCPU);
 
 }  // namespace npe::cli

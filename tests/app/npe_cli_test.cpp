@@ -245,6 +245,12 @@ TEST_F(NpeCli, BenchLatencyAndTrainReportTimings) {
   // The TE-TNP's pairwise MLPs make its step far more expensive than the CNP's.
   EXPECT_GT(trained[1].at("flops_per_step").get<double>(),
             5 * trained[0].at("flops_per_step").get<double>());
+
+  // Without warm-up the timed span still holds the step: it once started after training ended
+  // and reported tens of millions of steps a second. No libtorch step takes under 10 us.
+  auto cold = run_npe("bench train --models cnp --steps 1 --warmup 0 --json");
+  ASSERT_EQ(cold.status, 0) << cold.output;
+  EXPECT_LT(nlohmann::json::parse(cold.stdout_only)[0].at("steps_per_s").get<double>(), 1e5);
 }
 
 // The reference workload is the authors' benchmark's: fixed sizes, paper-size models, and the
