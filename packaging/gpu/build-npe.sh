@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run ON the lent GPU machine (Ubuntu 24.04, PyTorch 2.x with CUDA, no apt, no network), from
-# the project root, with .device/ from prepare.sh carried: builds npe (no GUI; the core tests on request) against
-# that machine's libtorch and prints the environment lines to source before running it.
+# the project root, with .device/ from prepare.sh carried: builds npe (no GUI; the core tests on
+# request) against that machine's libtorch and prints the environment lines to source before
+# running it.
 # Measured on an H200 machine (16 cores): configure 5 s, build 95 s (2026-11-26, one file per
 # unit); 75 s with unity batches of 4 (2026-11-27).
 set -euo pipefail
