@@ -33,6 +33,7 @@
 #include "peak_bench.h"
 #include "reference_workload.h"
 #include "stopwatch.h"
+#include "stored_baselines.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {
@@ -82,6 +83,8 @@ struct AccuracyArguments {
   int64_t bayes_periodic_grid = GpBayesOptions{}.periodic_grid_points;
   RuntimeArguments runtime;
   bool json = false;
+  std::optional<std::string> baselines_from;
+  bool baselines_every_shift = false;
   std::string variant;  // label of the task variant being run (era5: the region)
 };
 
@@ -205,6 +208,8 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
     std::string name;
     std::unique_ptr<Predictor> predictor;
     int64_t tasks;
+    // The exact GP baselines (oracle, Bayes): what decides their evaluation, to store and reuse.
+    std::optional<BaselineRun> baseline;
   };
   std::vector<Entry> entries;
   // Baselines: the oracle where the tasks carry one, the Bayes-optimal GP where their prior is
@@ -223,23 +228,56 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
     }
     const bool exact = caps.needs_oracle || caps.needs_gp_prior;
     const auto n = exact ? tasks : std::min(tasks, fitted_tasks);
-    entries.push_back({info.name, make_predictor(info.name, baseline_options), n});
+    std::optional<BaselineRun> baseline;
+    if (exact) {
+      baseline =
+          BaselineRun{info.name, source->name(), task_options, seed, n, EvalOptions{}.batch_size};
+      if (caps.needs_gp_prior) {
+        baseline->settings = {{"bayes_grid", a.bayes_grid},
+                              {"bayes_periodic_grid", a.bayes_periodic_grid}};
+      }
+    }
+    entries.push_back({info.name, make_predictor(info.name, baseline_options), n, baseline});
   }
   for (const auto& shipped : bench_models(models_dir, task_name)) {
     const auto name = shipped.path.stem().string();
     if (!wanted(filter, shipped.metadata.model.kind) && !wanted(filter, name)) continue;
-    entries.push_back({name, load_predictor(shipped.path, device), tasks});
+    entries.push_back({name, load_predictor(shipped.path, device), tasks, std::nullopt});
   }
   if (entries.empty()) throw UsageError("no models selected (see --models, --models-dir)");
 
+  // Where the exact baselines' numbers come from: measured here at every shift, here at the
+  // first shift only (their kernels are stationary, so nothing they predict depends on Δ;
+  // GpBayes.WeightsSumToOneAndAreUnchangedByTranslation and
+  // NpeCli.BenchAccuracyPrintsOneRowPerModelAndShift pin it), or an earlier run's rows.
+  // "evaluated_at_shift" and "stored_in" in the JSON rows say which.
+  const std::optional<StoredBaselines> stored =
+      a.baselines_from ? std::optional<StoredBaselines>(std::in_place, *a.baselines_from)
+                       : std::nullopt;
+  std::vector<std::optional<EvalResult>> from_file(entries.size());
+  for (size_t e = 0; e < entries.size(); ++e) {
+    if (stored && entries[e].baseline) from_file[e] = stored->find(*entries[e].baseline);
+  }
+  auto once_per_table = [&](size_t e) { return entries[e].baseline && !a.baselines_every_shift; };
+  auto evaluated_shifts = [&](size_t e) -> int64_t {
+    return from_file[e] ? 0 : once_per_table(e) ? 1 : int64_t(shifts.size());
+  };
   int64_t total = 0, done = 0;
-  for (const auto& e : entries) total += e.tasks * static_cast<int64_t>(shifts.size());
+  for (size_t e = 0; e < entries.size(); ++e) total += entries[e].tasks * evaluated_shifts(e);
   TerminalProgress bar("bench accuracy", total);
   // results[e][s]: entry e at shifts[s]; all on the same tasks (same seed and batch size), so
   // differences between shifts and between predictors are paired batch by batch.
   std::vector<std::vector<EvalResult>> results(entries.size());
   for (size_t e = 0; e < entries.size(); ++e) {
     for (double shift : shifts) {
+      if (from_file[e]) {
+        results[e].push_back(*from_file[e]);
+        continue;
+      }
+      if (!results[e].empty() && once_per_table(e)) {
+        results[e].push_back(results[e].front());
+        continue;
+      }
       EvalOptions options;
       options.num_tasks = entries[e].tasks;
       options.seed = seed;
@@ -287,6 +325,15 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
                   {"shift", shifts[s]},
                   {"batch_size", EvalOptions{}.batch_size}});
       if (!a.variant.empty()) row["variant"] = a.variant;
+      row["per_batch"] = per_batch_json(result);
+      if (const auto& baseline = entries[e].baseline) {
+        row.update(baseline->to_json());
+        if (from_file[e]) {
+          row["stored_in"] = *a.baselines_from;
+        } else if (once_per_table(e)) {
+          row["evaluated_at_shift"] = shifts.front();
+        }
+      }
       if (base) {
         const auto d = paired_difference(result, results[e][*base]);
         row["ll_change_vs_shift0"] = d.mean;
@@ -332,6 +379,16 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
       "%s, seed %llu; ± standard errors over batches of %lld tasks (tasks in a batch "
       "share N_c)\n",
       source->name().c_str(), (unsigned long long)seed, (long long)EvalOptions{}.batch_size);
+  for (size_t e = 0; e < entries.size(); ++e) {
+    if (from_file[e]) {
+      std::printf("%s: the rows stored in %s (same tasks and settings)\n", entries[e].name.c_str(),
+                  a.baselines_from->c_str());
+    } else if (once_per_table(e) && shifts.size() > 1) {
+      std::printf(
+          "%s: evaluated at Δ = %g only; its stationary kernels make it the same at every Δ\n",
+          entries[e].name.c_str(), shifts.front());
+    }
+  }
   print_table("Mean log-likelihood per target", [&](size_t e, size_t s) {
     return pm(results[e][s].ll_mean, results[e][s].ll_stderr);
   });
@@ -740,7 +797,13 @@ Command add_bench_command(CLI::App& app) {
                    "gp-bayes: starting cells over the periodic family's period prior")
       ->check(CLI::Range(int64_t{1}, int64_t{65536}))
       ->capture_default_str();
-  accuracy->add_flag("--json", acc->json, "Print JSON rows");
+  accuracy->add_flag("--json", acc->json, "Print JSON rows (with each batch's values)");
+  accuracy->add_option("--baselines-from", acc->baselines_from,
+                       "gp-bayes and gp-oracle: reuse their rows from an earlier --json output "
+                       "of the same tasks (same task, options, seed, --tasks, grids)");
+  accuracy->add_flag("--baselines-every-shift", acc->baselines_every_shift,
+                     "gp-bayes and gp-oracle: evaluate at every Δ (default: at the first Δ only, "
+                     "as their predictions do not depend on it)");
   // Accuracy tables stay float32 unless asked: their numbers must not depend on the CPU.
   acc->runtime.precision = "fp32";
   add_runtime_options(*accuracy, acc->runtime);

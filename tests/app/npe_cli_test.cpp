@@ -194,8 +194,11 @@ TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
   auto train =
       run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
   ASSERT_EQ(train.status, 0) << train.output;
-  auto r = run_npe("bench accuracy --tasks 32 --shifts 0,1.5 --models gp-oracle,cnp --models-dir " +
-                   models.string() + " --json");
+  // Every shift evaluated, so that the oracle's invariance below is measured, not assumed.
+  auto r = run_npe(
+      "bench accuracy --tasks 32 --shifts 0,1.5 --baselines-every-shift --models gp-oracle,cnp "
+      "--models-dir " +
+      models.string() + " --json");
   ASSERT_EQ(r.status, 0) << r.output;
   auto rows = nlohmann::json::parse(r.stdout_only);
   ASSERT_EQ(rows.size(), 4u);
@@ -220,6 +223,66 @@ TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
     EXPECT_GE(coverage, 0.0);
     EXPECT_LE(coverage, 1.0);
   }
+}
+
+// The exact baselines are evaluated at the first Δ only, and an earlier run's rows stand in for
+// them when they were measured on the same tasks with the same settings: the gaps to the ceiling
+// come out as if gp-bayes had been evaluated again, and a stored run on other tasks is refused.
+TEST_F(NpeCli, BenchAccuracyReusesTheCeilingAcrossShiftsAndRuns) {
+  const auto models = dir / "models";
+  fs::create_directories(models);
+  auto train =
+      run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
+  ASSERT_EQ(train.status, 0) << train.output;
+  const std::string common =
+      "bench accuracy --shifts 0,1 --bayes-grid 8 --bayes-periodic-grid 16 --models gp-bayes,cnp "
+      "--json --models-dir " +
+      models.string();
+  auto first = run_npe(common + " --tasks 32");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const auto rows = nlohmann::json::parse(first.stdout_only);
+  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows[1].at("model"), "gp-bayes");
+  for (size_t i : {0u, 1u}) EXPECT_DOUBLE_EQ(rows[i].at("evaluated_at_shift").get<double>(), 0.0);
+  EXPECT_EQ(rows[1].at("per_batch"), rows[0].at("per_batch"));
+  EXPECT_EQ(rows[2].at("per_batch").at("ll").size(), 2u);
+  EXPECT_FALSE(rows[2].contains("seed"));  // a checkpoint: always evaluated here
+
+  const auto stored = dir / "ceiling.json";
+  std::ofstream(stored) << first.stdout_only;
+  auto second = run_npe(common + " --tasks 32 --baselines-from " + stored.string());
+  ASSERT_EQ(second.status, 0) << second.output;
+  const auto again = nlohmann::json::parse(second.stdout_only);
+  ASSERT_EQ(again.size(), 4u);
+  for (size_t i : {0u, 1u}) {
+    EXPECT_EQ(again[i].at("stored_in"), stored.string());
+    EXPECT_NEAR(again[i].at("ll_mean").get<double>(), rows[i].at("ll_mean").get<double>(), 1e-12);
+    EXPECT_NEAR(again[i].at("ll_stderr").get<double>(), rows[i].at("ll_stderr").get<double>(),
+                1e-12);
+  }
+  for (size_t i : {2u, 3u}) {
+    EXPECT_NEAR(again[i].at("gap_to_ceiling").get<double>(),
+                rows[i].at("gap_to_ceiling").get<double>(), 1e-9);
+    EXPECT_NEAR(again[i].at("gap_to_ceiling_stderr").get<double>(),
+                rows[i].at("gap_to_ceiling_stderr").get<double>(), 1e-9);
+  }
+
+  auto other_tasks = run_npe(common + " --tasks 16 --baselines-from " + stored.string());
+  EXPECT_EQ(other_tasks.status, 2) << other_tasks.output;
+  EXPECT_NE(other_tasks.output.find("tasks 32 (here 16)"), std::string::npos) << other_tasks.output;
+
+  auto broken_rows = rows;
+  broken_rows[0]["per_batch"]["ll"][0] = "x";
+  broken_rows[1]["per_batch"]["ll"][0] = "x";
+  std::ofstream(stored) << broken_rows.dump();
+  auto broken = run_npe(common + " --tasks 32 --baselines-from " + stored.string());
+  EXPECT_EQ(broken.status, 2) << broken.output;
+  EXPECT_NE(broken.output.find("per_batch.ll"), std::string::npos) << broken.output;
+
+  std::ofstream(stored) << "{ not json";
+  auto garbage = run_npe(common + " --tasks 32 --baselines-from " + stored.string());
+  EXPECT_EQ(garbage.status, 2) << garbage.output;
+  EXPECT_NE(garbage.output.find("not the JSON output"), std::string::npos) << garbage.output;
 }
 
 TEST_F(NpeCli, BenchLatencyAndTrainReportTimings) {

@@ -131,6 +131,68 @@ nlohmann::json to_json(const EvalResult& result) {
   return json;
 }
 
+nlohmann::json per_batch_json(const EvalResult& result) {
+  nlohmann::json json = {
+      {"ll", result.batch_ll}, {"joint_ll", result.batch_joint_ll}, {"tasks", result.batch_tasks}};
+  if (!result.batch_mixture_ll.empty()) json["mixture_ll"] = result.batch_mixture_ll;
+  return json;
+}
+
+EvalResult eval_result_from_json(const nlohmann::json& json) {
+  auto fail = [](const std::string& why) { throw InvalidInputError("stored evaluation: " + why); };
+  if (!json.is_object() || !json.contains("per_batch") || !json.at("per_batch").is_object()) {
+    fail("no per_batch object (rows written by npe bench accuracy --json)");
+  }
+  const auto& batches = json.at("per_batch");
+  auto numbers = [&](const char* key, bool required) {
+    std::vector<double> values;
+    if (!batches.contains(key)) {
+      if (required) fail(std::string("per_batch has no \"") + key + "\"");
+      return values;
+    }
+    const auto& array = batches.at(key);
+    if (!array.is_array()) fail(std::string("per_batch.") + key + " is not an array");
+    for (const auto& v : array) {
+      if (!v.is_number() || !std::isfinite(v.get<double>())) {
+        fail(std::string("per_batch.") + key + " holds a value that is not a finite number");
+      }
+      values.push_back(v.get<double>());
+    }
+    return values;
+  };
+  EvalResult result;
+  result.batch_ll = numbers("ll", true);
+  result.batch_joint_ll = numbers("joint_ll", true);
+  result.batch_mixture_ll = numbers("mixture_ll", false);
+  for (double tasks : numbers("tasks", true)) {
+    if (tasks < 1 || tasks != std::floor(tasks)) fail("per_batch.tasks must be positive counts");
+    result.batch_tasks.push_back(int64_t(tasks));
+    result.num_tasks += int64_t(tasks);
+  }
+  const auto n = result.batch_tasks.size();
+  if (n == 0 || result.batch_ll.size() != n || result.batch_joint_ll.size() != n ||
+      (!result.batch_mixture_ll.empty() && result.batch_mixture_ll.size() != n)) {
+    fail("per_batch arrays are empty or of different lengths");
+  }
+  std::tie(result.ll_mean, result.ll_stderr) = mean_and_stderr(result.batch_ll, result.batch_tasks);
+  std::tie(result.ll_joint_mean, result.ll_joint_stderr) =
+      mean_and_stderr(result.batch_joint_ll, result.batch_tasks);
+  if (!result.batch_mixture_ll.empty()) {
+    std::tie(result.ll_mixture_mean, result.ll_mixture_stderr) =
+        mean_and_stderr(result.batch_mixture_ll, result.batch_tasks);
+  }
+  for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
+    std::ostringstream level;
+    level << kCoverageLevels[i];
+    const auto& coverage = json.value("coverage", nlohmann::json::object());
+    if (!coverage.contains(level.str()) || !coverage.at(level.str()).is_number()) {
+      fail("no coverage at level " + level.str());
+    }
+    result.coverage[i] = coverage.at(level.str()).get<double>();
+  }
+  return result;
+}
+
 namespace {
 
 PairedDifference paired(const std::vector<double>& a, const std::vector<double>& b,

@@ -62,6 +62,14 @@ struct EvalResult {
 /// {"0.5": ..., "0.9": ..., "0.95": ...}: the fields every JSON report of an evaluation shares.
 nlohmann::json to_json(const EvalResult& result);
 
+/// The per-batch values of an evaluation ({"ll", "joint_ll", "mixture_ll", "tasks"}): with them a
+/// result saved by one run can be paired with evaluations of the same tasks in a later run.
+nlohmann::json per_batch_json(const EvalResult& result);
+/// The result that a to_json object with a "per_batch" member (per_batch_json) describes: the
+/// means and standard errors are recomputed from the batches, the coverage is read. Throws
+/// InvalidInputError when a member is missing, of the wrong type or inconsistent.
+EvalResult eval_result_from_json(const nlohmann::json& json);
+
 /// Mean and standard error (over batches) of a - b on the batches both evaluated.
 struct PairedDifference {
   double mean = 0.0;
