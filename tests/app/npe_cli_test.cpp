@@ -63,6 +63,15 @@ class NpeCli : public ::testing::Test {
     fs::create_directories(dir);
   }
   void TearDown() override { fs::remove_all(dir); }
+  // A folder holding one barely trained CNP checkpoint (cnp.pt), for the bench commands.
+  fs::path models_with_a_cnp() {
+    const auto models = dir / "models";
+    fs::create_directories(models);
+    auto train =
+        run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
+    EXPECT_EQ(train.status, 0) << train.output;
+    return models;
+  }
   fs::path dir;
 };
 
@@ -155,11 +164,8 @@ TEST_F(NpeCli, ImportReferenceRefusesFilesItCannotRead) {
 // the mixture's marginal log-likelihood, which its moment-matched Gaussian cannot beat on
 // average (Jensen) and the oracle, told each task's kernel, beats.
 TEST_F(NpeCli, BenchAccuracyMeasuresTheGapToTheBayesCeiling) {
-  const auto models = dir / "models";
-  fs::create_directories(models);
-  auto train =
-      run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
-  ASSERT_EQ(train.status, 0) << train.output;
+  const auto models = models_with_a_cnp();
+  ASSERT_FALSE(HasFailure());
   auto r = run_npe(
       "bench accuracy --tasks 64 --shifts 0 --bayes-grid 16 --models gp-oracle,gp-bayes,cnp "
       "--models-dir " +
@@ -189,11 +195,8 @@ TEST_F(NpeCli, BenchAccuracyMeasuresTheGapToTheBayesCeiling) {
 }
 
 TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
-  const auto models = dir / "models";
-  fs::create_directories(models);
-  auto train =
-      run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
-  ASSERT_EQ(train.status, 0) << train.output;
+  const auto models = models_with_a_cnp();
+  ASSERT_FALSE(HasFailure());
   // Every shift evaluated, so that the oracle's invariance below is measured, not assumed.
   auto r = run_npe(
       "bench accuracy --tasks 32 --shifts 0,1.5 --baselines-every-shift --models gp-oracle,cnp "
@@ -229,11 +232,8 @@ TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
 // them when they were measured on the same tasks with the same settings: the gaps to the ceiling
 // come out as if gp-bayes had been evaluated again, and a stored run on other tasks is refused.
 TEST_F(NpeCli, BenchAccuracyReusesTheCeilingAcrossShiftsAndRuns) {
-  const auto models = dir / "models";
-  fs::create_directories(models);
-  auto train =
-      run_npe("train --model cnp --steps 2 --val-tasks 16 --out " + (models / "cnp.pt").string());
-  ASSERT_EQ(train.status, 0) << train.output;
+  const auto models = models_with_a_cnp();
+  ASSERT_FALSE(HasFailure());
   const std::string common =
       "bench accuracy --shifts 0,1 --bayes-grid 8 --bayes-periodic-grid 16 --models gp-bayes,cnp "
       "--json --models-dir " +

@@ -39,6 +39,24 @@ double central_quantile(double level) {
   return std::sqrt(2.0) * torch::erfinv(torch::tensor(level, torch::kFloat64)).item<double>();
 }
 
+// The means and standard errors of an evaluation from its per-batch values.
+void summarise_batches(EvalResult& result) {
+  std::tie(result.ll_mean, result.ll_stderr) = mean_and_stderr(result.batch_ll, result.batch_tasks);
+  std::tie(result.ll_joint_mean, result.ll_joint_stderr) =
+      mean_and_stderr(result.batch_joint_ll, result.batch_tasks);
+  if (!result.batch_mixture_ll.empty()) {
+    std::tie(result.ll_mixture_mean, result.ll_mixture_stderr) =
+        mean_and_stderr(result.batch_mixture_ll, result.batch_tasks);
+  }
+}
+
+// The key of coverage level i in JSON ("0.5", "0.9", "0.95").
+std::string coverage_key(size_t i) {
+  std::ostringstream level;
+  level << kCoverageLevels[i];
+  return level.str();
+}
+
 }  // namespace
 
 EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOptions& options,
@@ -96,13 +114,7 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
     }
   }
   result.num_tasks = done;
-  std::tie(result.ll_mean, result.ll_stderr) = mean_and_stderr(result.batch_ll, result.batch_tasks);
-  std::tie(result.ll_joint_mean, result.ll_joint_stderr) =
-      mean_and_stderr(result.batch_joint_ll, result.batch_tasks);
-  if (!result.batch_mixture_ll.empty()) {
-    std::tie(result.ll_mixture_mean, result.ll_mixture_stderr) =
-        mean_and_stderr(result.batch_mixture_ll, result.batch_tasks);
-  }
+  summarise_batches(result);
   for (size_t i = 0; i < inside.size(); ++i) {
     result.coverage[i] = outputs > 0 ? inside[i] / outputs : 0.0;
   }
@@ -112,9 +124,7 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
 nlohmann::json to_json(const EvalResult& result) {
   nlohmann::json coverage = nlohmann::json::object();
   for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
-    std::ostringstream level;
-    level << kCoverageLevels[i];
-    coverage[level.str()] = result.coverage[i];
+    coverage[coverage_key(i)] = result.coverage[i];
   }
   nlohmann::json json = {{"ll_mean", result.ll_mean},
                          {"ll_stderr", result.ll_stderr},
@@ -174,21 +184,14 @@ EvalResult eval_result_from_json(const nlohmann::json& json) {
       (!result.batch_mixture_ll.empty() && result.batch_mixture_ll.size() != n)) {
     fail("per_batch arrays are empty or of different lengths");
   }
-  std::tie(result.ll_mean, result.ll_stderr) = mean_and_stderr(result.batch_ll, result.batch_tasks);
-  std::tie(result.ll_joint_mean, result.ll_joint_stderr) =
-      mean_and_stderr(result.batch_joint_ll, result.batch_tasks);
-  if (!result.batch_mixture_ll.empty()) {
-    std::tie(result.ll_mixture_mean, result.ll_mixture_stderr) =
-        mean_and_stderr(result.batch_mixture_ll, result.batch_tasks);
-  }
+  summarise_batches(result);
+  const auto coverage = json.value("coverage", nlohmann::json::object());
   for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
-    std::ostringstream level;
-    level << kCoverageLevels[i];
-    const auto& coverage = json.value("coverage", nlohmann::json::object());
-    if (!coverage.contains(level.str()) || !coverage.at(level.str()).is_number()) {
-      fail("no coverage at level " + level.str());
+    const auto key = coverage_key(i);
+    if (!coverage.is_object() || !coverage.contains(key) || !coverage.at(key).is_number()) {
+      fail("no coverage at level " + key);
     }
-    result.coverage[i] = coverage.at(level.str()).get<double>();
+    result.coverage[i] = coverage.at(key).get<double>();
   }
   return result;
 }
