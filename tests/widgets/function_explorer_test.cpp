@@ -291,6 +291,33 @@ class FunctionExplorerTest : public QObject {
     QVERIFY(std::abs(table.rows[size_t(grid - 1)][size_t(x)] - range.upper) < 1e-6);
   }
 
+  // A snapshot of an unfinished run is "training" when the user opens it, but shipped as a
+  // default it is named like any model, with where it stopped in its tooltip.
+  void shippedSnapshotsOfUnfinishedRunsAreNotLabelledTraining() {
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath("gp1d"));
+    npe::ModelConfig config = npe::default_model_config("tetnp", "small");
+    config.set_options_where_present({{"dim_model", 16}, {"num_layers", 1}, {"pairwise_width", 8}});
+    npe::CheckpointMetadata metadata;
+    metadata.model = config;
+    metadata.steps = 530;
+    metadata.planned_steps = 600;
+    const auto path = dir.filePath("gp1d/tetnp.pt");
+    npe::save_checkpoint(path.toStdString(), *npe::make_model(config), metadata);
+
+    const auto opened = npe::widgets::load_model_entry(path, Qt::red);
+    QVERIFY2(opened.name.contains("training, step 530 of 600"), qPrintable(opened.name));
+    const auto previous = qgetenv("NPE_MODELS_DIR");
+    qputenv("NPE_MODELS_DIR", dir.path().toUtf8());
+    const auto shipped = npe::widgets::shipped_entries("gp1d", 0);
+    qputenv("NPE_MODELS_DIR", previous);
+    QCOMPARE(shipped.size(), size_t(1));
+    QCOMPARE(shipped[0].name, QString("TE-TNP"));
+    QVERIFY2(shipped[0].tooltip.contains("530 steps") &&
+                 shipped[0].tooltip.contains("stopped there in a 600-step run"),
+             qPrintable(shipped[0].tooltip));
+  }
+
   void predictionsArriveForEveryEnabledModel() {
     QTemporaryDir dir;
     const auto path = write_checkpoint(dir, "tetnp");

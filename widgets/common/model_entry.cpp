@@ -24,10 +24,12 @@ QString capability_sentences(const PredictorCapabilities& caps) {
                                    "function samples."));
 }
 
-}  // namespace
+// A checkpoint the user opened, or one shipped with the application (a product default: a
+// snapshot of a longer run is no longer "training" for the person looking at it).
+enum class Origin { opened, shipped };
 
-ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour,
-                            torch::Device device) {
+ModelEntry checkpoint_entry(const QString& checkpoint_path, const QColor& colour,
+                            torch::Device device, Origin origin) {
   const auto path = checkpoint_path.toStdString();
   const auto meta = read_checkpoint_metadata(path);
   std::shared_ptr<Predictor> predictor = load_predictor(path, device);
@@ -41,8 +43,9 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
     entry.name += QObject::tr(" · %1 size").arg(QString::fromStdString(meta.size));
   }
   // A checkpoint written while its job trains says how far it has come (the best model of a
-  // finished run is not one).
-  if (meta.planned_steps > meta.steps && !meta.best_of_run) {
+  // finished run is not one); a shipped snapshot of an unfinished run says so in its tooltip.
+  const bool unfinished = meta.planned_steps > meta.steps && !meta.best_of_run;
+  if (unfinished && origin == Origin::opened) {
     entry.name += QObject::tr(" · training, step %1 of %2").arg(meta.steps).arg(meta.planned_steps);
   }
   entry.capabilities = info.capabilities;
@@ -58,6 +61,8 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
                         .arg(QString::fromStdString(meta.size.empty() ? "custom" : meta.size));
   if (meta.best_of_run) {
     tooltip += QObject::tr(", the best validation of a %1-step run").arg(meta.planned_steps);
+  } else if (unfinished) {
+    tooltip += QObject::tr(", stopped there in a %1-step run").arg(meta.planned_steps);
   }
   if (std::isfinite(meta.validation_ll)) {
     tooltip += QObject::tr(", validation log-likelihood %1").arg(meta.validation_ll, 0, 'f', 3);
@@ -67,15 +72,22 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
   return entry;
 }
 
+}  // namespace
+
+ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour,
+                            torch::Device device) {
+  return checkpoint_entry(checkpoint_path, colour, device, Origin::opened);
+}
+
 std::vector<ModelEntry> shipped_entries(const std::string& models_folder, int first_colour,
                                         torch::Device device) {
   std::vector<std::string> problems;
   std::vector<ModelEntry> entries;
   for (const auto& shipped : find_shipped_models(models_folder, &problems)) {
     try {
-      auto entry =
-          load_model_entry(QString::fromStdString(shipped.path.string()),
-                           model_colour(first_colour + static_cast<int>(entries.size())), device);
+      auto entry = checkpoint_entry(QString::fromStdString(shipped.path.string()),
+                                    model_colour(first_colour + static_cast<int>(entries.size())),
+                                    device, Origin::shipped);
       entry.id = "shipped:" + QString::fromStdString(shipped.path.stem().string());
       entries.push_back(std::move(entry));
     } catch (const Error& e) {

@@ -40,7 +40,8 @@ ModelEntry load_model_entry(const QString& checkpoint_path, const QColor& colour
                             torch::Device device = torch::kCPU);
 /// Entries for the checkpoints shipped for a task folder ("gp1d", "tfmnist"), with ids
 /// "shipped:<file stem>" and colours from model_colour(first_colour) on. Unreadable files are
-/// skipped with a warning on stderr.
+/// skipped with a warning on stderr. A shipped snapshot of an unfinished run is named like a
+/// finished model (its tooltip says where it stopped); load_model_entry marks it "training".
 std::vector<ModelEntry> shipped_entries(const std::string& models_folder, int first_colour,
                                         torch::Device device = torch::kCPU);
 /// Entry for a GP baseline of the registry ("gp-oracle", "gp-fitted", "gp-se-ard"), fitted with
