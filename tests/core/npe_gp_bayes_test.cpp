@@ -86,7 +86,77 @@ TEST(GpBayes, WeightConcentratesOnTheGeneratingHypothesis) {
     EXPECT_LT(std::abs(std::log(ell / 0.6)),
               (kind == KernelKind::Periodic ? 1 : 3) * std::log(16.0) / 64)
         << kernel_name(kind);
+    // What the tab shows agrees: the family is the most probable one and its median scale is
+    // within 12 % of the truth (most of the mass is in one 1/40 bin of log ell around it).
+    const auto kernels =
+        gp_bayes_kernel_posterior(gp_bayes_posterior(hyp, task.xc[0], task.yc[0]), prior);
+    EXPECT_EQ(kernels.most_probable(), f) << kernel_name(kind);
+    EXPECT_LT(std::abs(std::log(kernels.families[f].median_scale / 0.6)), 3 * std::log(16.0) / 64)
+        << kernel_name(kind);
   }
+}
+
+// What the 1-D tab draws: per task a distribution over kernel families whose scale masses add
+// up to each family's probability, the same probabilities gp_bayes_family_posterior reports,
+// unchanged by translating the task; without context it is the prior (each family 1/3, every
+// bin of log ell equal, the median the prior's geometric middle).
+TEST(GpBayes, KernelPosteriorIsADistributionOverFamiliesAndScales) {
+  GpTaskGenerator generator;
+  auto batch = generator.sample(3, 17);
+  batch.task = batch.task.to(torch::kCPU, torch::kFloat64);
+  auto bayes = make_predictor("gp-bayes");
+  const auto posteriors = bayes->kernel_posteriors(batch);
+  ASSERT_EQ(posteriors.size(), 3u);
+  auto shifted = batch;
+  shifted.task = batch.task.translated({-41.5});
+  const auto moved = bayes->kernel_posteriors(shifted);
+  const auto hyp = gp_prior_hypotheses(GpTaskConfig{});
+  for (size_t b = 0; b < posteriors.size(); ++b) {
+    const auto& p = posteriors[b];
+    EXPECT_EQ(p.scale_low, 0.25);
+    EXPECT_EQ(p.scale_high, 4.0);
+    ASSERT_EQ(p.families.size(), 3u);
+    const auto families = gp_bayes_family_posterior(hyp, batch.task, int64_t(b));
+    double total = 0.0;
+    for (size_t f = 0; f < 3; ++f) {
+      const auto& family = p.families[f];
+      ASSERT_EQ(family.scale_mass.size(), 40u);
+      double mass = 0.0;
+      for (double m : family.scale_mass) {
+        EXPECT_GE(m, 0.0);
+        mass += m;
+      }
+      EXPECT_NEAR(mass, family.probability, 1e-12);
+      EXPECT_NEAR(family.probability, families[f], 1e-12);
+      EXPECT_NEAR(family.probability, moved[b].families[f].probability, 1e-9);
+      // A family the context has ruled out (every hypothesis below e^-40 of the best) has
+      // no mass and no median.
+      if (family.probability > 0.0) {
+        EXPECT_NEAR(family.median_scale, moved[b].families[f].median_scale, 1e-6);
+        EXPECT_GE(family.median_scale, 0.25);
+        EXPECT_LE(family.median_scale, 4.0);
+      } else {
+        EXPECT_TRUE(std::isnan(family.median_scale));
+      }
+      total += family.probability;
+    }
+    EXPECT_NEAR(total, 1.0, 1e-12);
+  }
+  auto empty = batch;
+  empty.task.xc = batch.task.xc.narrow(1, 0, 0);
+  empty.task.yc = batch.task.yc.narrow(1, 0, 0);
+  const auto prior_only = bayes->kernel_posteriors(empty);
+  for (const auto& family : prior_only.at(0).families) {
+    EXPECT_NEAR(family.probability, 1.0 / 3.0, 1e-12);
+    for (double m : family.scale_mass) EXPECT_NEAR(m, 1.0 / 120.0, 1e-12);
+    EXPECT_NEAR(family.median_scale, 1.0, 1e-9);
+  }
+  EXPECT_THROW(gp_bayes_kernel_posterior(
+                   gp_bayes_posterior(hyp, batch.task.xc[0], batch.task.yc[0]), GpTaskConfig{}, 0),
+               ConfigError);
+  // Predictors that do not weigh kernels have nothing to say.
+  EXPECT_TRUE(make_predictor("gp-oracle")->kernel_posteriors(batch).empty());
+  EXPECT_TRUE(make_predictor("gp-fitted")->kernel_posteriors(batch).empty());
 }
 
 // Jensen: the moment-matched Gaussian cannot beat the mixture it summarises on average (the

@@ -24,6 +24,7 @@
 #include "function1d/function_explorer.h"
 #include "function1d/function_plot.h"
 #include "function1d/ground_truth_box.h"
+#include "function1d/kernel_posterior_box.h"
 #include "function1d/point_set.h"
 #include "function1d/sweep_dialog.h"
 #include "npe/data/point_table.h"
@@ -332,6 +333,38 @@ class FunctionExplorerTest : public QObject {
     // Disabling a model removes its curve.
     m_explorer->setModelEnabled("gp-fitted", false);
     QVERIFY(!plot->hasCurve("gp-fitted"));
+  }
+
+  // The kernel posterior of GP (Bayes over kernels) is shown while that model is on, and says
+  // what the context says: 60 points of a periodic function leave no doubt about the family,
+  // and the period found is near the truth's. Switching the model off hides it.
+  void kernelPosteriorFollowsGpBayes() {
+    auto* box = m_explorer->kernelPosterior();
+    QVERIFY(box->isHidden());
+    auto s = m_explorer->session();
+    s.has_truth = true;
+    s.truth.kernel = npe::KernelKind::Periodic;
+    s.truth.lengthscale = 0.5;
+    s.enabled_models = {"gp-bayes"};
+    m_explorer->applySession(s);
+    m_explorer->sampleContext(60);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QVERIFY(!box->isHidden());
+    const auto& posterior = box->posterior();
+    QVERIFY(posterior.has_value());
+    QCOMPARE(posterior->families.size(), size_t(3));
+    double total = 0.0;
+    for (const auto& family : posterior->families) total += family.probability;
+    QVERIFY(std::abs(total - 1.0) < 1e-9);
+    const auto& best = posterior->families[posterior->most_probable()];
+    QCOMPARE(best.kind, npe::KernelKind::Periodic);
+    QVERIFY2(best.probability > 0.99, qPrintable(box->summary()));
+    QVERIFY2(std::abs(std::log(best.median_scale / 0.5)) < 0.05, qPrintable(box->summary()));
+    QVERIFY2(box->summary().contains("60 context points"), qPrintable(box->summary()));
+    QVERIFY2(box->summary().contains("Periodic"), qPrintable(box->summary()));
+    m_explorer->setModelEnabled("gp-bayes", false);
+    QVERIFY(box->isHidden());
+    QVERIFY(!box->posterior().has_value());
   }
 
   // Every tab routes checkpoints by the task they were trained on (ExplorerController): a model

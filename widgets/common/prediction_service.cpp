@@ -127,6 +127,10 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
     out.milliseconds = milliseconds_since(start);
     out.mean = p.mean[0].narrow(0, 0, num_query);
     out.stddev = p.stddev[0].narrow(0, 0, num_query);
+    // Free after predict(): gp-bayes keeps the posterior it predicted from.
+    if (auto kernels = predictor.kernel_posteriors(batch); !kernels.empty()) {
+      out.kernel_posterior = std::move(kernels.front());
+    }
     if (round.extra) {
       Prediction held{p.mean.narrow(1, num_query, p.mean.size(1) - num_query),
                       p.stddev.narrow(1, num_query, p.mean.size(1) - num_query)};

@@ -17,6 +17,7 @@
 #include "common/context_budget.h"
 #include "common/model_entry.h"
 #include "npe/data/task_source.h"
+#include "npe/predictors/kernel_posterior.h"
 
 namespace npe::widgets {
 
@@ -72,6 +73,9 @@ struct ModelPrediction {
   bool correlation_estimated = false;
   double sample_milliseconds = 0.0;
   QString sample_error;  ///< why samples or correlation failed (the prediction still stands)
+  /// What the context says about the kernel, from predictors that weigh kernel hypotheses
+  /// (gp-bayes); empty for every other.
+  std::optional<KernelPosterior> kernel_posterior;
   /// How much of the context the model saw (context_budget.h): all of it unless its estimated
   /// time for the whole context exceeded the round's budget.
   ContextPlan context;

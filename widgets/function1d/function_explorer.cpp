@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include "common/explorer_controller.h"
@@ -20,6 +21,7 @@
 #include "function1d/function_table.h"
 #include "function1d/gp_baselines.h"
 #include "function1d/ground_truth_box.h"
+#include "function1d/kernel_posterior_box.h"
 #include "function1d/point_import.h"
 #include "function1d/round_drawing.h"
 #include "function1d/samples_box.h"
@@ -178,6 +180,9 @@ QWidget* FunctionExplorer::buildSidePanel() {
   column->addWidget(m_truth_box);
   column->addWidget(models_box);
   column->addWidget(m_controller->metricsBox());
+  m_kernel_box = new KernelPosteriorBox(panel);
+  m_kernel_box->hide();
+  column->addWidget(m_kernel_box);
   column->addWidget(m_samples);
   column->addWidget(m_aids);
   column->addStretch(1);
@@ -236,6 +241,11 @@ void FunctionExplorer::onModelToggled(const QString& id, bool enabled) {
   if (!enabled) {
     m_plot->removeModelCurve(id);
     m_plot->removeModelSamples(id);
+    if (id == m_kernel_model) {
+      m_kernel_model.clear();
+      m_kernel_box->clear();
+      m_kernel_box->hide();
+    }
   }
   schedulePredictions(false);
 }
@@ -356,6 +366,37 @@ void FunctionExplorer::onPredictions(const PredictionResult& result) {
   m_correlation->setPoints(result.sample_x);
   if (m_samples->correlationModel().isEmpty()) m_correlation->clear();
   showCorrelation();
+  showKernelPosterior(result);
+}
+
+void FunctionExplorer::showKernelPosterior(const PredictionResult& result) {
+  for (const auto& prediction : result.models) {
+    const auto* entry = m_model_list->find(prediction.id);
+    if (!entry || !entry->enabled || !prediction.error.isEmpty() || !prediction.kernel_posterior) {
+      continue;
+    }
+    m_kernel_model = prediction.id;
+    m_kernel_box->showPosterior(*prediction.kernel_posterior, entry->name,
+                                static_cast<int>(prediction.context.context));
+    if (m_kernel_box->isHidden()) {
+      m_kernel_box->show();
+      // It appears below the metrics, often below the fold of the side panel: the user has just
+      // switched its model on, so bring it into view (once the panel's layout has placed it).
+      if (auto* scroll = findChild<QScrollArea*>()) {
+        QTimer::singleShot(
+            0, scroll, [scroll, box = m_kernel_box] { scroll->ensureWidgetVisible(box, 0, 0); });
+      }
+    }
+    return;
+  }
+  // A round without it (a slow model skipped while the user drags) keeps the last one, unless
+  // its model is off by now (a session may switch models without a toggle).
+  const auto* shown = m_model_list->find(m_kernel_model);
+  if (!m_kernel_model.isEmpty() && (!shown || !shown->enabled)) {
+    m_kernel_model.clear();
+    m_kernel_box->clear();
+    m_kernel_box->hide();
+  }
 }
 
 PointTable FunctionExplorer::predictionTable() const {

@@ -23,6 +23,7 @@ class ContextEditor;
 class ExplorerController;
 class FunctionPlot;
 class GroundTruthBox;
+class KernelPosteriorBox;
 class SamplesBox;
 class TeachingAidsBox;
 class MetricsTable;
@@ -79,6 +80,8 @@ class FunctionExplorer final : public ExplorerPanel {
   int samples() const;
   void resample();
   void setCorrelationModel(const QString& id);
+  /// The kernel posterior of GP (Bayes over kernels), shown while that model is enabled.
+  KernelPosteriorBox* kernelPosterior() const { return m_kernel_box; }
   /// Hover at x as the mouse would (for tests).
   void hoverAt(double x) { onHovered(x); }
 
@@ -102,6 +105,9 @@ class FunctionExplorer final : public ExplorerPanel {
   void schedulePredictions(bool refine);
   /// The prediction request for the context, shift and view shown now.
   std::optional<PredictionRequest> sceneRequest(bool refine) const;
+  /// Shows the kernel posterior of the round's first enabled model that has one; hides the box
+  /// once the model shown is disabled.
+  void showKernelPosterior(const PredictionResult& result);
 
   ContextEditor* m_context = nullptr;
   FunctionPlot* m_plot = nullptr;
@@ -118,6 +124,8 @@ class FunctionExplorer final : public ExplorerPanel {
   SamplesBox* m_samples = nullptr;
   uint64_t m_draw_seed = 1;
   std::unique_ptr<CorrelationOverlay> m_correlation;  // on m_plot
+  KernelPosteriorBox* m_kernel_box = nullptr;
+  QString m_kernel_model;  ///< id of the model whose kernel posterior is shown
 
   torch::Device m_device = torch::kCPU;
   bool m_user_view = false;

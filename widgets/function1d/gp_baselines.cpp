@@ -26,7 +26,8 @@ void add_gp_baselines(ExplorerController& controller) {
           "What an ideal neural process would predict: the GP posterior averaged over every "
           "kernel family (SE, periodic, Matérn-5/2) and scale ℓ of the models' training prior, "
           "each weighted by how well it explains the context points. A model trained on that "
-          "prior can at best match it; the oracle above is also told the true kernel.\n") +
+          "prior can at best match it; the oracle above is also told the true kernel. While it "
+          "is on, the side panel shows what it infers about the kernel.\n") +
       bayes.tooltip.section('\n', 1);
   controller.addModel(std::move(bayes), false);
   controller.addModel(baseline_entry("gp-fitted"), false);

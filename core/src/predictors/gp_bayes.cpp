@@ -1,6 +1,9 @@
 #include "npe/predictors/gp_bayes.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <torch/torch.h>
@@ -224,6 +227,8 @@ GpBayesPosterior gp_bayes_posterior(const GpHypotheses& hypotheses, const torch:
   if (out.xc.size(0) == 0) {
     out.kernels = hypotheses.kernels;
     out.family = hypotheses.family;
+    out.log_scale_low = hypotheses.log_scale_low;
+    out.log_scale_high = hypotheses.log_scale_high;
     out.log_weights = hypotheses.log_prior.clone();
     return out;
   }
@@ -243,6 +248,8 @@ GpBayesPosterior gp_bayes_posterior(const GpHypotheses& hypotheses, const torch:
   for (auto h : kept) {
     out.kernels.push_back(kernels[h]);
     out.family.push_back(cells[h].family);
+    out.log_scale_low.push_back(cells[h].low);
+    out.log_scale_high.push_back(cells[h].high);
   }
   auto kept_joint = log_joint.index_select(0, keep);
   out.log_weights = kept_joint - torch::logsumexp(kept_joint, 0);
@@ -422,14 +429,78 @@ torch::Tensor gp_bayes_covariance(const std::vector<GpBayesPosterior>& posterior
   return torch::stack(covariances);
 }
 
+KernelPosterior gp_bayes_kernel_posterior(const GpBayesPosterior& posterior,
+                                          const GpTaskConfig& prior, int64_t bins) {
+  if (bins < 1) throw ConfigError("gp-bayes: the scale posterior needs at least one bin");
+  KernelPosterior out;
+  out.scale_low = prior.min_lengthscale;
+  out.scale_high = prior.max_lengthscale;
+  const double lo = std::log(prior.min_lengthscale), hi = std::log(prior.max_lengthscale);
+  // A prior of one scale (min = max) is one bin holding everything.
+  const double bin_width = hi > lo ? (hi - lo) / double(bins) : 0.0;
+  for (auto kind : prior.kernels) {
+    KernelFamilyPosterior family;
+    family.kind = kind;
+    family.scale_mass.assign(size_t(bins), 0.0);
+    out.families.push_back(std::move(family));
+  }
+  auto weights = posterior.log_weights.to(torch::kFloat64).contiguous();
+  const double* w = weights.data_ptr<double>();
+  // Each family's cells, for its median: (low, high, mass).
+  std::vector<std::vector<std::array<double, 3>>> cells(out.families.size());
+  for (size_t h = 0; h < posterior.family.size(); ++h) {
+    auto& family = out.families[size_t(posterior.family[h])];
+    const double mass = std::exp(w[h]);
+    family.probability += mass;
+    const double low = posterior.log_scale_low[h], high = posterior.log_scale_high[h];
+    cells[size_t(posterior.family[h])].push_back({low, high, mass});
+    if (bin_width == 0.0 || high <= low) {
+      const auto bin = bin_width == 0.0 ? 0 : int64_t(std::floor((low - lo) / bin_width));
+      family.scale_mass[size_t(std::clamp<int64_t>(bin, 0, bins - 1))] += mass;
+      continue;
+    }
+    // The cell's mass, spread evenly over [low, high], into the bins it overlaps.
+    const auto first =
+        std::clamp<int64_t>(int64_t(std::floor((low - lo) / bin_width)), 0, bins - 1);
+    const auto last =
+        std::clamp<int64_t>(int64_t(std::floor((high - lo) / bin_width)), 0, bins - 1);
+    for (auto bin = first; bin <= last; ++bin) {
+      const double overlap = std::min(high, lo + double(bin + 1) * bin_width) -
+                             std::max(low, lo + double(bin) * bin_width);
+      if (overlap > 0.0) family.scale_mass[size_t(bin)] += mass * overlap / (high - low);
+    }
+  }
+  for (size_t f = 0; f < out.families.size(); ++f) {
+    auto& family = out.families[f];
+    auto& own = cells[f];
+    if (!(family.probability > 0.0)) {
+      family.median_scale = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    std::sort(own.begin(), own.end());
+    // The log ell where the family's cumulative mass reaches half, within the cell that holds it.
+    double below = 0.0, median = own.back()[1];
+    for (const auto& [low, high, mass] : own) {
+      if (below + mass >= 0.5 * family.probability) {
+        const double fraction = mass > 0.0 ? (0.5 * family.probability - below) / mass : 0.5;
+        median = low + fraction * (high - low);
+        break;
+      }
+      below += mass;
+    }
+    family.median_scale = std::exp(median);
+  }
+  return out;
+}
+
 std::vector<double> gp_bayes_family_posterior(const GpHypotheses& hypotheses, const Task& task,
                                               int64_t b) {
-  auto p = gp_hypothesis_predictives(hypotheses, task, b);
-  auto weights = p.log_weights.exp();
-  std::vector<double> families(hypotheses.prior.kernels.size(), 0.0);
-  for (size_t h = 0; h < p.family.size(); ++h) {
-    families[size_t(p.family[h])] += weights[int64_t(h)].item<double>();
-  }
+  check_task_index(task, b);
+  validate_task(task);
+  const auto kernels = gp_bayes_kernel_posterior(
+      gp_bayes_posterior(hypotheses, task.xc[b], task.yc[b]), hypotheses.prior, 1);
+  std::vector<double> families;
+  for (const auto& family : kernels.families) families.push_back(family.probability);
   return families;
 }
 

@@ -243,6 +243,13 @@ class BayesGpPredictor final : public Predictor {
   torch::Tensor predictive_covariance(const TaskBatch& batch) override {
     return gp_bayes_covariance(posteriors(batch.task), batch.task);
   }
+  std::vector<KernelPosterior> kernel_posteriors(const TaskBatch& batch) override {
+    std::vector<KernelPosterior> out;
+    for (const auto& p : posteriors(batch.task)) {
+      out.push_back(gp_bayes_kernel_posterior(p, m_hypotheses.prior));
+    }
+    return out;
+  }
 
  private:
   // One refinement per task serves the marginals, the mixture and the joint log-likelihoods.

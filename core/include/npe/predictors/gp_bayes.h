@@ -15,6 +15,7 @@
 #include "npe/data/kernels.h"
 #include "npe/data/task.h"
 #include "npe/models/prediction.h"
+#include "npe/predictors/kernel_posterior.h"
 
 namespace npe {
 
@@ -59,9 +60,11 @@ GpHypotheses gp_prior_hypotheses(const GpTaskConfig& prior, const GpBayesOptions
 struct GpBayesPosterior {
   std::vector<KernelSpec> kernels;
   std::vector<int64_t> family;  ///< index into the prior's kernels, per hypothesis
-  torch::Tensor log_weights;    ///< [H] float64, normalised (log-sum-exp = 0)
-  torch::Tensor xc;             ///< [Nc,Dx] float64
-  torch::Tensor chol, alpha;    ///< [H,Nc,Nc], K^-1 yc [H,Nc,Dy]; undefined when Nc = 0
+  /// The cell [low, high] of log ell each hypothesis stands for (refined cells are narrower).
+  std::vector<double> log_scale_low, log_scale_high;
+  torch::Tensor log_weights;  ///< [H] float64, normalised (log-sum-exp = 0)
+  torch::Tensor xc;           ///< [Nc,Dx] float64
+  torch::Tensor chol, alpha;  ///< [H,Nc,Nc], K^-1 yc [H,Nc,Dy]; undefined when Nc = 0
   double noise_std = 0.0;
 };
 GpBayesPosterior gp_bayes_posterior(const GpHypotheses& hypotheses, const torch::Tensor& xc,
@@ -107,8 +110,14 @@ torch::Tensor gp_bayes_sample(const std::vector<GpBayesPosterior>& posteriors, c
 torch::Tensor gp_bayes_covariance(const std::vector<GpBayesPosterior>& posteriors,
                                   const Task& task);
 
+/// What one task's context says about its kernel: each family's posterior probability and the
+/// posterior of its scale in `bins` bins of equal width in log ell over the prior's range. A
+/// hypothesis' mass is spread evenly (in log ell) over its cell, so the masses do not depend on
+/// where the bin edges fall against the quadrature's cells. Throws ConfigError for bins < 1.
+KernelPosterior gp_bayes_kernel_posterior(const GpBayesPosterior& posterior,
+                                          const GpTaskConfig& prior, int64_t bins = 40);
 /// The posterior probability of each kernel family for task b, in the order of the prior's
-/// kernels (what the data say about the kernel).
+/// kernels.
 std::vector<double> gp_bayes_family_posterior(const GpHypotheses& hypotheses, const Task& task,
                                               int64_t b);
 

@@ -11,6 +11,7 @@
 #include "npe/models/joint_gaussian.h"
 #include "npe/models/model.h"
 #include "npe/models/prediction.h"
+#include "npe/predictors/kernel_posterior.h"
 
 namespace npe {
 
@@ -88,6 +89,12 @@ class Predictor {
   /// The predictive covariance [B,N,N] (N = Nt * Dy, target-major; float64, CPU) where it is
   /// known in closed form (GP baselines, TNP-ND kinds); undefined otherwise.
   virtual torch::Tensor predictive_covariance(const TaskBatch& batch) {
+    (void)batch;
+    return {};
+  }
+  /// What each task's context says about its kernel, one per task of the batch, for predictors
+  /// that weigh kernel hypotheses (gp-bayes); empty for every other.
+  virtual std::vector<KernelPosterior> kernel_posteriors(const TaskBatch& batch) {
     (void)batch;
     return {};
   }
