@@ -105,6 +105,31 @@ void report_warnings(const PointTable& table, const std::string& file) {
   }
 }
 
+// What the context says about the kernel, from predictors that weigh kernel hypotheses
+// (gp-bayes): each family's posterior probability and median scale.
+void print_kernel_posterior(Predictor& predictor, const torch::Tensor& xc, const torch::Tensor& yc,
+                            const torch::Tensor& xt) {
+  TaskBatch batch;
+  batch.task.xc = xc;
+  batch.task.yc = yc;
+  batch.task.xt = xt.slice(0, 0, std::min<int64_t>(xt.size(0), 1)).unsqueeze(0);
+  const auto posteriors = predictor.kernel_posteriors(batch);
+  if (posteriors.empty()) return;
+  std::printf("  what the context says about the kernel (posterior):");
+  const char* separator = " ";
+  for (const auto& family : posteriors.front().families) {
+    std::printf("%s%s %.1f %%", separator, kernel_name(family.kind).c_str(),
+                100.0 * family.probability);
+    if (std::isfinite(family.median_scale)) {
+      std::printf(" (median %s %.3g)",
+                  family.kind == KernelKind::Periodic ? "period" : "lengthscale",
+                  family.median_scale);
+    }
+    separator = ", ";
+  }
+  std::printf("\n");
+}
+
 int run_predict(const PredictArguments& a) {
   apply_runtime_options(a.runtime);
   if (!a.grid.grid.empty()) {
@@ -330,6 +355,7 @@ int run_predict(const PredictArguments& a) {
         "(%lld values)\n",
         ll_sum / static_cast<double>(ll_count), static_cast<long long>(ll_count));
   }
+  print_kernel_posterior(*predictor, xc, yc, xt);
   return 0;
 }
 

@@ -497,6 +497,12 @@ TEST_F(NpeCli, PredictWithGpBaselinesInTwoDimensions) {
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0],
             (std::vector<std::string>{"t", "mean", "std", "sample_1", "sample_2", "sample_3"}));
+  // It also says what the context says about the kernel; the fitted GP does not weigh kernels.
+  EXPECT_NE(r.output.find("what the context says about the kernel (posterior): se "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("periodic"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("what the context says"), r.output.rfind("what the context says"));
   r = run_npe("predict --model gp-oracle --context " + (dir / "context.csv").string() +
               " --targets " + (dir / "targets.csv").string() + " --out " + out.string());
   EXPECT_EQ(r.status, 2);
