@@ -25,6 +25,7 @@
 #include "function1d/function_plot.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/kernel_posterior_box.h"
+#include "function1d/model_presets.h"
 #include "function1d/point_set.h"
 #include "function1d/sweep_dialog.h"
 #include "npe/data/point_table.h"
@@ -365,6 +366,36 @@ class FunctionExplorerTest : public QObject {
     m_explorer->setModelEnabled("gp-bayes", false);
     QVERIFY(box->isHidden());
     QVERIFY(!box->posterior().has_value());
+  }
+
+  // The tab opens on its teaching preset; a preset switches exactly its models on (skipping
+  // shipped models the tab does not have), a hand edit shows as "Custom selection", and an
+  // unknown name changes nothing.
+  void presetsSwitchModelSetsAndFollowHandEdits() {
+    auto* presets = m_explorer->presets();
+    const auto& all = npe::widgets::function_model_presets();
+    QCOMPARE(presets->currentText(), all.front().name);
+    const auto ideal = all.at(1).name;
+    QVERIFY(presets->apply(ideal));
+    QStringList enabled;
+    for (const auto& m : m_explorer->models()) {
+      if (m.enabled) enabled << m.id;
+    }
+    QVERIFY(enabled.contains("gp-bayes"));
+    QVERIFY(!enabled.contains("gp-oracle"));
+    for (const auto& id : enabled) QVERIFY2(all.at(1).ids.contains(id), qPrintable(id));
+    QCOMPARE(presets->current(), ideal);
+    QCOMPARE(presets->currentText(), ideal);
+    m_explorer->setModelEnabled("gp-oracle", true);
+    QVERIFY(presets->current().isEmpty());
+    QCOMPARE(presets->currentText(), QString("Custom selection"));
+    QVERIFY(!presets->apply("no such preset"));
+    QVERIFY(presets->current().isEmpty());
+    // The preset's model is computed and its kernel posterior shown.
+    QVERIFY(presets->apply(ideal));
+    m_explorer->sampleContext(5);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QVERIFY(!m_explorer->kernelPosterior()->isHidden());
   }
 
   // Every tab routes checkpoints by the task they were trained on (ExplorerController): a model

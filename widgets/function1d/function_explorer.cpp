@@ -22,6 +22,7 @@
 #include "function1d/gp_baselines.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/kernel_posterior_box.h"
+#include "function1d/model_presets.h"
 #include "function1d/point_import.h"
 #include "function1d/round_drawing.h"
 #include "function1d/samples_box.h"
@@ -108,6 +109,7 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
 
   add_gp_baselines(*m_controller);
   m_controller->addShippedModels();
+  m_presets->follow();
   // The band shown at first: TE-TNP's (the tab's subject), or the oracle's without shipped
   // models.
   if (!m_model_list->select("shipped:tetnp")) m_model_list->select("gp-oracle");
@@ -150,6 +152,14 @@ QWidget* FunctionExplorer::buildSidePanel() {
 
   auto* models_box = m_controller->modelsBox();
   m_model_list->setMinimumHeight(170);
+  auto* presets_row = new QHBoxLayout;
+  auto* presets_label = new QLabel(tr("Show"), models_box);
+  m_presets = new ModelPresets(function_model_presets(), m_model_list, models_box);
+  presets_label->setBuddy(m_presets);
+  presets_row->addWidget(presets_label);
+  presets_row->addWidget(m_presets, 1);
+  static_cast<QBoxLayout*>(models_box->layout())->insertLayout(0, presets_row);
+  connect(m_presets, &ModelPresets::applied, this, [this] { schedulePredictions(false); });
   connect(m_model_list, &ModelList::modelToggled, this, &FunctionExplorer::onModelToggled);
   // The model in focus: selected in the list, or under the mouse in the list, the plot or its
   // legend; its band is drawn (by default only its band) and its entries are emphasised.
@@ -212,6 +222,7 @@ MetricsTable* FunctionExplorer::metrics() const {
 void FunctionExplorer::onModelAdded(const QString& id) {
   const auto* entry = m_model_list->find(id);
   if (!entry) return;
+  m_presets->follow();
   if (entry->capabilities.attention) m_aids->addAttentionModel(entry->name, id);
   if (entry->capabilities.joint) m_samples->addJointModel(entry->name, id);
 }
@@ -238,6 +249,7 @@ void FunctionExplorer::setModelEnabled(const QString& id, bool enabled) {
 }
 
 void FunctionExplorer::onModelToggled(const QString& id, bool enabled) {
+  m_presets->follow();
   if (!enabled) {
     m_plot->removeModelCurve(id);
     m_plot->removeModelSamples(id);
@@ -452,6 +464,7 @@ void FunctionExplorer::applySession(const Session& s) {
   for (auto& entry : loaded) m_controller->addModel(std::move(entry), false);
   m_truth_box->set(s.has_truth, s.truth, s.show_truth);
   m_model_list->setEnabledIds(s.enabled_models);
+  m_presets->follow();
   setSamples(s.samples);
   m_bands->setMode(s.bands);
   setCorrelationModel(s.correlation_model);  // empty: off

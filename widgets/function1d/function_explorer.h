@@ -24,6 +24,7 @@ class ExplorerController;
 class FunctionPlot;
 class GroundTruthBox;
 class KernelPosteriorBox;
+class ModelPresets;
 class SamplesBox;
 class TeachingAidsBox;
 class MetricsTable;
@@ -82,6 +83,7 @@ class FunctionExplorer final : public ExplorerPanel {
   void setCorrelationModel(const QString& id);
   /// The kernel posterior of GP (Bayes over kernels), shown while that model is enabled.
   KernelPosteriorBox* kernelPosterior() const { return m_kernel_box; }
+  ModelPresets* presets() const { return m_presets; }
   /// Hover at x as the mouse would (for tests).
   void hoverAt(double x) { onHovered(x); }
 
@@ -125,6 +127,7 @@ class FunctionExplorer final : public ExplorerPanel {
   uint64_t m_draw_seed = 1;
   std::unique_ptr<CorrelationOverlay> m_correlation;  // on m_plot
   KernelPosteriorBox* m_kernel_box = nullptr;
+  ModelPresets* m_presets = nullptr;
   QString m_kernel_model;  ///< id of the model whose kernel posterior is shown
 
   torch::Device m_device = torch::kCPU;
