@@ -271,11 +271,14 @@ TEST(ShippedCheckpoints, PredictAsWhenTheyWereShipped) {
     torch::NoGradGuard no_grad;
     const Task task{tensor(entry.at("xc")), tensor(entry.at("yc")), tensor(entry.at("xt")), {}};
     const auto got = loaded.model->predict(task);
-    // npe predict writes 9 significant digits.
+    // npe predict writes 9 significant digits, but the file may come from another CPU kind:
+    // OpenBLAS and oneDNN pick other kernels on AVX2 and AVX-512 machines and sum in another
+    // order (TNP-A's and TNP-D's means moved by up to 1.5e-5 between the two). A checkpoint read
+    // wrongly moves predictions by far more than 1e-4.
     EXPECT_TRUE(torch::allclose(got.mean.to(torch::kFloat64),
-                                tensor(entry.at("mean")).to(torch::kFloat64), 1e-5, 1e-6));
+                                tensor(entry.at("mean")).to(torch::kFloat64), 1e-4, 1e-4));
     EXPECT_TRUE(torch::allclose(got.stddev.to(torch::kFloat64),
-                                tensor(entry.at("std")).to(torch::kFloat64), 1e-5, 1e-6));
+                                tensor(entry.at("std")).to(torch::kFloat64), 1e-4, 1e-4));
   }
 }
 
