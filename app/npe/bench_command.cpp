@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <torch/torch.h>
@@ -314,6 +315,28 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
                ? paired_joint_difference(results[*ceiling][s], results[e][s])
                : paired_difference(results[*ceiling][s], results[e][s]);
   };
+  auto gap_to_ceiling_by_kind = [&](size_t e, size_t s) {
+    return paired_difference_by_kind(results[*ceiling][s], results[e][s],
+                                     entries[e].predictor->info().capabilities.joint);
+  };
+  // Where the tasks have kinds (GP tasks: the kernel family), each kind's log-likelihood and gap
+  // to the ceiling: where the gap lies.
+  auto by_task_kind_json = [&](size_t e, size_t s) {
+    nlohmann::json kinds = nlohmann::json::object();
+    for (const auto& [kind, summary] : ll_by_kind(results[e][s])) {
+      kinds[kind] = {{"tasks", summary.num_tasks},
+                     {"ll_mean", summary.ll_mean},
+                     {"ll_stderr", summary.ll_stderr}};
+    }
+    if (ceiling) {
+      for (const auto& [kind, gap] : gap_to_ceiling_by_kind(e, s)) {
+        kinds[kind]["gap_to_ceiling"] = gap.mean;
+        kinds[kind]["gap_to_ceiling_stderr"] = gap.standard_error;
+        kinds[kind]["gap_to_ceiling_tasks"] = gap.num_tasks;
+      }
+    }
+    return kinds;
+  };
   nlohmann::json rows = nlohmann::json::array();
   for (size_t e = 0; e < entries.size(); ++e) {
     for (size_t s = 0; s < shifts.size(); ++s) {
@@ -326,6 +349,10 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
                   {"batch_size", EvalOptions{}.batch_size}});
       if (!a.variant.empty()) row["variant"] = a.variant;
       row["per_batch"] = per_batch_json(result);
+      if (auto per_task = per_task_json(result); !per_task.is_null()) {
+        row["per_task"] = std::move(per_task);
+        row["by_task_kind"] = by_task_kind_json(e, s);
+      }
       if (const auto& baseline = entries[e].baseline) {
         row.update(baseline->to_json());
         if (from_file[e]) {
@@ -417,6 +444,34 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
           const auto d = gap_to_ceiling(e, s);
           return pm(d.mean, d.standard_error);
         });
+    // The same gap by task kind, at the first shift (the kinds are those of the tasks there).
+    std::set<std::string> kinds;
+    for (size_t e = 0; e < entries.size(); ++e) {
+      for (const auto& [kind, gap] : gap_to_ceiling_by_kind(e, 0)) kinds.insert(kind);
+    }
+    if (!kinds.empty()) {
+      std::printf("\nGap to the ceiling by task kind at Δ = %s, paired (tasks of each kind)\n%-18s",
+                  nlohmann::json(shifts.front()).dump().c_str(), "model");
+      for (const auto& kind : kinds) std::printf(" %16s", kind.c_str());
+      std::printf("\n%-18s", "tasks");
+      const auto counts = ll_by_kind(results[*ceiling][0]);
+      for (const auto& kind : kinds) {
+        const auto found = counts.find(kind);
+        std::printf(" %16lld", (long long)(found == counts.end() ? 0 : found->second.num_tasks));
+      }
+      std::printf("\n");
+      for (size_t e = 0; e < entries.size(); ++e) {
+        const auto gaps = gap_to_ceiling_by_kind(e, 0);
+        std::printf("%-18s", entries[e].name.c_str());
+        for (const auto& kind : kinds) {
+          const auto found = gaps.find(kind);
+          std::printf(" %16s", found == gaps.end()
+                                   ? ""
+                                   : pm(found->second.mean, found->second.standard_error).c_str());
+        }
+        std::printf("\n");
+      }
+    }
     print_table("gp-bayes' mixture marginals, LL per target (above its Gaussian's)",
                 [&](size_t e, size_t s) {
                   const auto& r = results[e][s];

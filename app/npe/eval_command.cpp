@@ -111,6 +111,15 @@ int run_eval(const EvalArguments& a) {
                 {"batch_size", options.batch_size},
                 {"seed", options.seed}});
     if (options.shift.empty()) out["shift"] = 0.0;
+    const auto kinds = ll_by_kind(result);
+    if (!kinds.empty()) {
+      out["by_task_kind"] = nlohmann::json::object();
+      for (const auto& [kind, summary] : kinds) {
+        out["by_task_kind"][kind] = {{"tasks", summary.num_tasks},
+                                     {"ll_mean", summary.ll_mean},
+                                     {"ll_stderr", summary.ll_stderr}};
+      }
+    }
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("%s on %s (%s), shift %s, %lld tasks (seed %llu): log-likelihood %.4f ± %.4f\n",
@@ -132,6 +141,10 @@ int run_eval(const EvalArguments& a) {
     if (predictor->info().capabilities.joint) {
       std::printf("  joint log-likelihood per target, log p(y_t | context) / N_t: %.4f ± %.4f\n",
                   result.ll_joint_mean, result.ll_joint_stderr);
+    }
+    for (const auto& [kind, summary] : ll_by_kind(result)) {
+      std::printf("  %s tasks (%lld): log-likelihood %.4f ± %.4f\n", kind.c_str(),
+                  (long long)summary.num_tasks, summary.ll_mean, summary.ll_stderr);
     }
   }
   return 0;

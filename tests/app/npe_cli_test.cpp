@@ -188,6 +188,20 @@ TEST_F(NpeCli, BenchAccuracyMeasuresTheGapToTheBayesCeiling) {
   EXPECT_LE(bayes.at("ll_mean").get<double>(), bayes.at("ll_mixture_mean").get<double>());
   EXPECT_LT(bayes.at("ll_mixture_mean").get<double>(), oracle.at("ll_mean").get<double>());
   EXPECT_FALSE(cnp.contains("ll_mixture_mean"));
+  // Where the gap lies: per kernel family, over that family's tasks, which add up to all tasks
+  // and whose gaps, weighted by their counts, are the overall gap.
+  const auto& kinds = cnp.at("by_task_kind");
+  ASSERT_EQ(kinds.size(), 3u) << kinds;
+  double gap = 0.0;
+  int64_t tasks = 0;
+  for (const char* family : {"se", "periodic", "matern52"}) {
+    const auto& kind = kinds.at(family);
+    tasks += kind.at("gap_to_ceiling_tasks").get<int64_t>();
+    gap += kind.at("gap_to_ceiling").get<double>() * kind.at("tasks").get<double>();
+  }
+  EXPECT_EQ(tasks, 64);
+  EXPECT_NEAR(gap / 64.0, cnp.at("gap_to_ceiling").get<double>(), 1e-9);
+  EXPECT_EQ(cnp.at("per_task").at("kind").size(), 64u);
 
   auto wrong = run_npe("eval --model gp-bayes --task tfmnist --tasks 4");
   EXPECT_NE(wrong.status, 0);
@@ -265,6 +279,13 @@ TEST_F(NpeCli, BenchAccuracyReusesTheCeilingAcrossShiftsAndRuns) {
                 rows[i].at("gap_to_ceiling").get<double>(), 1e-9);
     EXPECT_NEAR(again[i].at("gap_to_ceiling_stderr").get<double>(),
                 rows[i].at("gap_to_ceiling_stderr").get<double>(), 1e-9);
+    // The stored rows keep each task's kind and log-likelihood, so the gap by kernel family
+    // comes out the same too.
+    for (const auto& [kind, values] : rows[i].at("by_task_kind").items()) {
+      EXPECT_NEAR(again[i].at("by_task_kind").at(kind).at("gap_to_ceiling").get<double>(),
+                  values.at("gap_to_ceiling").get<double>(), 1e-9)
+          << kind;
+    }
   }
 
   auto other_tasks = run_npe(common + " --tasks 16 --baselines-from " + stored.string());

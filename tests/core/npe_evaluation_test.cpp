@@ -1,9 +1,11 @@
 // Evaluation statistics: standard errors over batches (tasks in a batch share N_c), paired
-// differences between evaluations of the same tasks, and calibration.
+// differences between evaluations of the same tasks, calibration, and the breakdown by task
+// kind (GP tasks: the kernel family).
 
 #include <cmath>
 
 #include "npe/data/gp_tasks.h"
+#include "npe/predictors/gp.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/training/evaluation.h"
 #include "test_support.h"
@@ -79,6 +81,83 @@ TEST(Evaluation, OracleIsCalibrated) {
   }
   auto json = to_json(result).at("coverage");
   EXPECT_NEAR(json.at("0.9").get<double>(), result.coverage[1], 1e-12);
+}
+
+// Each task's kind is the kernel family it was drawn from, and the kinds' means, weighted by
+// their task counts, are the overall mean.
+TEST(Evaluation, TaskKindsAreTheKernelFamiliesAndAddUpToTheMean) {
+  GpTaskGenerator generator;
+  const auto batch = generator.sample(16, derive_seed(3, kTestStream, 0));
+  const auto& kernels = dynamic_cast<const GpOracle&>(*batch.oracle).kernels();
+  auto result = evaluate_oracle(64, 16);
+  ASSERT_EQ(result.task_kind.size(), 64u);
+  ASSERT_EQ(result.task_ll.size(), 64u);
+  for (size_t i = 0; i < 16; ++i) EXPECT_EQ(result.task_kind[i], kernel_name(kernels[i].kind));
+  // The per-task values average to the per-batch ones (the oracle is joint: both kinds).
+  ASSERT_EQ(result.task_joint_ll.size(), 64u);
+  for (size_t b = 0; b < 4; ++b) {
+    double ll = 0.0, joint = 0.0;
+    for (size_t i = 16 * b; i < 16 * (b + 1); ++i) {
+      ll += result.task_ll[i] / 16.0;
+      joint += result.task_joint_ll[i] / 16.0;
+    }
+    EXPECT_NEAR(ll, result.batch_ll[b], 1e-12);
+    EXPECT_NEAR(joint, result.batch_joint_ll[b], 1e-12);
+  }
+  const auto kinds = ll_by_kind(result);
+  ASSERT_EQ(kinds.size(), 3u);  // 64 tasks drawn from three families uniformly
+  double total = 0.0;
+  int64_t tasks = 0;
+  for (const auto& [kind, summary] : kinds) {
+    total += summary.ll_mean * double(summary.num_tasks);
+    tasks += summary.num_tasks;
+    EXPECT_GT(summary.ll_stderr, 0.0) << kind;
+  }
+  EXPECT_EQ(tasks, 64);
+  EXPECT_NEAR(total / 64.0, result.ll_mean, 1e-12);
+}
+
+// Per kind, a paired difference is the mean of the task differences of that kind; its standard
+// error is over batches, as everywhere else.
+TEST(Evaluation, PairedDifferenceByKindAveragesTheKindsTasks) {
+  EvalResult a, b;
+  a.batch_tasks = b.batch_tasks = {2, 2};
+  a.task_kind = b.task_kind = {"se", "periodic", "se", "se"};
+  a.task_ll = {1.0, 2.0, 3.0, 5.0};
+  b.task_ll = {0.0, 0.0, 1.0, 1.0};
+  a.task_joint_ll = {10.0, 10.0, 10.0, 10.0};
+  b.task_joint_ll = {0.0, 0.0, 0.0, 0.0};
+  auto d = paired_difference_by_kind(a, b);
+  ASSERT_EQ(d.size(), 2u);
+  // se: batch 1 holds one task (difference 1), batch 2 two (2 and 4): (1 + 2 + 4) / 3.
+  EXPECT_NEAR(d.at("se").mean, 7.0 / 3.0, 1e-12);
+  EXPECT_EQ(d.at("se").num_tasks, 3);
+  EXPECT_NEAR(d.at("periodic").mean, 2.0, 1e-12);
+  EXPECT_TRUE(std::isnan(d.at("periodic").standard_error));  // one batch holds periodic tasks
+  EXPECT_NEAR(paired_difference_by_kind(a, b, true).at("se").mean, 10.0, 1e-12);
+  b.task_kind[1] = "se";
+  NPE_EXPECT_THROW_WITH(paired_difference_by_kind(a, b), ConfigError, "periodic task");
+  EvalResult no_kinds;
+  no_kinds.batch_tasks = {2, 2};
+  EXPECT_TRUE(paired_difference_by_kind(a, no_kinds).empty());
+}
+
+// The per-task values survive a JSON round trip (a stored ceiling can be broken down later), and
+// rows written before they existed still read.
+TEST(Evaluation, PerTaskValuesRoundTripThroughJson) {
+  auto result = evaluate_oracle(32, 16);
+  auto json = to_json(result);
+  json["per_batch"] = per_batch_json(result);
+  json["per_task"] = per_task_json(result);
+  const auto back = eval_result_from_json(json);
+  EXPECT_EQ(back.task_kind, result.task_kind);
+  EXPECT_EQ(back.task_ll, result.task_ll);
+  EXPECT_EQ(back.task_joint_ll, result.task_joint_ll);
+  json["per_task"]["ll"].erase(0);
+  NPE_EXPECT_THROW_WITH(eval_result_from_json(json), InvalidInputError, "one value per task");
+  json.erase("per_task");
+  EXPECT_TRUE(eval_result_from_json(json).task_kind.empty());
+  EXPECT_TRUE(per_task_json(EvalResult{}).is_null());
 }
 
 }  // namespace

@@ -124,6 +124,13 @@ std::optional<JointGaussian> GpOracle::predict_joint(const Task& task) const {
   return gp_joint_predictive(task, m_kernels, std::vector<double>(m_kernels.size(), m_noise_std));
 }
 
+std::vector<std::string> GpOracle::task_kinds() const {
+  std::vector<std::string> kinds;
+  kinds.reserve(m_kernels.size());
+  for (const auto& kernel : m_kernels) kinds.push_back(kernel_name(kernel.kind));
+  return kinds;
+}
+
 namespace {
 
 // Maximises the summed log marginal likelihood (per context point) over `parameters` with Adam,

@@ -1,6 +1,8 @@
 #include "npe/training/evaluation.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <tuple>
@@ -57,6 +59,23 @@ std::string coverage_key(size_t i) {
   return level.str();
 }
 
+// Keeps each task's kind and log-likelihoods where the batch's oracle knows the kinds.
+void record_task_kinds(const TaskBatch& batch, const torch::Tensor& ll,
+                       const torch::Tensor& joint_ll, EvalResult& result) {
+  if (!batch.oracle) return;
+  const auto kinds = batch.oracle->task_kinds();
+  if (kinds.empty()) return;
+  TORCH_CHECK(int64_t(kinds.size()) == ll.size(0), "evaluation: the oracle names ", kinds.size(),
+              " task kinds for ", ll.size(0), " tasks");
+  const auto marginal = ll.contiguous();
+  const auto joint = joint_ll.contiguous();
+  for (int64_t i = 0; i < ll.size(0); ++i) {
+    result.task_kind.push_back(kinds[size_t(i)]);
+    result.task_ll.push_back(marginal[i].item<double>());
+    result.task_joint_ll.push_back(joint[i].item<double>());
+  }
+}
+
 }  // namespace
 
 EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOptions& options,
@@ -83,15 +102,14 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
       throw InvalidInputError("evaluation: the model produced a non-finite log-likelihood");
     }
     result.batch_ll.push_back(ll.mean().item<double>());
+    torch::Tensor joint_ll = ll;
     if (predictor.info().capabilities.joint) {
-      auto joint_ll = predictor.joint_log_likelihood(batch);
+      joint_ll = predictor.joint_log_likelihood(batch).to(torch::kCPU, torch::kFloat64);
       if (!torch::isfinite(joint_ll).all().item<bool>()) {
         throw InvalidInputError("evaluation: the model produced a non-finite joint log-likelihood");
       }
-      result.batch_joint_ll.push_back(joint_ll.mean().item<double>());
-    } else {
-      result.batch_joint_ll.push_back(result.batch_ll.back());
     }
+    result.batch_joint_ll.push_back(joint_ll.mean().item<double>());
     auto mixture_ll = predictor.exact_marginal_log_likelihood(batch);
     if (mixture_ll.defined()) {
       if (!torch::isfinite(mixture_ll).all().item<bool>()) {
@@ -100,6 +118,7 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
       result.batch_mixture_ll.push_back(mixture_ll.mean().item<double>());
     }
     result.batch_tasks.push_back(size);
+    record_task_kinds(batch, ll, joint_ll, result);
     auto z = ((yt.to(torch::kFloat64) - prediction.mean.to(torch::kFloat64)) /
               prediction.stddev.to(torch::kFloat64))
                  .abs();
@@ -148,27 +167,36 @@ nlohmann::json per_batch_json(const EvalResult& result) {
   return json;
 }
 
+nlohmann::json per_task_json(const EvalResult& result) {
+  if (result.task_kind.empty()) return nullptr;
+  return {{"kind", result.task_kind}, {"ll", result.task_ll}, {"joint_ll", result.task_joint_ll}};
+}
+
 EvalResult eval_result_from_json(const nlohmann::json& json) {
   auto fail = [](const std::string& why) { throw InvalidInputError("stored evaluation: " + why); };
   if (!json.is_object() || !json.contains("per_batch") || !json.at("per_batch").is_object()) {
     fail("no per_batch object (rows written by npe bench accuracy --json)");
   }
   const auto& batches = json.at("per_batch");
-  auto numbers = [&](const char* key, bool required) {
+  auto numbers_in = [&](const nlohmann::json& object, const std::string& where, const char* key,
+                        bool required) {
     std::vector<double> values;
-    if (!batches.contains(key)) {
-      if (required) fail(std::string("per_batch has no \"") + key + "\"");
+    if (!object.contains(key)) {
+      if (required) fail(where + " has no \"" + key + "\"");
       return values;
     }
-    const auto& array = batches.at(key);
-    if (!array.is_array()) fail(std::string("per_batch.") + key + " is not an array");
+    const auto& array = object.at(key);
+    if (!array.is_array()) fail(where + "." + key + " is not an array");
     for (const auto& v : array) {
       if (!v.is_number() || !std::isfinite(v.get<double>())) {
-        fail(std::string("per_batch.") + key + " holds a value that is not a finite number");
+        fail(where + "." + key + " holds a value that is not a finite number");
       }
       values.push_back(v.get<double>());
     }
     return values;
+  };
+  auto numbers = [&](const char* key, bool required) {
+    return numbers_in(batches, "per_batch", key, required);
   };
   EvalResult result;
   result.batch_ll = numbers("ll", true);
@@ -192,6 +220,25 @@ EvalResult eval_result_from_json(const nlohmann::json& json) {
       fail("no coverage at level " + key);
     }
     result.coverage[i] = coverage.at(key).get<double>();
+  }
+  // Per-task values: only in rows of tasks with kinds, and only in files written since they were
+  // added; without them a stored row still pairs batch by batch.
+  if (json.contains("per_task") && !json.at("per_task").is_null()) {
+    const auto& tasks = json.at("per_task");
+    if (!tasks.is_object() || !tasks.contains("kind") || !tasks.at("kind").is_array()) {
+      fail("per_task has no \"kind\" array");
+    }
+    for (const auto& kind : tasks.at("kind")) {
+      if (!kind.is_string()) fail("per_task.kind holds a value that is not a string");
+      result.task_kind.push_back(kind.get<std::string>());
+    }
+    result.task_ll = numbers_in(tasks, "per_task", "ll", true);
+    result.task_joint_ll = numbers_in(tasks, "per_task", "joint_ll", true);
+    if (int64_t(result.task_kind.size()) != result.num_tasks ||
+        result.task_ll.size() != result.task_kind.size() ||
+        result.task_joint_ll.size() != result.task_kind.size()) {
+      fail("per_task arrays do not hold one value per task");
+    }
   }
   return result;
 }
@@ -225,6 +272,84 @@ PairedDifference paired_difference(const EvalResult& a, const EvalResult& b) {
 
 PairedDifference paired_joint_difference(const EvalResult& a, const EvalResult& b) {
   return paired(a.batch_joint_ll, b.batch_joint_ll, a, b);
+}
+
+namespace {
+
+// Per kind, the mean over each batch's tasks of that kind of value(task) and how many there
+// were, batch by batch (batches without such a task left out), over the first `tasks` tasks.
+struct KindBatches {
+  std::vector<double> means;
+  std::vector<int64_t> counts;
+};
+
+std::map<std::string, KindBatches> group_by_kind(const EvalResult& result, int64_t tasks,
+                                                 const std::function<double(size_t)>& value) {
+  std::map<std::string, KindBatches> groups;
+  size_t first = 0;
+  for (const auto batch_size : result.batch_tasks) {
+    const auto end = std::min(first + size_t(batch_size), size_t(tasks));
+    std::map<std::string, std::pair<double, int64_t>> sums;
+    for (size_t i = first; i < end; ++i) {
+      auto& [sum, count] = sums[result.task_kind[i]];
+      sum += value(i);
+      ++count;
+    }
+    for (const auto& [kind, sum_count] : sums) {
+      groups[kind].means.push_back(sum_count.first / double(sum_count.second));
+      groups[kind].counts.push_back(sum_count.second);
+    }
+    first = end;
+    if (first >= size_t(tasks)) break;
+  }
+  return groups;
+}
+
+}  // namespace
+
+std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result) {
+  std::map<std::string, KindSummary> summaries;
+  if (result.task_kind.empty()) return summaries;
+  const auto groups = group_by_kind(result, int64_t(result.task_kind.size()),
+                                    [&](size_t i) { return result.task_ll[i]; });
+  for (const auto& [kind, batches] : groups) {
+    auto& summary = summaries[kind];
+    for (const auto count : batches.counts) summary.num_tasks += count;
+    std::tie(summary.ll_mean, summary.ll_stderr) = mean_and_stderr(batches.means, batches.counts);
+  }
+  return summaries;
+}
+
+std::map<std::string, PairedDifference> paired_difference_by_kind(const EvalResult& a,
+                                                                  const EvalResult& b, bool joint) {
+  std::map<std::string, PairedDifference> differences;
+  if (a.task_kind.empty() || b.task_kind.empty()) return differences;
+  const auto batches = std::min(a.batch_tasks.size(), b.batch_tasks.size());
+  int64_t tasks = 0;
+  for (size_t i = 0; i < batches; ++i) {
+    if (a.batch_tasks[i] != b.batch_tasks[i]) {
+      throw ConfigError("paired comparison: the evaluations used different batches");
+    }
+    tasks += a.batch_tasks[i];
+  }
+  tasks = std::min({tasks, int64_t(a.task_kind.size()), int64_t(b.task_kind.size())});
+  for (int64_t i = 0; i < tasks; ++i) {
+    if (a.task_kind[size_t(i)] != b.task_kind[size_t(i)]) {
+      throw ConfigError("paired comparison: task " + std::to_string(i) + " is a " +
+                        a.task_kind[size_t(i)] + " task in one evaluation and a " +
+                        b.task_kind[size_t(i)] + " task in the other");
+    }
+  }
+  const auto& a_ll = joint ? a.task_joint_ll : a.task_ll;
+  const auto& b_ll = joint ? b.task_joint_ll : b.task_ll;
+  const auto groups = group_by_kind(a, tasks, [&](size_t i) { return a_ll[i] - b_ll[i]; });
+  for (const auto& [kind, kind_batches] : groups) {
+    auto& difference = differences[kind];
+    for (const auto count : kind_batches.counts) difference.num_tasks += count;
+    std::tie(difference.mean, difference.standard_error) =
+        mean_and_stderr(kind_batches.means, kind_batches.counts);
+  }
+  return differences;
 }
 
 }  // namespace npe

@@ -30,6 +30,10 @@ class TaskOracle {
     (void)task;
     return std::nullopt;
   }
+  /// What kind of task each one of the batch is, where the generating process has kinds (GP
+  /// tasks: the kernel family, "se", "periodic", "matern52"), so that an evaluation can say
+  /// where a model's loss lies. Empty where tasks have no kinds.
+  virtual std::vector<std::string> task_kinds() const { return {}; }
 };
 
 /// A batch of tasks plus, when the generating process is known, its oracle.

@@ -55,6 +55,8 @@ class GpOracle final : public TaskOracle {
       : m_kernels(std::move(kernels)), m_noise_std(noise_std) {}
   Prediction predict(const Task& task) const override;
   std::optional<JointGaussian> predict_joint(const Task& task) const override;
+  /// Each task's kernel family (kernel_name).
+  std::vector<std::string> task_kinds() const override;
   const std::vector<KernelSpec>& kernels() const { return m_kernels; }
   double noise_std() const { return m_noise_std; }
 

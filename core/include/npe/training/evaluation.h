@@ -2,6 +2,8 @@
 // Evaluation: mean log-likelihood per target point over many tasks, with its standard error.
 
 #include <array>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +57,13 @@ struct EvalResult {
   /// Fraction of held-out target outputs inside the central predictive interval of each level
   /// in kCoverageLevels (a calibrated model matches the level).
   std::array<double, 3> coverage{};
+  /// Where the tasks have kinds (TaskOracle::task_kinds; GP tasks: the kernel family), each
+  /// task's kind and its log-likelihoods per target (marginal, as batch_ll, and joint, as
+  /// batch_joint_ll), in task order: what ll_by_kind and paired_difference_by_kind break down.
+  /// Empty where the tasks have no kinds.
+  std::vector<std::string> task_kind;
+  std::vector<double> task_ll;
+  std::vector<double> task_joint_ll;
   bool cancelled = false;
 };
 
@@ -69,6 +78,9 @@ nlohmann::json per_batch_json(const EvalResult& result);
 /// means and standard errors are recomputed from the batches, the coverage is read. Throws
 /// InvalidInputError when a member is missing, of the wrong type or inconsistent.
 EvalResult eval_result_from_json(const nlohmann::json& json);
+/// The per-task values of an evaluation whose tasks have kinds ({"kind", "ll", "joint_ll"});
+/// null where they have none. eval_result_from_json reads them back from a "per_task" member.
+nlohmann::json per_task_json(const EvalResult& result);
 
 /// Mean and standard error (over batches) of a - b on the batches both evaluated.
 struct PairedDifference {
@@ -83,6 +95,22 @@ struct PairedDifference {
 PairedDifference paired_difference(const EvalResult& a, const EvalResult& b);
 /// The same for the joint log-likelihoods (batch_joint_ll).
 PairedDifference paired_joint_difference(const EvalResult& a, const EvalResult& b);
+
+/// Mean log-likelihood per target of the tasks of one kind, with its standard error over the
+/// batches holding such tasks (tasks of a batch share N_c, so batches stay the unit).
+struct KindSummary {
+  int64_t num_tasks = 0;
+  double ll_mean = 0.0;
+  double ll_stderr = 0.0;
+};
+/// ll_mean broken down by task kind (empty where the result has no task kinds).
+std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result);
+/// paired_difference (joint: paired_joint_difference) broken down by task kind, over the tasks
+/// both evaluated. Empty where either result has no task kinds; throws ConfigError when the two
+/// disagree on a task's kind (they did not see the same tasks).
+std::map<std::string, PairedDifference> paired_difference_by_kind(const EvalResult& a,
+                                                                  const EvalResult& b,
+                                                                  bool joint = false);
 
 /// Evaluates the predictor on options.num_tasks tasks. The tasks depend only on (seed, shift,
 /// batch size, split), so results at different shifts are paired. Throws InvalidInputError when
