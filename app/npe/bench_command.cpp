@@ -322,12 +322,7 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
   // Where the tasks have kinds (GP tasks: the kernel family), each kind's log-likelihood and gap
   // to the ceiling: where the gap lies.
   auto by_task_kind_json = [&](size_t e, size_t s) {
-    nlohmann::json kinds = nlohmann::json::object();
-    for (const auto& [kind, summary] : ll_by_kind(results[e][s])) {
-      kinds[kind] = {{"tasks", summary.num_tasks},
-                     {"ll_mean", summary.ll_mean},
-                     {"ll_stderr", summary.ll_stderr}};
-    }
+    auto kinds = ll_by_kind_json(results[e][s]);
     if (ceiling) {
       for (const auto& [kind, gap] : gap_to_ceiling_by_kind(e, s)) {
         kinds[kind]["gap_to_ceiling"] = gap.mean;

@@ -111,15 +111,7 @@ int run_eval(const EvalArguments& a) {
                 {"batch_size", options.batch_size},
                 {"seed", options.seed}});
     if (options.shift.empty()) out["shift"] = 0.0;
-    const auto kinds = ll_by_kind(result);
-    if (!kinds.empty()) {
-      out["by_task_kind"] = nlohmann::json::object();
-      for (const auto& [kind, summary] : kinds) {
-        out["by_task_kind"][kind] = {{"tasks", summary.num_tasks},
-                                     {"ll_mean", summary.ll_mean},
-                                     {"ll_stderr", summary.ll_stderr}};
-      }
-    }
+    if (auto kinds = ll_by_kind_json(result); !kinds.empty()) out["by_task_kind"] = kinds;
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("%s on %s (%s), shift %s, %lld tasks (seed %llu): log-likelihood %.4f ± %.4f\n",

@@ -320,6 +320,16 @@ std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result) {
   return summaries;
 }
 
+nlohmann::json ll_by_kind_json(const EvalResult& result) {
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& [kind, summary] : ll_by_kind(result)) {
+    kinds[kind] = {{"tasks", summary.num_tasks},
+                   {"ll_mean", summary.ll_mean},
+                   {"ll_stderr", summary.ll_stderr}};
+  }
+  return kinds;
+}
+
 std::map<std::string, PairedDifference> paired_difference_by_kind(const EvalResult& a,
                                                                   const EvalResult& b, bool joint) {
   std::map<std::string, PairedDifference> differences;

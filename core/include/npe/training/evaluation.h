@@ -105,6 +105,8 @@ struct KindSummary {
 };
 /// ll_mean broken down by task kind (empty where the result has no task kinds).
 std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result);
+/// ll_by_kind as JSON: {kind: {"tasks", "ll_mean", "ll_stderr"}} (an empty object without kinds).
+nlohmann::json ll_by_kind_json(const EvalResult& result);
 /// paired_difference (joint: paired_joint_difference) broken down by task kind, over the tasks
 /// both evaluated. Empty where either result has no task kinds; throws ConfigError when the two
 /// disagree on a task's kind (they did not see the same tasks).
