@@ -315,16 +315,17 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
                ? paired_joint_difference(results[*ceiling][s], results[e][s])
                : paired_difference(results[*ceiling][s], results[e][s]);
   };
-  auto gap_to_ceiling_by_kind = [&](size_t e, size_t s) {
+  auto gap_to_ceiling_by_kind = [&](size_t e, size_t s,
+                                    TaskGrouping grouping = TaskGrouping::kind) {
     return paired_difference_by_kind(results[*ceiling][s], results[e][s],
-                                     entries[e].predictor->info().capabilities.joint);
+                                     entries[e].predictor->info().capabilities.joint, grouping);
   };
-  // Where the tasks have kinds (GP tasks: the kernel family), each kind's log-likelihood and gap
-  // to the ceiling: where the gap lies.
-  auto by_task_kind_json = [&](size_t e, size_t s) {
-    auto kinds = ll_by_kind_json(results[e][s]);
+  // Where the tasks have kinds (GP tasks: the kernel family), each kind's (or kind and scale's)
+  // log-likelihood and gap to the ceiling: where the gap lies.
+  auto by_task_kind_json = [&](size_t e, size_t s, TaskGrouping grouping = TaskGrouping::kind) {
+    auto kinds = ll_by_kind_json(results[e][s], grouping);
     if (ceiling) {
-      for (const auto& [kind, gap] : gap_to_ceiling_by_kind(e, s)) {
+      for (const auto& [kind, gap] : gap_to_ceiling_by_kind(e, s, grouping)) {
         kinds[kind]["gap_to_ceiling"] = gap.mean;
         kinds[kind]["gap_to_ceiling_stderr"] = gap.standard_error;
         kinds[kind]["gap_to_ceiling_tasks"] = gap.num_tasks;
@@ -347,6 +348,9 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
       if (auto per_task = per_task_json(result); !per_task.is_null()) {
         row["per_task"] = std::move(per_task);
         row["by_task_kind"] = by_task_kind_json(e, s);
+        if (!result.task_scale.empty()) {
+          row["by_task_kind_and_scale"] = by_task_kind_json(e, s, TaskGrouping::kind_and_scale);
+        }
       }
       if (const auto& baseline = entries[e].baseline) {
         row.update(baseline->to_json());
@@ -396,6 +400,39 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
     char text[64];
     std::snprintf(text, sizeof text, "%7.3f ± %5.3f", mean, se);
     return std::string(text);
+  };
+  // The gap by kind and octave of the task's scale (GP tasks: lengthscale or period), at the
+  // first shift; one row per group, one column per model other than the ceiling.
+  auto print_gap_by_kind_and_scale = [&]() {
+    std::vector<size_t> models;
+    std::set<std::string> groups;
+    for (size_t e = 0; e < entries.size(); ++e) {
+      if (e == *ceiling || (oracle && e == *oracle)) continue;
+      const auto gaps = gap_to_ceiling_by_kind(e, 0, TaskGrouping::kind_and_scale);
+      if (gaps.empty()) continue;
+      models.push_back(e);
+      for (const auto& [group, gap] : gaps) groups.insert(group);
+    }
+    bool by_scale = false;
+    for (const auto& group : groups) by_scale = by_scale || group.find('[') != std::string::npos;
+    if (!by_scale) return;
+    std::printf("\nGap to the ceiling by task kind and scale ℓ at Δ = %s, paired\n%-24s %6s",
+                nlohmann::json(shifts.front()).dump().c_str(), "kind [scale range)", "tasks");
+    for (size_t e : models) std::printf(" %16s", entries[e].name.c_str());
+    std::printf("\n");
+    for (const auto& group : groups) {
+      const auto first = gap_to_ceiling_by_kind(models.front(), 0, TaskGrouping::kind_and_scale);
+      const auto count = first.count(group) ? first.at(group).num_tasks : 0;
+      std::printf("%-24s %6lld", group.c_str(), (long long)count);
+      for (size_t e : models) {
+        const auto gaps = gap_to_ceiling_by_kind(e, 0, TaskGrouping::kind_and_scale);
+        const auto found = gaps.find(group);
+        std::printf(" %16s", found == gaps.end()
+                                 ? ""
+                                 : pm(found->second.mean, found->second.standard_error).c_str());
+      }
+      std::printf("\n");
+    }
   };
   std::printf(
       "%s, seed %llu; ± standard errors over batches of %lld tasks (tasks in a batch "
@@ -466,6 +503,7 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
         }
         std::printf("\n");
       }
+      print_gap_by_kind_and_scale();
     }
     print_table("gp-bayes' mixture marginals, LL per target (above its Gaussian's)",
                 [&](size_t e, size_t s) {

@@ -112,6 +112,9 @@ int run_eval(const EvalArguments& a) {
                 {"seed", options.seed}});
     if (options.shift.empty()) out["shift"] = 0.0;
     if (auto kinds = ll_by_kind_json(result); !kinds.empty()) out["by_task_kind"] = kinds;
+    if (!result.task_scale.empty()) {
+      out["by_task_kind_and_scale"] = ll_by_kind_json(result, TaskGrouping::kind_and_scale);
+    }
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("%s on %s (%s), shift %s, %lld tasks (seed %llu): log-likelihood %.4f ± %.4f\n",

@@ -202,6 +202,20 @@ TEST_F(NpeCli, BenchAccuracyMeasuresTheGapToTheBayesCeiling) {
   EXPECT_EQ(tasks, 64);
   EXPECT_NEAR(gap / 64.0, cnp.at("gap_to_ceiling").get<double>(), 1e-9);
   EXPECT_EQ(cnp.at("per_task").at("kind").size(), 64u);
+  // Finer: each kind by octave of its scale (lengthscale or period), again adding up.
+  ASSERT_EQ(cnp.at("per_task").at("scale").size(), 64u);
+  ASSERT_EQ(cnp.at("per_task").at("num_context").size(), 64u);
+  const auto& by_scale = cnp.at("by_task_kind_and_scale");
+  EXPECT_GT(by_scale.size(), 3u) << by_scale;
+  double gap_by_scale = 0.0;
+  int64_t tasks_by_scale = 0;
+  for (const auto& [group, values] : by_scale.items()) {
+    EXPECT_NE(group.find(" ["), std::string::npos) << group;
+    tasks_by_scale += values.at("gap_to_ceiling_tasks").get<int64_t>();
+    gap_by_scale += values.at("gap_to_ceiling").get<double>() * values.at("tasks").get<double>();
+  }
+  EXPECT_EQ(tasks_by_scale, 64);
+  EXPECT_NEAR(gap_by_scale / 64.0, cnp.at("gap_to_ceiling").get<double>(), 1e-9);
 
   auto wrong = run_npe("eval --model gp-bayes --task tfmnist --tasks 4");
   EXPECT_NE(wrong.status, 0);

@@ -3,6 +3,7 @@
 // kind (GP tasks: the kernel family).
 
 #include <cmath>
+#include <sstream>
 
 #include "npe/data/gp_tasks.h"
 #include "npe/predictors/gp.h"
@@ -93,6 +94,19 @@ TEST(Evaluation, TaskKindsAreTheKernelFamiliesAndAddUpToTheMean) {
   ASSERT_EQ(result.task_kind.size(), 64u);
   ASSERT_EQ(result.task_ll.size(), 64u);
   for (size_t i = 0; i < 16; ++i) EXPECT_EQ(result.task_kind[i], kernel_name(kernels[i].kind));
+  // Beside each kind: the task's scale (the period of a periodic kernel, else the lengthscale)
+  // and its context size, the same for every task of a batch.
+  ASSERT_EQ(result.task_scale.size(), 64u);
+  ASSERT_EQ(result.task_num_context.size(), 64u);
+  for (size_t i = 0; i < 16; ++i) {
+    const bool periodic = kernels[i].kind == KernelKind::Periodic;
+    EXPECT_EQ(result.task_scale[i], periodic ? kernels[i].period : kernels[i].lengthscale);
+    EXPECT_EQ(result.task_num_context[i], batch.task.num_context());
+  }
+  for (double scale : result.task_scale) {
+    EXPECT_GE(scale, 0.25);  // the gp1d task's range of ell
+    EXPECT_LE(scale, 4.0);
+  }
   // The per-task values average to the per-batch ones (the oracle is joint: both kinds).
   ASSERT_EQ(result.task_joint_ll.size(), 64u);
   for (size_t b = 0; b < 4; ++b) {
@@ -142,6 +156,45 @@ TEST(Evaluation, PairedDifferenceByKindAveragesTheKindsTasks) {
   EXPECT_TRUE(paired_difference_by_kind(a, no_kinds).empty());
 }
 
+// Grouping by kind and scale splits each kind into octaves of ell: the labels name the octave
+// that holds each task's scale, and a result without scales (a ceiling stored before they were
+// kept) is grouped by the scales of the other.
+TEST(Evaluation, GroupingByScaleSplitsEachKindIntoOctaves) {
+  EvalResult a, b;
+  a.batch_tasks = b.batch_tasks = {2, 2};
+  a.task_kind = b.task_kind = {"se", "periodic", "se", "periodic"};
+  a.task_ll = {1.0, 2.0, 3.0, 5.0};
+  b.task_ll = {0.0, 0.0, 1.0, 1.0};
+  a.task_joint_ll = b.task_joint_ll = {0.0, 0.0, 0.0, 0.0};
+  b.task_scale = {0.3, 0.49, 0.7, 3.9};
+  const auto d = paired_difference_by_kind(a, b, false, TaskGrouping::kind_and_scale);
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_NEAR(d.at("se [0.25,0.5)").mean, 1.0, 1e-12);
+  EXPECT_NEAR(d.at("periodic [0.25,0.5)").mean, 2.0, 1e-12);
+  EXPECT_NEAR(d.at("se [0.5,1)").mean, 2.0, 1e-12);
+  EXPECT_NEAR(d.at("periodic [2,4)").mean, 4.0, 1e-12);
+  // By kind alone the same tasks give the kinds' groups.
+  EXPECT_EQ(paired_difference_by_kind(a, b).size(), 2u);
+
+  const auto result = evaluate_oracle(64, 16);
+  const auto groups = ll_by_kind(result, TaskGrouping::kind_and_scale);
+  EXPECT_GT(groups.size(), 3u);  // three kinds, ell spread over four octaves
+  int64_t tasks = 0;
+  double total = 0.0;
+  for (const auto& [group, summary] : groups) {
+    tasks += summary.num_tasks;
+    total += summary.ll_mean * double(summary.num_tasks);
+  }
+  EXPECT_EQ(tasks, 64);
+  EXPECT_NEAR(total / 64.0, result.ll_mean, 1e-12);
+  for (size_t i = 0; i < result.task_scale.size(); ++i) {
+    const double low = std::exp2(std::floor(std::log2(result.task_scale[i])));
+    std::ostringstream label;
+    label << result.task_kind[i] << " [" << low << "," << 2 * low << ")";
+    EXPECT_TRUE(groups.count(label.str())) << label.str();
+  }
+}
+
 // The per-task values survive a JSON round trip (a stored ceiling can be broken down later), and
 // rows written before they existed still read.
 TEST(Evaluation, PerTaskValuesRoundTripThroughJson) {
@@ -153,6 +206,17 @@ TEST(Evaluation, PerTaskValuesRoundTripThroughJson) {
   EXPECT_EQ(back.task_kind, result.task_kind);
   EXPECT_EQ(back.task_ll, result.task_ll);
   EXPECT_EQ(back.task_joint_ll, result.task_joint_ll);
+  EXPECT_EQ(back.task_num_context, result.task_num_context);
+  EXPECT_EQ(back.task_scale, result.task_scale);
+  // Files written before scales and context sizes were kept still read.
+  auto older = json;
+  older["per_task"].erase("scale");
+  older["per_task"].erase("num_context");
+  EXPECT_EQ(eval_result_from_json(older).task_kind, result.task_kind);
+  EXPECT_TRUE(eval_result_from_json(older).task_scale.empty());
+  json["per_task"]["scale"].erase(0);
+  NPE_EXPECT_THROW_WITH(eval_result_from_json(json), InvalidInputError, "one value per task");
+  json["per_task"]["scale"] = result.task_scale;
   json["per_task"]["ll"].erase(0);
   NPE_EXPECT_THROW_WITH(eval_result_from_json(json), InvalidInputError, "one value per task");
   json.erase("per_task");

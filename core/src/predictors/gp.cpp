@@ -131,6 +131,16 @@ std::vector<std::string> GpOracle::task_kinds() const {
   return kinds;
 }
 
+std::vector<double> GpOracle::task_scales() const {
+  std::vector<double> scales;
+  scales.reserve(m_kernels.size());
+  for (const auto& kernel : m_kernels) {
+    if (!kernel.ard_lengthscales.empty()) return {};
+    scales.push_back(kernel.kind == KernelKind::Periodic ? kernel.period : kernel.lengthscale);
+  }
+  return scales;
+}
+
 namespace {
 
 // Maximises the summed log marginal likelihood (per context point) over `parameters` with Adam,

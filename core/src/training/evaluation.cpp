@@ -67,13 +67,21 @@ void record_task_kinds(const TaskBatch& batch, const torch::Tensor& ll,
   if (kinds.empty()) return;
   TORCH_CHECK(int64_t(kinds.size()) == ll.size(0), "evaluation: the oracle names ", kinds.size(),
               " task kinds for ", ll.size(0), " tasks");
+  const auto scales = batch.oracle->task_scales();
+  TORCH_CHECK(scales.empty() || scales.size() == kinds.size(), "evaluation: the oracle gives ",
+              scales.size(), " task scales for ", kinds.size(), " tasks");
+  // A stored evaluation keeps either every task's scale or none.
+  const bool keep_scales = !scales.empty() && result.task_scale.size() == result.task_kind.size();
   const auto marginal = ll.contiguous();
   const auto joint = joint_ll.contiguous();
   for (int64_t i = 0; i < ll.size(0); ++i) {
     result.task_kind.push_back(kinds[size_t(i)]);
     result.task_ll.push_back(marginal[i].item<double>());
     result.task_joint_ll.push_back(joint[i].item<double>());
+    result.task_num_context.push_back(batch.task.num_context());
+    if (keep_scales) result.task_scale.push_back(scales[size_t(i)]);
   }
+  if (!keep_scales) result.task_scale.clear();
 }
 
 }  // namespace
@@ -169,7 +177,12 @@ nlohmann::json per_batch_json(const EvalResult& result) {
 
 nlohmann::json per_task_json(const EvalResult& result) {
   if (result.task_kind.empty()) return nullptr;
-  return {{"kind", result.task_kind}, {"ll", result.task_ll}, {"joint_ll", result.task_joint_ll}};
+  nlohmann::json json = {{"kind", result.task_kind},
+                         {"ll", result.task_ll},
+                         {"joint_ll", result.task_joint_ll},
+                         {"num_context", result.task_num_context}};
+  if (!result.task_scale.empty()) json["scale"] = result.task_scale;
+  return json;
 }
 
 EvalResult eval_result_from_json(const nlohmann::json& json) {
@@ -234,9 +247,20 @@ EvalResult eval_result_from_json(const nlohmann::json& json) {
     }
     result.task_ll = numbers_in(tasks, "per_task", "ll", true);
     result.task_joint_ll = numbers_in(tasks, "per_task", "joint_ll", true);
+    // Files written before these were added have neither.
+    for (double n : numbers_in(tasks, "per_task", "num_context", false)) {
+      if (n < 0 || n != std::floor(n)) fail("per_task.num_context must be counts");
+      result.task_num_context.push_back(int64_t(n));
+    }
+    result.task_scale = numbers_in(tasks, "per_task", "scale", false);
+    auto holds_one_per_task = [&](size_t size, bool optional) {
+      return size == result.task_kind.size() || (optional && size == 0);
+    };
     if (int64_t(result.task_kind.size()) != result.num_tasks ||
-        result.task_ll.size() != result.task_kind.size() ||
-        result.task_joint_ll.size() != result.task_kind.size()) {
+        !holds_one_per_task(result.task_ll.size(), false) ||
+        !holds_one_per_task(result.task_joint_ll.size(), false) ||
+        !holds_one_per_task(result.task_num_context.size(), true) ||
+        !holds_one_per_task(result.task_scale.size(), true)) {
       fail("per_task arrays do not hold one value per task");
     }
   }
@@ -284,14 +308,15 @@ struct KindBatches {
 };
 
 std::map<std::string, KindBatches> group_by_kind(const EvalResult& result, int64_t tasks,
-                                                 const std::function<double(size_t)>& value) {
+                                                 const std::function<double(size_t)>& value,
+                                                 const std::function<std::string(size_t)>& group) {
   std::map<std::string, KindBatches> groups;
   size_t first = 0;
   for (const auto batch_size : result.batch_tasks) {
     const auto end = std::min(first + size_t(batch_size), size_t(tasks));
     std::map<std::string, std::pair<double, int64_t>> sums;
     for (size_t i = first; i < end; ++i) {
-      auto& [sum, count] = sums[result.task_kind[i]];
+      auto& [sum, count] = sums[group(i)];
       sum += value(i);
       ++count;
     }
@@ -305,13 +330,29 @@ std::map<std::string, KindBatches> group_by_kind(const EvalResult& result, int64
   return groups;
 }
 
+// The group of task i: its kind, and with kind_and_scale the octave [2^k, 2^(k+1)) holding its
+// scale, from `scales` (one per task, or empty: kinds only).
+std::function<std::string(size_t)> task_group(const EvalResult& result,
+                                              const std::vector<double>& scales,
+                                              TaskGrouping grouping) {
+  return [&result, &scales, grouping](size_t i) {
+    const auto& kind = result.task_kind[i];
+    if (grouping == TaskGrouping::kind || i >= scales.size() || !(scales[i] > 0.0)) return kind;
+    const double low = std::exp2(std::floor(std::log2(scales[i])));
+    std::ostringstream label;
+    label << kind << " [" << low << "," << 2.0 * low << ")";
+    return label.str();
+  };
+}
+
 }  // namespace
 
-std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result) {
+std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result, TaskGrouping grouping) {
   std::map<std::string, KindSummary> summaries;
   if (result.task_kind.empty()) return summaries;
-  const auto groups = group_by_kind(result, int64_t(result.task_kind.size()),
-                                    [&](size_t i) { return result.task_ll[i]; });
+  const auto groups = group_by_kind(
+      result, int64_t(result.task_kind.size()), [&](size_t i) { return result.task_ll[i]; },
+      task_group(result, result.task_scale, grouping));
   for (const auto& [kind, batches] : groups) {
     auto& summary = summaries[kind];
     for (const auto count : batches.counts) summary.num_tasks += count;
@@ -320,9 +361,9 @@ std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result) {
   return summaries;
 }
 
-nlohmann::json ll_by_kind_json(const EvalResult& result) {
+nlohmann::json ll_by_kind_json(const EvalResult& result, TaskGrouping grouping) {
   nlohmann::json kinds = nlohmann::json::object();
-  for (const auto& [kind, summary] : ll_by_kind(result)) {
+  for (const auto& [kind, summary] : ll_by_kind(result, grouping)) {
     kinds[kind] = {{"tasks", summary.num_tasks},
                    {"ll_mean", summary.ll_mean},
                    {"ll_stderr", summary.ll_stderr}};
@@ -331,7 +372,8 @@ nlohmann::json ll_by_kind_json(const EvalResult& result) {
 }
 
 std::map<std::string, PairedDifference> paired_difference_by_kind(const EvalResult& a,
-                                                                  const EvalResult& b, bool joint) {
+                                                                  const EvalResult& b, bool joint,
+                                                                  TaskGrouping grouping) {
   std::map<std::string, PairedDifference> differences;
   if (a.task_kind.empty() || b.task_kind.empty()) return differences;
   const auto batches = std::min(a.batch_tasks.size(), b.batch_tasks.size());
@@ -352,7 +394,9 @@ std::map<std::string, PairedDifference> paired_difference_by_kind(const EvalResu
   }
   const auto& a_ll = joint ? a.task_joint_ll : a.task_ll;
   const auto& b_ll = joint ? b.task_joint_ll : b.task_ll;
-  const auto groups = group_by_kind(a, tasks, [&](size_t i) { return a_ll[i] - b_ll[i]; });
+  const auto& scales = a.task_scale.empty() ? b.task_scale : a.task_scale;
+  const auto groups = group_by_kind(
+      a, tasks, [&](size_t i) { return a_ll[i] - b_ll[i]; }, task_group(a, scales, grouping));
   for (const auto& [kind, kind_batches] : groups) {
     auto& difference = differences[kind];
     for (const auto count : kind_batches.counts) difference.num_tasks += count;

@@ -34,6 +34,11 @@ class TaskOracle {
   /// tasks: the kernel family, "se", "periodic", "matern52"), so that an evaluation can say
   /// where a model's loss lies. Empty where tasks have no kinds.
   virtual std::vector<std::string> task_kinds() const { return {}; }
+  /// Each task's characteristic input scale, where the generating process has one (GP tasks:
+  /// the scale ell drawn for the task, i.e. the lengthscale, or the period of a periodic
+  /// kernel), so that an evaluation can say at which scales a model's loss lies. Empty where
+  /// tasks have none.
+  virtual std::vector<double> task_scales() const { return {}; }
 };
 
 /// A batch of tasks plus, when the generating process is known, its oracle.

@@ -57,6 +57,9 @@ class GpOracle final : public TaskOracle {
   std::optional<JointGaussian> predict_joint(const Task& task) const override;
   /// Each task's kernel family (kernel_name).
   std::vector<std::string> task_kinds() const override;
+  /// Each task's ell of paper_kernel: the period of a periodic kernel, else the lengthscale;
+  /// empty where a kernel has one lengthscale per dimension.
+  std::vector<double> task_scales() const override;
   const std::vector<KernelSpec>& kernels() const { return m_kernels; }
   double noise_std() const { return m_noise_std; }
 

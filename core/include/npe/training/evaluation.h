@@ -64,6 +64,10 @@ struct EvalResult {
   std::vector<std::string> task_kind;
   std::vector<double> task_ll;
   std::vector<double> task_joint_ll;
+  /// Beside task_kind: each task's number of context points, and its scale where the oracle
+  /// knows one (TaskOracle::task_scales; else empty), for breakdowns beyond the kinds.
+  std::vector<int64_t> task_num_context;
+  std::vector<double> task_scale;
   bool cancelled = false;
 };
 
@@ -103,16 +107,23 @@ struct KindSummary {
   double ll_mean = 0.0;
   double ll_stderr = 0.0;
 };
-/// ll_mean broken down by task kind (empty where the result has no task kinds).
-std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result);
-/// ll_by_kind as JSON: {kind: {"tasks", "ll_mean", "ll_stderr"}} (an empty object without kinds).
-nlohmann::json ll_by_kind_json(const EvalResult& result);
-/// paired_difference (joint: paired_joint_difference) broken down by task kind, over the tasks
-/// both evaluated. Empty where either result has no task kinds; throws ConfigError when the two
-/// disagree on a task's kind (they did not see the same tasks).
-std::map<std::string, PairedDifference> paired_difference_by_kind(const EvalResult& a,
-                                                                  const EvalResult& b,
-                                                                  bool joint = false);
+/// How the breakdowns below group tasks: by kind, or by kind and octave of the task's scale
+/// ("periodic [0.25,0.5)": periodic tasks with 0.25 <= ell < 0.5; tasks without a scale keep
+/// their kind), which shows how a model's loss changes with the lengthscale or period.
+enum class TaskGrouping { kind, kind_and_scale };
+/// ll_mean broken down by task group (empty where the result has no task kinds).
+std::map<std::string, KindSummary> ll_by_kind(const EvalResult& result,
+                                              TaskGrouping grouping = TaskGrouping::kind);
+/// ll_by_kind as JSON: {group: {"tasks", "ll_mean", "ll_stderr"}} (an empty object without kinds).
+nlohmann::json ll_by_kind_json(const EvalResult& result,
+                               TaskGrouping grouping = TaskGrouping::kind);
+/// paired_difference (joint: paired_joint_difference) broken down by task group, over the tasks
+/// both evaluated (scales from whichever result has them: a stored ceiling may predate them).
+/// Empty where either result has no task kinds; throws ConfigError when the two disagree on a
+/// task's kind (they did not see the same tasks).
+std::map<std::string, PairedDifference> paired_difference_by_kind(
+    const EvalResult& a, const EvalResult& b, bool joint = false,
+    TaskGrouping grouping = TaskGrouping::kind);
 
 /// Evaluates the predictor on options.num_tasks tasks. The tasks depend only on (seed, shift,
 /// batch size, split), so results at different shifts are paired. Throws InvalidInputError when
