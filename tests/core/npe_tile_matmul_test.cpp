@@ -1,5 +1,5 @@
 // The attention kernels' tile product (oneDNN where the build has it) against libtorch's plain
-// products, for every epilogue, operand layout and dtype the kernels use.
+// products, for every epilogue, operand layout and dtype the kernels use, batched per head too.
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -105,6 +105,49 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{1, 700, 128, false, false, torch::kBFloat16, torch::kFloat32},
                       Case{300, 128, 9, false, false, torch::kBFloat16, torch::kFloat32}),
     name_of);
+
+// Batched per-head products on strided views, in the layouts of the attention kernel: heads of
+// [rows, H, D] tensors permuted to the front, into a dense [H, rows, keys] buffer, from it into
+// interleaved rows, and from its transpose accumulated into interleaved rows.
+TEST(TileMatmulBatched, PerHeadProductsOfStridedViewsMatchLibtorch) {
+  torch::manual_seed(11);
+  const int64_t heads = 8, rows = 37, keys = 50, dim = 16;
+  for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+    if (dtype == torch::kBFloat16 && !bf16_unavailable_reason().empty()) continue;
+    const double tolerance = dtype == torch::kBFloat16 ? 1e-2 : 1e-5;
+    auto expect_close = [&](const torch::Tensor& actual, const torch::Tensor& expected) {
+      const auto scale = expected.abs().max().item<double>() + 1.0;
+      const auto error = (actual.to(torch::kFloat64) - expected).abs().max().item<double>();
+      EXPECT_LE(error, tolerance * scale) << "max error " << error << " at scale " << scale;
+    };
+    const auto q = torch::randn({rows, heads, dim}).to(dtype);  // [rows, H, D]
+    const auto k = torch::randn({keys, heads, dim}).to(dtype);  // [keys, H, D]
+    auto exact = [](const torch::Tensor& a, const torch::Tensor& b) {
+      return at::bmm(a.to(torch::kFloat64), b.to(torch::kFloat64));
+    };
+    // Dot products per head: [H, rows, D] @ [H, D, keys] into a dense buffer.
+    auto dots = torch::full({heads, rows + 3, keys}, 99.0).narrow(1, 0, rows);
+    tile_matmul(dots, q.permute({1, 0, 2}), k.permute({1, 2, 0}));
+    expect_close(dots, exact(q.permute({1, 0, 2}), k.permute({1, 2, 0})));
+    // Weighted sums per head into the rows of a [rows, H, D] tensor.
+    const auto weights = torch::randn({heads, rows, keys}).to(dtype);
+    auto out = torch::zeros({rows, heads, dim});
+    tile_matmul(out.permute({1, 0, 2}), weights, k.permute({1, 0, 2}));
+    expect_close(out.permute({1, 0, 2}), exact(weights, k.permute({1, 0, 2})));
+    // Gradients per key, accumulated into [keys, H, D] from the transposed weights.
+    const auto start = torch::randn({keys, heads, dim});
+    auto acc = start.clone();
+    tile_matmul(acc.permute({1, 0, 2}), weights.transpose(1, 2), q.permute({1, 0, 2}),
+                {nullptr, false, true});
+    expect_close(acc.permute({1, 0, 2}), start.permute({1, 0, 2}).to(torch::kFloat64) +
+                                             exact(weights.transpose(1, 2), q.permute({1, 0, 2})));
+  }
+  auto out = torch::empty({2, 4, 5});
+  EXPECT_THROW(tile_matmul(out, torch::randn({2, 4, 3}), torch::randn({3, 3, 5})), c10::Error);
+  const auto bias = torch::randn({5});
+  EXPECT_THROW(tile_matmul(out, torch::randn({2, 4, 3}), torch::randn({2, 3, 5}), {&bias, false}),
+               c10::Error);
+}
 
 TEST(TileMatmulArguments, RefusesMismatchedShapesAndDtypes) {
   auto out = torch::empty({4, 5});

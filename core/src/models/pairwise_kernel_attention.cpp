@@ -58,49 +58,27 @@ struct Sizes {
         input_dim(w1.size(1)) {}
 };
 
-// Per-head products of a tile (dot products q_n.k_m, weighted sums of values) as one matrix
-// product each, with the heads' matrices on a block diagonal: libtorch's bmm over 8 small
-// heads costs more in per-call overhead than the extra zeros cost in arithmetic (dots add 1/16
-// of rho's FLOPs at D_z 128). Rebuilt only when a thread's tiles move to the next batch element.
-struct BlockDiagonals {
-  Tensor keys;    // [H*Dh, Nk*H]: keys[h*Dh + d, m*H + h] = k[m,h,d]
-  Tensor values;  // [Nk*H, H*Dv]: values[m*H + h, h*Dv + d] = v[m,h,d]
-  int64_t b = -1;
-
-  BlockDiagonals(const Sizes& s, const torch::TensorOptions& options)
-      : keys(torch::zeros({s.heads * s.key_dim, s.keys * s.heads}, options)),
-        values(torch::zeros({s.keys * s.heads, s.heads * s.value_dim}, options)) {}
-
-  void load(int64_t batch_element, const Sizes& s, const Tensor& k, const Tensor& v) {
-    if (batch_element == b) return;
-    b = batch_element;
-    keys.view({s.heads, s.key_dim, s.keys, s.heads})
-        .diagonal(0, 0, 3)
-        .copy_(k.select(0, b).permute({2, 0, 1}));
-    values.view({s.keys, s.heads, s.heads, s.value_dim})
-        .diagonal(0, 1, 2)
-        .copy_(v.select(0, b).permute({0, 2, 1}));
-  }
-};
-
-// Sums the block diagonal of `full` [Nk*H, H*D] into `acc` [Nk,H,D].
-void add_block_diagonal(const Tensor& acc, const Tensor& full) {
-  const int64_t keys = acc.size(0), heads = acc.size(1), dim = acc.size(2);
-  acc.add_(full.view({keys, heads, heads, dim}).diagonal(0, 1, 2).permute({0, 2, 1}));
+// The per-head products of a tile (dot products q_n.k_m, weighted sums of values and their
+// gradients) run as batched products over the heads, on strided views of q, k, v and the
+// gradients: [rows, H, D] permuted to [H, rows, D]. Each product has one operand, or its
+// result, dense per head (a [H, rows, Nk] buffer), the layouts oneDNN runs fast. (Packing the
+// heads on a block diagonal instead costs 8x the arithmetic in zeros: 165 of 1,060 ms per
+// reference step in bf16 on one thread.)
+Tensor heads_first(const Tensor& rows_heads_dim) {
+  return rows_heads_dim.permute({1, 0, 2});  // [rows, H, D] -> [H, rows, D]
 }
 
 // rho's input for the pairs of a tile, [rows*Nk, H+Dx] in float32: the scaled dot products
 // (from q already multiplied by 1/sqrt(D_h)), then x_n - x_m, written into `buffer`.
 // Differences are formed before any projection, as in the plain path, so that inputs far from
 // the origin do not cancel after rounding.
-Tensor pair_inputs(const Tile& tile, const Sizes& s, const Tensor& q_scaled,
-                   const BlockDiagonals& blocks, const Tensor& xq, const Tensor& xk, Tensor& buffer,
-                   Tensor& dots_buffer) {
-  const auto qt = q_scaled.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({tile.rows, -1});
+Tensor pair_inputs(const Tile& tile, const Sizes& s, const Tensor& q_scaled, const Tensor& k,
+                   const Tensor& xq, const Tensor& xk, Tensor& buffer, Tensor& dots_buffer) {
+  const auto q_heads = heads_first(q_scaled.select(0, tile.b).narrow(0, tile.q0, tile.rows));
   auto u = buffer.narrow(0, 0, tile.rows * s.keys).view({tile.rows, s.keys, s.input_dim});
-  const auto dots = dots_buffer.narrow(0, 0, tile.rows);
-  tile_matmul(dots, qt, blocks.keys);
-  u.narrow(2, 0, s.heads).copy_(dots.view({tile.rows, s.keys, s.heads}));
+  const auto dots = dots_buffer.narrow(1, 0, tile.rows);  // [H, rows, Nk]
+  tile_matmul(dots, q_heads, k.select(0, tile.b).permute({1, 2, 0}));
+  u.narrow(2, 0, s.heads).copy_(dots.permute({1, 2, 0}));
   auto diff = u.narrow(2, s.heads, s.dim_x);
   at::sub_out(diff, xq.select(0, tile.b).narrow(0, tile.q0, tile.rows).unsqueeze(1),
               xk.select(0, tile.b).unsqueeze(0));
@@ -139,9 +117,9 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const Tiling tiling(s.batch, s.queries, s.keys, pairs_per_tile(s.width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
-      BlockDiagonals blocks(s, f32);
       auto u_buffer = torch::empty({max_pairs, s.input_dim}, f32);
-      auto dots_buffer = torch::empty({tiling.rows_per_tile, s.keys * s.heads}, f32);
+      auto dots_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
+      auto weights_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
       auto logits_buffer = torch::empty({max_pairs, s.heads}, f32);
       Tensor scratch1, scratch2;  // this thread's activations when nothing is kept
       if (!keep_for_backward) {
@@ -151,9 +129,8 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
-        blocks.load(tile.b, s, k, v);
         const auto u =
-            pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer, dots_buffer).to(matmul_dtype);
+            pair_inputs(tile, s, q_scaled, k, xq, xk, u_buffer, dots_buffer).to(matmul_dtype);
         auto rows_of = [&](const Tensor& t, int64_t width) {
           return t.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
         };
@@ -167,8 +144,10 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         auto a = rows_of(alpha, s.keys * s.heads);
         auto a3 = a.view({tile.rows, s.keys, s.heads});
         at::_softmax_out(a3, logits.view({tile.rows, s.keys, s.heads}), 1, false);
-        auto out = rows_of(attended, s.heads * s.value_dim);
-        tile_matmul(out, a, blocks.values);
+        auto weights = weights_buffer.narrow(1, 0, tile.rows);  // [H, rows, Nk]
+        weights.copy_(a3.permute({2, 0, 1}));
+        tile_matmul(heads_first(attended.select(0, tile.b).narrow(0, tile.q0, tile.rows)), weights,
+                    v.select(0, tile.b).permute({1, 0, 2}));
       }
     });
     ctx->saved_data["bf16"] = bf16;
@@ -209,34 +188,41 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
       const int64_t t = at::get_thread_num();
-      BlockDiagonals blocks(s, f32);
       auto u_buffer = torch::empty({max_pairs, s.input_dim}, f32);
       // Bias gradients as products with a row of ones: faster than column sums here.
       const auto ones = torch::ones({1, max_pairs}, f32);
       const auto ones_mm = ones.to(matmul_dtype);
       auto g1_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
       auto gu_buffer = torch::empty({max_pairs, s.input_dim}, f32);
-      auto dots_buffer = torch::empty({tiling.rows_per_tile, s.keys * s.heads}, f32);
+      auto dots_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
       auto grad_a_buffer = torch::empty({tiling.rows_per_tile, s.keys * s.heads}, f32);
       auto g2_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
-      // Full products whose block diagonals are the per-head gradients of keys and values.
-      auto full_v = torch::empty({s.keys * s.heads, s.heads * s.value_dim}, f32);
-      auto full_k = torch::empty({s.keys * s.heads, s.heads * s.key_dim}, f32);
+      // [H, rows, Nk] per head: the attention weights, then the gradients of the weights and of
+      // the dot products.
+      auto weights_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
+      auto per_head_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
-        blocks.load(tile.b, s, k, v);
         auto rows_of = [&](const Tensor& x, int64_t width) {
           return x.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
         };
-        const auto a = rows_of(alpha, s.keys * s.heads);  // [rows, Nk*H]
+        auto heads_of = [&](const Tensor& x) {  // [B, Nq, H, D] -> this tile's [H, rows, D]
+          return heads_first(x.select(0, tile.b).narrow(0, tile.q0, tile.rows));
+        };
+        const auto a = rows_of(alpha, s.keys * s.heads);                  // [rows, Nk*H]
+        const auto v_b = v.select(0, tile.b), k_b = k.select(0, tile.b);  // [Nk, H, D]
+        const TileMatmulEpilogue accumulate{nullptr, false, true};
         Tensor grad_a;
         if (grad_attended.defined()) {
-          const auto g = rows_of(grad_attended, s.heads * s.value_dim);
+          const auto g = heads_of(grad_attended);                 // [H, rows, Dv]
+          auto weights = weights_buffer.narrow(1, 0, tile.rows);  // [H, rows, Nk]
+          weights.copy_(a.view({tile.rows, s.keys, s.heads}).permute({2, 0, 1}));
+          auto grad_weights = per_head_buffer.narrow(1, 0, tile.rows);
+          tile_matmul(grad_weights, g, v_b.permute({1, 2, 0}));
           grad_a = grad_a_buffer.narrow(0, 0, tile.rows);
-          tile_matmul(grad_a, g, blocks.values.t());
-          tile_matmul(full_v, a.t(), g);
-          add_block_diagonal(acc_v[t][tile.b], full_v);
+          grad_a.view({tile.rows, s.keys, s.heads}).copy_(grad_weights.permute({1, 2, 0}));
+          tile_matmul(heads_first(acc_v[t][tile.b]), weights.transpose(1, 2), g, accumulate);
         } else {
           grad_a = torch::zeros_like(a);
         }
@@ -249,10 +235,9 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         const auto glm = gl.to(matmul_dtype);
 
         const auto u =
-            pair_inputs(tile, s, q_scaled, blocks, xq, xk, u_buffer, dots_buffer).to(matmul_dtype);
+            pair_inputs(tile, s, q_scaled, k, xq, xk, u_buffer, dots_buffer).to(matmul_dtype);
         const auto h1 = rows_of(hidden1, s.width), h2 = rows_of(hidden2, s.width);
         const auto ones_p = ones_mm.narrow(1, 0, pairs);
-        const TileMatmulEpilogue accumulate{nullptr, false, true};
         tile_matmul(acc_w3[t], glm.t(), h2, accumulate);
         auto g2 = g2_buffer.narrow(0, 0, pairs);
         tile_matmul(g2, glm, w3);
@@ -269,12 +254,11 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         const auto gu = gu_rows.view({tile.rows, s.keys, -1});
 
         // Back through the dot products and the differences.
-        const auto grad_dots =
-            gu.narrow(2, 0, s.heads).contiguous().view({tile.rows, s.keys * s.heads});
-        auto gq = rows_of(grad_q, s.heads * s.key_dim);
-        tile_matmul(gq, grad_dots, blocks.keys.t());
-        tile_matmul(full_k, grad_dots.t(), rows_of(q_scaled, s.heads * s.key_dim));
-        add_block_diagonal(acc_k[t][tile.b], full_k);
+        auto grad_dots = per_head_buffer.narrow(1, 0, tile.rows);  // [H, rows, Nk]
+        grad_dots.copy_(gu.narrow(2, 0, s.heads).permute({2, 0, 1}));
+        tile_matmul(heads_of(grad_q), grad_dots, k_b.permute({1, 0, 2}));
+        tile_matmul(heads_first(acc_k[t][tile.b]), grad_dots.transpose(1, 2), heads_of(q_scaled),
+                    accumulate);
         const auto grad_diff = gu.narrow(2, s.heads, s.dim_x);
         rows_of(grad_xq, s.dim_x).copy_(grad_diff.sum(1));
         acc_xk[t][tile.b].sub_(grad_diff.sum(0));

@@ -1,5 +1,6 @@
 #include "npe/models/tile_matmul.h"
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <unordered_map>
@@ -15,20 +16,35 @@ namespace {
 
 void check_arguments(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
                      const TileMatmulEpilogue& epilogue) {
-  TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && out.dim() == 2, "tile_matmul: 2-D tensors only");
-  TORCH_CHECK(a.size(1) == b.size(0) && out.size(0) == a.size(0) && out.size(1) == b.size(1),
+  const auto dims = a.dim();
+  TORCH_CHECK((dims == 2 || dims == 3) && b.dim() == dims && out.dim() == dims,
+              "tile_matmul: 2-D (or batched 3-D) tensors, all of one rank");
+  const auto m = dims - 2, k = dims - 1;  // the matrix dimensions
+  TORCH_CHECK(a.size(k) == b.size(m) && out.size(m) == a.size(m) && out.size(k) == b.size(k) &&
+                  (dims == 2 || (a.size(0) == b.size(0) && out.size(0) == a.size(0))),
               "tile_matmul: shapes ", a.sizes(), " @ ", b.sizes(), " -> ", out.sizes());
+  TORCH_CHECK(out.stride(k) == 1 || out.size(k) == 1, "tile_matmul: out needs unit stride along N");
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "tile_matmul: a and b differ in dtype");
   TORCH_CHECK(out.scalar_type() == torch::kFloat32 || out.scalar_type() == a.scalar_type(),
               "tile_matmul: out must be float32 or of the operands' dtype");
-  TORCH_CHECK(!epilogue.bias || (epilogue.bias->dim() == 1 && epilogue.bias->size(0) == b.size(1) &&
-                                 epilogue.bias->is_contiguous()),
-              "tile_matmul: bias must be a contiguous [N]");
+  TORCH_CHECK(
+      !epilogue.bias || (dims == 2 && epilogue.bias->dim() == 1 &&
+                         epilogue.bias->size(0) == b.size(1) && epilogue.bias->is_contiguous()),
+      "tile_matmul: bias must be a contiguous [N], of 2-D products");
 }
 
 // The same product from libtorch operations, used where oneDNN is not available.
 void composed_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
                      const TileMatmulEpilogue& epilogue) {
+  if (a.dim() == 3) {
+    auto product = at::bmm(a, b);
+    if (epilogue.accumulate) {
+      out.add_(product);
+    } else {
+      out.copy_(product);
+    }
+    return;
+  }
   const bool same_dtype = out.scalar_type() == a.scalar_type();
   if (epilogue.accumulate) {
     if (same_dtype && !epilogue.bias) {
@@ -66,31 +82,48 @@ memory::data_type onednn_type(torch::ScalarType type) {
 }
 
 memory::desc describe(const torch::Tensor& t) {
-  return memory::desc({t.size(0), t.size(1)}, onednn_type(t.scalar_type()),
-                      {t.stride(0), t.stride(1)});
+  return memory::desc(memory::dims(t.sizes().begin(), t.sizes().end()),
+                      onednn_type(t.scalar_type()),
+                      memory::dims(t.strides().begin(), t.strides().end()));
 }
 
 // Everything a primitive depends on: sizes, strides, dtypes and the epilogue.
 struct ProductKey {
-  int64_t m, k, n, a_stride0, a_stride1, b_stride0, b_stride1, out_stride0;
+  // Per operand (a, b, out): rank, sizes and strides, padded with zeros to three dimensions.
+  std::array<int64_t, 3 * 7> layout{};
   int8_t operand_type, out_type, bias_type;  // bias_type -1: no bias
   bool relu, accumulate;
   bool operator==(const ProductKey& o) const {
-    return m == o.m && k == o.k && n == o.n && a_stride0 == o.a_stride0 &&
-           a_stride1 == o.a_stride1 && b_stride0 == o.b_stride0 && b_stride1 == o.b_stride1 &&
-           out_stride0 == o.out_stride0 && operand_type == o.operand_type &&
-           out_type == o.out_type && bias_type == o.bias_type && relu == o.relu &&
-           accumulate == o.accumulate;
+    return layout == o.layout && operand_type == o.operand_type && out_type == o.out_type &&
+           bias_type == o.bias_type && relu == o.relu && accumulate == o.accumulate;
   }
 };
+
+ProductKey key_of(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                  const TileMatmulEpilogue& epilogue) {
+  ProductKey key{};
+  size_t i = 0;
+  for (const auto* t : {&a, &b, &out}) {
+    key.layout[i++] = t->dim();
+    for (int64_t d = 0; d < 3; ++d) {
+      key.layout[i++] = d < t->dim() ? t->size(d) : 0;
+      key.layout[i++] = d < t->dim() ? t->stride(d) : 0;
+    }
+  }
+  key.operand_type = static_cast<int8_t>(a.scalar_type());
+  key.out_type = static_cast<int8_t>(out.scalar_type());
+  key.bias_type = epilogue.bias ? static_cast<int8_t>(epilogue.bias->scalar_type()) : int8_t{-1};
+  key.relu = epilogue.relu;
+  key.accumulate = epilogue.accumulate;
+  return key;
+}
 
 struct ProductKeyHash {
   size_t operator()(const ProductKey& key) const {
     size_t h = 0;
-    for (int64_t v :
-         {key.m, key.k, key.n, key.a_stride0, key.a_stride1, key.b_stride0, key.b_stride1,
-          key.out_stride0, int64_t{key.operand_type}, int64_t{key.out_type}, int64_t{key.bias_type},
-          int64_t{key.relu}, int64_t{key.accumulate}}) {
+    for (int64_t v : key.layout) h = h * 1000003u ^ std::hash<int64_t>()(v);
+    for (int64_t v : {int64_t{key.operand_type}, int64_t{key.out_type}, int64_t{key.bias_type},
+                      int64_t{key.relu}, int64_t{key.accumulate}}) {
       h = h * 1000003u ^ std::hash<int64_t>()(v);
     }
     return h;
@@ -144,20 +177,7 @@ struct ThreadState {
 void onednn_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
                    const TileMatmulEpilogue& epilogue) {
   thread_local ThreadState state;
-  const ProductKey key{
-      a.size(0),
-      a.size(1),
-      b.size(1),
-      a.stride(0),
-      a.stride(1),
-      b.stride(0),
-      b.stride(1),
-      out.stride(0),
-      static_cast<int8_t>(a.scalar_type()),
-      static_cast<int8_t>(out.scalar_type()),
-      epilogue.bias ? static_cast<int8_t>(epilogue.bias->scalar_type()) : int8_t{-1},
-      epilogue.relu,
-      epilogue.accumulate};
+  const auto key = key_of(out, a, b, epilogue);
   auto found = state.products.find(key);
   if (found == state.products.end()) {
     // Tiles come in a handful of shapes; a bound keeps odd callers from growing the cache.

@@ -20,8 +20,13 @@ struct TileMatmulEpilogue {
 };
 
 /// out [M,N] (=|+=) a [M,K] @ b [K,N] with the epilogue. a and b may be any strided 2-D views
-/// (transposes included) of float32 or bfloat16 data, of one dtype; out is contiguous float32
-/// or of a's dtype. Products accumulate in float32.
+/// (transposes included) of float32 or bfloat16 data, of one dtype; out is float32 or of a's
+/// dtype, with unit stride along N. Products accumulate in float32.
+///
+/// Batched: out [G,M,N] (=|+=) a [G,M,K] @ b [G,K,N], one product per g (the attention heads),
+/// all three strided views, e.g. the heads of a [rows, heads, dim] tensor permuted to the front;
+/// no bias. Where out's or a's batch stride is not the largest (heads interleaved in both), the
+/// oneDNN build falls back to its slow reference kernel, so callers keep one of them dense.
 void tile_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
                  const TileMatmulEpilogue& epilogue = {});
 
