@@ -201,8 +201,8 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
                                   m_rho_dots->bias, m_rho_hidden->weight, m_rho_hidden->bias,
                                   m_rho_out->weight, m_rho_out->bias, pairwise_precision());
     attended = fused[0].reshape({b, nq, m_heads * m_head_dim});
-    alpha = fused[1];
-    weights = alpha.permute({0, 3, 1, 2});
+    weights = fused[1];
+    alpha = weights.permute({0, 2, 3, 1});
   } else {
     // [B,H,Nq,Nk] -> [B,Nq,Nk,H]: the pairwise MLP works on the last dimension.
     auto dots =

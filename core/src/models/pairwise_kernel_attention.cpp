@@ -6,6 +6,7 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include "attention_tile_passes.h"
 #include "npe/models/tile_matmul.h"
 
 namespace npe {
@@ -68,21 +69,29 @@ Tensor heads_first(const Tensor& rows_heads_dim) {
   return rows_heads_dim.permute({1, 0, 2});  // [rows, H, D] -> [H, rows, D]
 }
 
-// rho's input for the pairs of a tile, [rows*Nk, H+Dx] in float32: the scaled dot products
-// (from q already multiplied by 1/sqrt(D_h)), then x_n - x_m, written into `buffer`.
+// rho's inputs for the pairs of a tile, transposed: u^T [H+Dx, rows*Nk] in float32, the H
+// scaled dot products (from q already multiplied by 1/sqrt(D_h)) in the first rows, heads first
+// as the per-head product writes them, then x_n - x_m. Written into `buffer` [H+Dx, max pairs].
 // Differences are formed before any projection, as in the plain path, so that inputs far from
 // the origin do not cancel after rounding.
-Tensor pair_inputs(const Tile& tile, const Sizes& s, const Tensor& q_scaled, const Tensor& k,
-                   const Tensor& xq, const Tensor& xk, Tensor& buffer, Tensor& dots_buffer) {
+Tensor pair_inputs_transposed(const Tile& tile, const Sizes& s, const Tensor& q_scaled,
+                              const Tensor& k, const Tensor& xq, const Tensor& xk,
+                              const Tensor& buffer) {
+  const int64_t pairs = tile.rows * s.keys;
+  const auto u_t = buffer.narrow(1, 0, pairs);
   const auto q_heads = heads_first(q_scaled.select(0, tile.b).narrow(0, tile.q0, tile.rows));
-  auto u = buffer.narrow(0, 0, tile.rows * s.keys).view({tile.rows, s.keys, s.input_dim});
-  const auto dots = dots_buffer.narrow(1, 0, tile.rows);  // [H, rows, Nk]
-  tile_matmul(dots, q_heads, k.select(0, tile.b).permute({1, 2, 0}));
-  u.narrow(2, 0, s.heads).copy_(dots.permute({1, 2, 0}));
-  auto diff = u.narrow(2, s.heads, s.dim_x);
-  at::sub_out(diff, xq.select(0, tile.b).narrow(0, tile.q0, tile.rows).unsqueeze(1),
-              xk.select(0, tile.b).unsqueeze(0));
-  return u.view({tile.rows * s.keys, s.input_dim});
+  tile_matmul(u_t.narrow(0, 0, s.heads).view({s.heads, tile.rows, s.keys}), q_heads,
+              k.select(0, tile.b).permute({1, 2, 0}));
+  auto diff = u_t.narrow(0, s.heads, s.dim_x).view({s.dim_x, tile.rows, s.keys});
+  at::sub_out(diff, xq.select(0, tile.b).narrow(0, tile.q0, tile.rows).t().unsqueeze(2),
+              xk.select(0, tile.b).t().unsqueeze(1));
+  return u_t;
+}
+
+// A [heads, rows, keys] tile of a tensor laid out [B, H, Nq, Nk], as [H, rows * Nk].
+Tensor flat_tile(const Tensor& heads_rows_keys, int64_t b, int64_t q0, int64_t rows) {
+  const auto t = heads_rows_keys.select(0, b).narrow(1, q0, rows);
+  return t.view({t.size(0), rows * t.size(2)});
 }
 
 class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelAttention> {
@@ -101,14 +110,17 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     // Transposed once, so that each tile's products are plain row-major x @ W^T.
     const auto w1t = w1.t().to(matmul_dtype).contiguous();
     const auto w2t = w2.t().to(matmul_dtype).contiguous();
-    const auto w3t = w3.t().to(matmul_dtype).contiguous();
-    const auto b1m = b1.to(matmul_dtype).contiguous(), b2m = b2.to(matmul_dtype).contiguous(),
-               b3m = b3.to(matmul_dtype).contiguous();
+    const auto w3m = w3.to(matmul_dtype).contiguous();
+    const auto b1m = b1.to(matmul_dtype).contiguous(), b2m = b2.to(matmul_dtype).contiguous();
+    // b3, one constant per head added to all of a head's logits, cancels in the softmax over the
+    // keys: the weights do not depend on it, and the tiles leave it out.
+    (void)b3;
 
     const auto f32 = q.options();
     const auto mm_options = f32.dtype(matmul_dtype);
     auto attended = torch::empty({s.batch, s.queries, s.heads, s.value_dim}, f32);
-    auto alpha = torch::empty({s.batch, s.queries, s.keys, s.heads}, f32);
+    // Heads first, the layout of the products that use the weights.
+    auto weights = torch::empty({s.batch, s.heads, s.queries, s.keys}, f32);
     Tensor hidden1, hidden2;  // rho's activations after each ReLU, for the backward pass
     if (keep_for_backward) {
       hidden1 = torch::empty({s.batch, s.queries, s.keys, s.width}, mm_options);
@@ -117,10 +129,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const Tiling tiling(s.batch, s.queries, s.keys, pairs_per_tile(s.width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
-      auto u_buffer = torch::empty({max_pairs, s.input_dim}, f32);
-      auto dots_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
-      auto weights_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
-      auto logits_buffer = torch::empty({max_pairs, s.heads}, f32);
+      auto u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
       Tensor scratch1, scratch2;  // this thread's activations when nothing is kept
       if (!keep_for_backward) {
         scratch1 = torch::empty({max_pairs, s.width}, mm_options);
@@ -129,30 +138,27 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
-        const auto u =
-            pair_inputs(tile, s, q_scaled, k, xq, xk, u_buffer, dots_buffer).to(matmul_dtype);
+        const auto u_t =
+            pair_inputs_transposed(tile, s, q_scaled, k, xq, xk, u_buffer).to(matmul_dtype);
         auto rows_of = [&](const Tensor& t, int64_t width) {
           return t.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
         };
         auto h1 = keep_for_backward ? rows_of(hidden1, s.width) : scratch1.narrow(0, 0, pairs);
         auto h2 = keep_for_backward ? rows_of(hidden2, s.width) : scratch2.narrow(0, 0, pairs);
-        tile_matmul(h1, u, w1t, {&b1m, true});
+        tile_matmul(h1, u_t.t(), w1t, {&b1m, true});
         tile_matmul(h2, h1, w2t, {&b2m, true});
-        // Logits [pairs, H] = [rows, Nk, H]: softmax over the keys, dimension 1.
-        const auto logits = logits_buffer.narrow(0, 0, pairs);
-        tile_matmul(logits, h2, w3t, {&b3m});
-        auto a = rows_of(alpha, s.keys * s.heads);
-        auto a3 = a.view({tile.rows, s.keys, s.heads});
-        at::_softmax_out(a3, logits.view({tile.rows, s.keys, s.heads}), 1, false);
-        auto weights = weights_buffer.narrow(1, 0, tile.rows);  // [H, rows, Nk]
-        weights.copy_(a3.permute({2, 0, 1}));
-        tile_matmul(heads_first(attended.select(0, tile.b).narrow(0, tile.q0, tile.rows)), weights,
-                    v.select(0, tile.b).permute({1, 0, 2}));
+        // The logits, transposed into the weights' place [H, rows * Nk]; then the softmax over
+        // the keys in place.
+        tile_matmul(flat_tile(weights, tile.b, tile.q0, tile.rows), w3m, h2.t());
+        const auto tile_weights = weights.select(0, tile.b).narrow(1, tile.q0, tile.rows);
+        softmax_over_keys_(tile_weights);
+        tile_matmul(heads_first(attended.select(0, tile.b).narrow(0, tile.q0, tile.rows)),
+                    tile_weights, v.select(0, tile.b).permute({1, 0, 2}));
       }
     });
     ctx->saved_data["bf16"] = bf16;
-    ctx->save_for_backward({q_scaled, k, v, xq, xk, w1, w2, w3, alpha, hidden1, hidden2});
-    return {attended, alpha};
+    ctx->save_for_backward({q_scaled, k, v, xq, xk, w1, w2, w3, weights, hidden1, hidden2});
+    return {attended, weights};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -160,13 +166,13 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const auto matmul_dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
     const auto saved = ctx->get_saved_variables();
     const auto &q_scaled = saved[0], &k = saved[1], &v = saved[2], &xq = saved[3], &xk = saved[4],
-               &alpha = saved[8], &hidden1 = saved[9], &hidden2 = saved[10];
+               &weights = saved[8], &hidden1 = saved[9], &hidden2 = saved[10];
     const auto w1 = saved[5].to(matmul_dtype), w2 = saved[6].to(matmul_dtype),
                w3 = saved[7].to(matmul_dtype);
     const Sizes s(q_scaled, v, xq, saved[5]);
-    Tensor grad_attended, grad_alpha;  // [B,Nq,H,Dv], [B,Nq,Nk,H]
+    Tensor grad_attended, grad_weights_in;  // [B,Nq,H,Dv], [B,H,Nq,Nk]
     if (grads[0].defined()) grad_attended = grads[0].contiguous();
-    if (grads[1].defined()) grad_alpha = grads[1].contiguous();
+    if (grads[1].defined()) grad_weights_in = grads[1];
 
     // Gradients summed over tiles get one float32 accumulator per thread.
     const int64_t threads = at::get_num_threads();
@@ -175,9 +181,9 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       shape.insert(shape.begin(), threads);
       return torch::zeros(shape, f32);
     };
-    auto acc_w1 = per_thread({s.width, s.input_dim}), acc_b1 = per_thread({1, s.width});
-    auto acc_w2 = per_thread({s.width, s.width}), acc_b2 = per_thread({1, s.width});
-    auto acc_w3 = per_thread({s.heads, s.width}), acc_b3 = per_thread({1, s.heads});
+    auto acc_w1 = per_thread({s.width, s.input_dim}), acc_b1 = per_thread({s.width});
+    auto acc_w2 = per_thread({s.width, s.width}), acc_b2 = per_thread({s.width});
+    auto acc_w3 = per_thread({s.heads, s.width}), acc_b3 = per_thread({s.heads});
     auto acc_k = per_thread({s.batch, s.keys, s.heads, s.key_dim});
     auto acc_v = per_thread({s.batch, s.keys, s.heads, s.value_dim});
     auto acc_xk = per_thread({s.batch, s.keys, s.dim_x});
@@ -188,19 +194,14 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
       const int64_t t = at::get_thread_num();
-      auto u_buffer = torch::empty({max_pairs, s.input_dim}, f32);
-      // Bias gradients as products with a row of ones: faster than column sums here.
-      const auto ones = torch::ones({1, max_pairs}, f32);
-      const auto ones_mm = ones.to(matmul_dtype);
+      auto u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
+      // The gradients of rho's input, transposed like u: [H+Dx, pairs].
+      auto grad_u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
       auto g1_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
-      auto gu_buffer = torch::empty({max_pairs, s.input_dim}, f32);
-      auto dots_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
-      auto grad_a_buffer = torch::empty({tiling.rows_per_tile, s.keys * s.heads}, f32);
       auto g2_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
-      // [H, rows, Nk] per head: the attention weights, then the gradients of the weights and of
-      // the dot products.
-      auto weights_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
-      auto per_head_buffer = torch::empty({s.heads, tiling.rows_per_tile, s.keys}, f32);
+      // Per head [H, rows, Nk]: the gradient of the weights, then of the logits.
+      auto grad_weights_buffer = torch::empty({s.heads, max_pairs}, f32);
+      auto grad_logits_buffer = torch::empty({s.heads, max_pairs}, f32.dtype(matmul_dtype));
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
@@ -210,58 +211,51 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         auto heads_of = [&](const Tensor& x) {  // [B, Nq, H, D] -> this tile's [H, rows, D]
           return heads_first(x.select(0, tile.b).narrow(0, tile.q0, tile.rows));
         };
-        const auto a = rows_of(alpha, s.keys * s.heads);                  // [rows, Nk*H]
+        auto heads_rows_keys = [&](const Tensor& buffer) {  // [H, max pairs] -> [H, rows, Nk]
+          return buffer.narrow(1, 0, pairs).view({s.heads, tile.rows, s.keys});
+        };
+        const auto tile_weights = weights.select(0, tile.b).narrow(1, tile.q0, tile.rows);
         const auto v_b = v.select(0, tile.b), k_b = k.select(0, tile.b);  // [Nk, H, D]
         const TileMatmulEpilogue accumulate{nullptr, false, true};
-        Tensor grad_a;
+        auto grad_weights = heads_rows_keys(grad_weights_buffer);
         if (grad_attended.defined()) {
-          const auto g = heads_of(grad_attended);                 // [H, rows, Dv]
-          auto weights = weights_buffer.narrow(1, 0, tile.rows);  // [H, rows, Nk]
-          weights.copy_(a.view({tile.rows, s.keys, s.heads}).permute({2, 0, 1}));
-          auto grad_weights = per_head_buffer.narrow(1, 0, tile.rows);
+          const auto g = heads_of(grad_attended);  // [H, rows, Dv]
           tile_matmul(grad_weights, g, v_b.permute({1, 2, 0}));
-          grad_a = grad_a_buffer.narrow(0, 0, tile.rows);
-          grad_a.view({tile.rows, s.keys, s.heads}).copy_(grad_weights.permute({1, 2, 0}));
-          tile_matmul(heads_first(acc_v[t][tile.b]), weights.transpose(1, 2), g, accumulate);
+          tile_matmul(heads_first(acc_v[t][tile.b]), tile_weights.transpose(1, 2), g, accumulate);
         } else {
-          grad_a = torch::zeros_like(a);
+          grad_weights.zero_();
         }
-        if (grad_alpha.defined()) grad_a.add_(rows_of(grad_alpha, s.keys * s.heads));
-        const auto view3 = std::vector<int64_t>{tile.rows, s.keys, s.heads};
-        const auto gl =
-            at::_softmax_backward_data(grad_a.view(view3), a.view(view3), 1, torch::kFloat32)
-                .view({pairs, s.heads});
-        tile_matmul(acc_b3[t], ones.narrow(1, 0, pairs), gl, {nullptr, false, true});
-        const auto glm = gl.to(matmul_dtype);
+        if (grad_weights_in.defined()) {
+          grad_weights.add_(grad_weights_in.select(0, tile.b).narrow(1, tile.q0, tile.rows));
+        }
+        const auto grad_logits = heads_rows_keys(grad_logits_buffer);
+        softmax_over_keys_backward(grad_logits, tile_weights, grad_weights, acc_b3[t]);
+        const auto gl_t = grad_logits_buffer.narrow(1, 0, pairs);  // [H, pairs]
 
-        const auto u =
-            pair_inputs(tile, s, q_scaled, k, xq, xk, u_buffer, dots_buffer).to(matmul_dtype);
+        const auto u_t =
+            pair_inputs_transposed(tile, s, q_scaled, k, xq, xk, u_buffer).to(matmul_dtype);
         const auto h1 = rows_of(hidden1, s.width), h2 = rows_of(hidden2, s.width);
-        const auto ones_p = ones_mm.narrow(1, 0, pairs);
-        tile_matmul(acc_w3[t], glm.t(), h2, accumulate);
+        tile_matmul(acc_w3[t], gl_t, h2, accumulate);
         auto g2 = g2_buffer.narrow(0, 0, pairs);
-        tile_matmul(g2, glm, w3);
-        at::threshold_backward_out(g2, g2, h2, 0);
+        tile_matmul(g2, gl_t.t(), w3);
+        relu_backward_with_bias_gradient(g2, h2, acc_b2[t]);
         tile_matmul(acc_w2[t], g2.t(), h1, accumulate);
-        tile_matmul(acc_b2[t], ones_p, g2, accumulate);
         auto g1 = g1_buffer.narrow(0, 0, pairs);
         tile_matmul(g1, g2, w2);
-        at::threshold_backward_out(g1, g1, h1, 0);
-        tile_matmul(acc_w1[t], g1.t(), u, accumulate);
-        tile_matmul(acc_b1[t], ones_p, g1, accumulate);
-        auto gu_rows = gu_buffer.narrow(0, 0, pairs);
-        tile_matmul(gu_rows, g1, w1);
-        const auto gu = gu_rows.view({tile.rows, s.keys, -1});
+        relu_backward_with_bias_gradient(g1, h1, acc_b1[t]);
+        tile_matmul(acc_w1[t], g1.t(), u_t.t(), accumulate);
+        const auto grad_u_t = grad_u_buffer.narrow(1, 0, pairs);
+        tile_matmul(grad_u_t, w1.t(), g1.t());
 
         // Back through the dot products and the differences.
-        auto grad_dots = per_head_buffer.narrow(1, 0, tile.rows);  // [H, rows, Nk]
-        grad_dots.copy_(gu.narrow(2, 0, s.heads).permute({2, 0, 1}));
+        const auto grad_dots = grad_u_t.narrow(0, 0, s.heads).view({s.heads, tile.rows, s.keys});
         tile_matmul(heads_of(grad_q), grad_dots, k_b.permute({1, 0, 2}));
         tile_matmul(heads_first(acc_k[t][tile.b]), grad_dots.transpose(1, 2), heads_of(q_scaled),
                     accumulate);
-        const auto grad_diff = gu.narrow(2, s.heads, s.dim_x);
-        rows_of(grad_xq, s.dim_x).copy_(grad_diff.sum(1));
-        acc_xk[t][tile.b].sub_(grad_diff.sum(0));
+        const auto grad_diff =
+            grad_u_t.narrow(0, s.heads, s.dim_x).view({s.dim_x, tile.rows, s.keys});
+        rows_of(grad_xq, s.dim_x).copy_(grad_diff.sum(2).t());
+        acc_xk[t][tile.b].sub_(grad_diff.sum(1).t());
       }
     });
     // q entered as q / sqrt(D_h).
@@ -271,11 +265,11 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
             grad_xq,
             acc_xk.sum(0),
             acc_w1.sum(0),
-            acc_b1.sum(0).squeeze(0),
+            acc_b1.sum(0),
             acc_w2.sum(0),
-            acc_b2.sum(0).squeeze(0),
+            acc_b2.sum(0),
             acc_w3.sum(0),
-            acc_b3.sum(0).squeeze(0),
+            acc_b3.sum(0),
             Tensor(),
             Tensor()};
   }

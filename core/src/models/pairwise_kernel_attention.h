@@ -22,9 +22,10 @@ namespace npe {
 
 /// q [B,Nq,H,Dh], k [B,Nk,H,Dh], v [B,Nk,H,Dv], xq [B,Nq,Dx], xk [B,Nk,Dx]; rho =
 /// Linear(w1 [C,H+Dx], b1) -> ReLU -> Linear(w2 [C,C], b2) -> ReLU -> Linear(w3 [H,C], b3).
-/// Returns {attended [B,Nq,H,Dv], alpha [B,Nq,Nk,H]}, both differentiable with respect to every
-/// tensor argument. All tensors float32 on the CPU (pairwise_kernel_attention_applies);
-/// precision bf16 runs rho's matrix products in bfloat16 and everything else in float32.
+/// Returns {attended [B,Nq,H,Dv], weights [B,H,Nq,Nk]} (the attention weights alpha_nm, heads
+/// first), both differentiable with respect to every tensor argument. All tensors float32 on the
+/// CPU (pairwise_kernel_attention_applies); precision bf16 runs rho's matrix products in bfloat16
+/// and everything else in float32.
 std::vector<torch::Tensor> pairwise_kernel_attention(
     const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& xq,
     const torch::Tensor& xk, const torch::Tensor& w1, const torch::Tensor& b1,
