@@ -121,20 +121,19 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     auto attended = torch::empty({s.batch, s.queries, s.heads, s.value_dim}, f32);
     // Heads first, the layout of the products that use the weights.
     auto weights = torch::empty({s.batch, s.heads, s.queries, s.keys}, f32);
-    Tensor hidden1, hidden2;  // rho's activations after each ReLU, for the backward pass
-    if (keep_for_backward) {
-      hidden1 = torch::empty({s.batch, s.queries, s.keys, s.width}, mm_options);
-      hidden2 = torch::empty_like(hidden1);
-    }
+    // rho's second activation (after its ReLU) is kept for the backward pass, which recomputes
+    // the first from the tile's inputs: a product with K = H + Dx into a buffer that stays in
+    // cache costs less than writing the activation to memory here and reading it back twice.
+    Tensor hidden2;
+    if (keep_for_backward)
+      hidden2 = torch::empty({s.batch, s.queries, s.keys, s.width}, mm_options);
     const Tiling tiling(s.batch, s.queries, s.keys, pairs_per_tile(s.width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
     at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
       auto u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
-      Tensor scratch1, scratch2;  // this thread's activations when nothing is kept
-      if (!keep_for_backward) {
-        scratch1 = torch::empty({max_pairs, s.width}, mm_options);
-        scratch2 = torch::empty_like(scratch1);
-      }
+      const auto scratch1 = torch::empty({max_pairs, s.width}, mm_options);
+      Tensor scratch2;  // this thread's second activation when nothing is kept
+      if (!keep_for_backward) scratch2 = torch::empty_like(scratch1);
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
@@ -143,7 +142,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         auto rows_of = [&](const Tensor& t, int64_t width) {
           return t.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
         };
-        auto h1 = keep_for_backward ? rows_of(hidden1, s.width) : scratch1.narrow(0, 0, pairs);
+        auto h1 = scratch1.narrow(0, 0, pairs);
         auto h2 = keep_for_backward ? rows_of(hidden2, s.width) : scratch2.narrow(0, 0, pairs);
         tile_matmul(h1, u_t.t(), w1t, {&b1m, true});
         tile_matmul(h2, h1, w2t, {&b2m, true});
@@ -157,7 +156,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       }
     });
     ctx->saved_data["bf16"] = bf16;
-    ctx->save_for_backward({q_scaled, k, v, xq, xk, w1, w2, w3, weights, hidden1, hidden2});
+    ctx->save_for_backward({q_scaled, k, v, xq, xk, w1, b1, w2, w3, weights, hidden2});
     return {attended, weights};
   }
 
@@ -166,9 +165,10 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
     const auto matmul_dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
     const auto saved = ctx->get_saved_variables();
     const auto &q_scaled = saved[0], &k = saved[1], &v = saved[2], &xq = saved[3], &xk = saved[4],
-               &weights = saved[8], &hidden1 = saved[9], &hidden2 = saved[10];
-    const auto w1 = saved[5].to(matmul_dtype), w2 = saved[6].to(matmul_dtype),
-               w3 = saved[7].to(matmul_dtype);
+               &weights = saved[9], &hidden2 = saved[10];
+    const auto w1 = saved[5].to(matmul_dtype), w2 = saved[7].to(matmul_dtype),
+               w3 = saved[8].to(matmul_dtype);
+    const auto w1t = w1.t().contiguous(), b1m = saved[6].to(matmul_dtype).contiguous();
     const Sizes s(q_scaled, v, xq, saved[5]);
     Tensor grad_attended, grad_weights_in;  // [B,Nq,H,Dv], [B,H,Nq,Nk]
     if (grads[0].defined()) grad_attended = grads[0].contiguous();
@@ -197,6 +197,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       auto u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
       // The gradients of rho's input, transposed like u: [H+Dx, pairs].
       auto grad_u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
+      auto h1_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
       auto g1_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
       auto g2_buffer = torch::empty({max_pairs, s.width}, f32.dtype(matmul_dtype));
       // Per head [H, rows, Nk]: the gradient of the weights, then of the logits.
@@ -234,7 +235,8 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
 
         const auto u_t =
             pair_inputs_transposed(tile, s, q_scaled, k, xq, xk, u_buffer).to(matmul_dtype);
-        const auto h1 = rows_of(hidden1, s.width), h2 = rows_of(hidden2, s.width);
+        const auto h1 = h1_buffer.narrow(0, 0, pairs), h2 = rows_of(hidden2, s.width);
+        tile_matmul(h1, u_t.t(), w1t, {&b1m, true});
         tile_matmul(acc_w3[t], gl_t, h2, accumulate);
         auto g2 = g2_buffer.narrow(0, 0, pairs);
         tile_matmul(g2, gl_t.t(), w3);
