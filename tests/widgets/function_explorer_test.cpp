@@ -496,6 +496,15 @@ class FunctionExplorerTest : public QObject {
     QVERIFY(plot->bandVisible("gp-fitted"));
     Q_EMIT plot->modelHovered({});
 
+    // Switching the focused model off hands the focus (and the band) to a model still shown.
+    m_explorer->setModelEnabled("gp-oracle", false);
+    QVERIFY(!plot->focusedModel().isEmpty());
+    QVERIFY(plot->focusedModel() != "gp-oracle");
+    QVERIFY(plot->bandVisible(plot->focusedModel()));
+    m_explorer->setModelEnabled("gp-oracle", true);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QVERIFY(list->select("gp-oracle"));
+
     bands->setCurrentIndex(bands->findData("all"));
     QVERIFY(plot->bandVisible("gp-oracle") && plot->bandVisible("gp-fitted"));
     bands->setCurrentIndex(bands->findData("none"));

@@ -171,6 +171,17 @@ QWidget* FunctionExplorer::buildSidePanel() {
   bands_row->addWidget(m_bands, 1);
   static_cast<QBoxLayout*>(models_box->layout())->addLayout(bands_row);
   connect(m_model_list, &ModelList::modelSelected, m_plot, &FunctionPlot::setSelectedModel);
+  // A model switched off (by the user or a session) hands the focus, and with it the band, to
+  // the first model still shown, instead of leaving no band at all.
+  connect(m_model_list, &ModelList::modelToggled, this, [this](const QString& id, bool enabled) {
+    if (enabled || id != m_model_list->selectedId()) return;
+    for (const auto& entry : m_model_list->entries()) {
+      if (entry.enabled && entry.id != id) {
+        m_model_list->select(entry.id);
+        return;
+      }
+    }
+  });
   auto hover = [this](const QString& id) {
     m_plot->setHoveredModel(id);
     m_model_list->setHighlighted(m_plot->focusedModel() == id ? id : QString());
