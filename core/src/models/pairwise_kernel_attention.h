@@ -8,9 +8,9 @@
 // operations, every layer of rho reads and writes [B*Nq*Nk, width] tensors of hundreds of MB,
 // and its large matrix products run at two thirds of the speed of small ones. Here the pairs
 // are processed in tiles of a few thousand that stay in cache, from the dot products through
-// rho, the softmax and the weighted sum, tiles running in parallel. The backward pass keeps only
-// rho's two hidden activations and accumulates the gradients of keys, values and weights per
-// thread.
+// rho, the softmax and the weighted sum, tiles running in parallel. The forward pass keeps only
+// rho's second hidden activation (the backward pass recomputes the first per tile); the
+// backward pass accumulates the gradients of keys, values and weights per thread.
 
 #include <vector>
 
