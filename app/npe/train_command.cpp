@@ -66,6 +66,7 @@ struct TrainArguments {
   int64_t checkpoint_every = 500;
   bool progress_json = false;
   bool steps_given = false;
+  bool precision_given = false;
   RuntimeArguments runtime;
 };
 
@@ -104,9 +105,24 @@ TrainingSpec new_training_spec(const TrainArguments& a, const std::string& comma
   return spec;
 }
 
+// A resumed run continues in the precision it trained in, unless --precision says otherwise:
+// the default, auto, may pick another one on this machine (bf16 on CPUs with bf16 arithmetic).
+RuntimeArguments runtime_for(const TrainArguments& a) {
+  RuntimeArguments runtime = a.runtime;
+  if (a.resume.empty() || a.precision_given) return runtime;
+  std::string recorded;
+  try {
+    recorded = read_checkpoint_metadata(a.resume).training_precision();
+  } catch (const Error&) {
+    return runtime;  // TrainingJob::resume reports what is wrong with the file
+  }
+  if (recorded == "fp32" || recorded == "bf16") runtime.precision = recorded;
+  return runtime;
+}
+
 int run_train(const TrainArguments& a, const std::string& command_line) {
   auto device = parse_device(a.device);
-  apply_runtime_options(a.runtime, device);
+  apply_runtime_options(runtime_for(a), device);
   const auto environment = distributed_environment_from_env();
   const bool distributed = environment && environment->world_size > 1;
   if (distributed && device.is_cuda()) {
@@ -261,13 +277,16 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
                  spec.model.kind.c_str(), (long long)result.steps,
                  format_duration(result.wall_time_s).c_str(), out.c_str());
   } else {
+    // Validation in one batch (under 16 tasks) has no spread between batches to report.
+    char spread[32] = "";
+    if (std::isfinite(result.validation_ll_stderr))
+      std::snprintf(spread, sizeof spread, " ± %.4f", result.validation_ll_stderr);
     std::fprintf(summary,
-                 "trained %s for %lld steps in %s; validation log-likelihood %.4f ± %.4f "
-                 "(%lld tasks); saved %s\n",
+                 "trained %s for %lld steps in %s; validation log-likelihood %.4f%s (%lld "
+                 "tasks); saved %s\n",
                  spec.model.kind.c_str(), (long long)result.steps,
-                 format_duration(result.wall_time_s).c_str(), result.validation_ll,
-                 result.validation_ll_stderr, (long long)spec.options.validation_tasks,
-                 out.c_str());
+                 format_duration(result.wall_time_s).c_str(), result.validation_ll, spread,
+                 (long long)spec.options.validation_tasks, out.c_str());
   }
   return 0;
 }
@@ -345,7 +364,8 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
       ->capture_default_str();
   auto* resume = command->add_option(
       "--resume", a->resume,
-      "Continue the training job of this checkpoint (its model, task and options) from its step");
+      "Continue the training job of this checkpoint (its model, task and options) from its "
+      "step, in the precision it last trained in unless --precision is given");
   command->add_flag("--progress-json", a->progress_json,
                     "Report progress as one JSON object per line on stdout, and read the "
                     "commands pause, resume and stop from stdin");
@@ -357,6 +377,7 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
   add_runtime_options(*command, a->runtime);
   return {command, [a, command, command_line] {
             a->steps_given = command->count("--steps") > 0;
+            a->precision_given = command->count("--precision") > 0;
             return run_train(*a, command_line);
           }};
 }

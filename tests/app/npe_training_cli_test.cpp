@@ -307,6 +307,34 @@ TEST_F(NpeTrainJob, TwoRanksOverLoopbackEqualOneProcessWithTwiceTheBatch) {
   EXPECT_GT(max_weight_difference(alone, parallel), 1e-4);
 }
 
+// A resumption without --precision continues in the run's own precision, whatever `auto`
+// would pick on this machine; one run in each precision, so the test can fail on any CPU.
+TEST_F(NpeTrainJob, ResumeKeepsTheRunsPrecisionUnlessToldOtherwise) {
+  const std::vector<std::string> te = {
+      "train", "--model",     "tetnp", "--threads", "1", "--val-tasks", "8", "--batch-size",
+      "2",     "--val-every", "0",     "--steps",   "2"};
+  for (const std::string precision : {"fp32", "bf16"}) {
+    const auto out = dir / (precision + ".pt");
+    ASSERT_EQ(run(join(te, {"--precision", precision, "--out", out.string()}),
+                  dir / (precision + ".log")),
+              0);
+    ASSERT_EQ(run({"train", "--resume", out.string(), "--steps", "3", "--threads", "1"},
+                  dir / (precision + "-resumed.log")),
+              0);
+    auto sessions = npe::read_checkpoint_metadata(out).sessions;
+    ASSERT_EQ(sessions.size(), 2u);
+    EXPECT_EQ(sessions[0].precision, precision);
+    EXPECT_EQ(sessions[1].precision, precision) << "resumed in another precision";
+  }
+  // --precision given with --resume overrides the run's.
+  const auto out = dir / "fp32.pt";
+  ASSERT_EQ(run({"train", "--resume", out.string(), "--steps", "4", "--threads", "1", "--precision",
+                 "bf16"},
+                dir / "override.log"),
+            0);
+  EXPECT_EQ(npe::read_checkpoint_metadata(out).sessions.back().precision, "bf16");
+}
+
 TEST_F(NpeTrainJob, ResumeRefusesOptionsTheCheckpointFixes) {
   EXPECT_EQ(run({"train", "--resume", (dir / "x.pt").string(), "--model", "tnp"}, dir / "e.log"),
             2);

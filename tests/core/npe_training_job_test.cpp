@@ -10,6 +10,7 @@
 
 #include "npe/data/gp_tasks.h"
 #include "npe/models/checkpoint.h"
+#include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
 #include "npe/seeds.h"
 #include "npe/training/optimizer_state.h"
@@ -215,6 +216,54 @@ TEST_F(TrainingJobTest, MetadataWithoutSessionsLoadsAndMalformedSessionsAreRefus
   json["sessions"] = "not a list";
   NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError, "sessions");
   json["sessions"] = nlohmann::json::array({{{"command", 3}}});
+  NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError, "session");
+}
+
+// Each session records the precision it trained in, and a resumption reads the run's precision
+// from the latest session that says: its recorded field, or for sessions from before it was
+// recorded the --precision their commands name (so `auto` cannot switch a float32 run to
+// bfloat16 halfway, which it did on CPUs with bf16 arithmetic).
+TEST_F(TrainingJobTest, SessionsRecordThePrecisionAResumptionContinuesIn) {
+  const auto path = dir / "job.pt";
+  const auto before = pairwise_precision();
+  set_pairwise_precision(Precision::bf16);
+  {
+    TrainingJob job(spec("cnp", 4));
+    job.set_checkpoint(path, 0);
+    job.run([](const TrainingStatus& s) { return s.step < 2; });
+  }
+  set_pairwise_precision(Precision::fp32);
+  {
+    auto job = TrainingJob::resume(path, torch::kCPU, "npe train --resume job.pt");
+    job->set_checkpoint(path, 0);
+    job->run();
+  }
+  set_pairwise_precision(before);
+  auto metadata = read_checkpoint_metadata(path);
+  ASSERT_EQ(metadata.sessions.size(), 2u);
+  EXPECT_EQ(metadata.sessions[0].precision, "bf16");
+  EXPECT_EQ(metadata.sessions[1].precision, "fp32");
+  EXPECT_EQ(metadata.training_precision(), "fp32");
+
+  // Sessions from before the field: the latest command that names one, in either spelling.
+  for (auto& session : metadata.sessions) session.precision.clear();
+  metadata.sessions[0].command = "npe train --model cnp --precision bf16 --out job.pt";
+  metadata.sessions[1].command = "npe train --resume job.pt --threads 1";
+  EXPECT_EQ(metadata.training_precision(), "bf16");
+  metadata.sessions[1].command = "npe train --resume job.pt --precision=fp32";
+  EXPECT_EQ(metadata.training_precision(), "fp32");
+  metadata.sessions.clear();
+  metadata.command = "npe train --model cnp --precision bf16";
+  EXPECT_EQ(metadata.training_precision(), "bf16");
+  metadata.command = "npe train --model cnp";
+  EXPECT_EQ(metadata.training_precision(), "");
+
+  // The field survives the JSON round trip, may be absent, and must be a string.
+  auto json = read_checkpoint_metadata(path).to_json();
+  EXPECT_EQ(CheckpointMetadata::from_json(json).sessions[0].precision, "bf16");
+  json["sessions"][0].erase("precision");
+  EXPECT_EQ(CheckpointMetadata::from_json(json).sessions[0].precision, "");
+  json["sessions"][0]["precision"] = 16;
   NPE_EXPECT_THROW_WITH(CheckpointMetadata::from_json(json), CheckpointError, "session");
 }
 

@@ -146,8 +146,11 @@ nlohmann::json CheckpointMetadata::to_json() const {
 }
 
 nlohmann::json TrainingSession::to_json() const {
-  return {{"command", command},     {"device", device},   {"started_at", started_at},
-          {"from_step", from_step}, {"to_step", to_step}, {"wall_time_s", wall_time_s}};
+  nlohmann::json json = {{"command", command},       {"device", device},
+                         {"started_at", started_at}, {"from_step", from_step},
+                         {"to_step", to_step},       {"wall_time_s", wall_time_s}};
+  if (!precision.empty()) json["precision"] = precision;
+  return json;
 }
 
 TrainingSession TrainingSession::from_json(const nlohmann::json& json) {
@@ -161,13 +164,42 @@ TrainingSession TrainingSession::from_json(const nlohmann::json& json) {
     if (!json.contains(key) || !json.at(key).is_number_integer()) fail();
   }
   if (!json.contains("wall_time_s") || !json.at("wall_time_s").is_number()) fail();
+  if (json.contains("precision") && !json.at("precision").is_string()) fail();
   s.command = json.at("command").get<std::string>();
   s.device = json.at("device").get<std::string>();
   s.started_at = json.at("started_at").get<std::string>();
   s.from_step = json.at("from_step").get<int64_t>();
   s.to_step = json.at("to_step").get<int64_t>();
   s.wall_time_s = json.at("wall_time_s").get<double>();
+  s.precision = json.value("precision", std::string());
   return s;
+}
+
+namespace {
+
+// The value of `--precision X` or `--precision=X` in a recorded command line; empty if absent.
+std::string precision_in_command(const std::string& command) {
+  std::istringstream words(command);
+  std::string word, value;
+  const std::string option = "--precision";
+  while (words >> word) {
+    if (word == option) {
+      words >> value;
+    } else if (word.rfind(option + "=", 0) == 0) {
+      value = word.substr(option.size() + 1);
+    }
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string CheckpointMetadata::training_precision() const {
+  for (auto it = sessions.rbegin(); it != sessions.rend(); ++it) {
+    if (!it->precision.empty()) return it->precision;
+    if (auto named = precision_in_command(it->command); !named.empty()) return named;
+  }
+  return precision_in_command(command);
 }
 
 CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {

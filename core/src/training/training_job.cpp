@@ -11,6 +11,7 @@
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
+#include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
 #include "npe/predictors/equivariance.h"
 #include "npe/predictors/predictor_registry.h"
@@ -102,8 +103,8 @@ TrainingJob::TrainingJob(TrainingSpec spec, std::shared_ptr<NeuralProcessImpl> m
     m_model = make_model(m_spec.model);
   }
   m_model->to(m_spec.options.device);
-  m_sessions.push_back(
-      {m_spec.command, describe_device(m_spec.options.device), utc_now(), 0, 0, 0.0});
+  m_sessions.push_back({m_spec.command, describe_device(m_spec.options.device), utc_now(), 0, 0,
+                        0.0, precision_name(pairwise_precision())});
   m_optimizer = std::make_unique<torch::optim::AdamW>(
       m_model->parameters(), torch::optim::AdamWOptions(m_spec.options.learning_rate)
                                  .weight_decay(m_spec.options.weight_decay));
@@ -156,7 +157,8 @@ std::unique_ptr<TrainingJob> TrainingJob::resume(const std::filesystem::path& ch
                                  loaded.metadata.created_at, 0, job->m_step, job->m_wall_time_s});
     }
     job->m_sessions.push_back({command.empty() ? "(resumed)" : command, describe_device(device),
-                               utc_now(), job->m_step, job->m_step, 0.0});
+                               utc_now(), job->m_step, job->m_step, 0.0,
+                               precision_name(pairwise_precision())});
     job->m_session_start_wall_time_s = job->m_wall_time_s;
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(where + " has a malformed training state: " + e.what());

@@ -25,6 +25,9 @@ struct TrainingSession {
   int64_t from_step = 0;
   int64_t to_step = 0;
   double wall_time_s = 0.0;
+  /// The pairwise precision the session trained in ("fp32", "bf16"; precision_name()), empty
+  /// in sessions recorded before it was: a resumption continues in it unless told otherwise.
+  std::string precision;
 
   nlohmann::json to_json() const;
   /// Throws CheckpointError when a field is missing or has the wrong type.
@@ -62,6 +65,12 @@ struct CheckpointMetadata {
   /// Registry name of the task the model was trained on ("gp1d", "tfmnist-central"); empty
   /// when the checkpoint does not say.
   std::string task_name() const;
+
+  /// The precision the run last trained in: the latest session's recorded one, or, for sessions
+  /// from before it was recorded, the latest `--precision` their commands name (or the
+  /// first command's); empty when none says. A resumed run keeps it so that `auto` (which
+  /// picks bf16 on some CPUs) does not switch a float32 run to bfloat16 halfway.
+  std::string training_precision() const;
 
   nlohmann::json to_json() const;
   /// Throws CheckpointError when fields are missing or malformed.
