@@ -181,7 +181,10 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       shape.insert(shape.begin(), threads);
       return torch::zeros(shape, f32);
     };
-    auto acc_w1 = per_thread({s.width, s.input_dim}), acc_b1 = per_thread({s.width});
+    // W1's gradient is summed transposed, u^T g1 ([H+Dx, width]): with the narrow side as the
+    // rows oneDNN runs the product 1.6x faster in bf16 and 2.4x in float32 than g1^T u (single
+    // tile, one thread, EPYC).
+    auto acc_w1t = per_thread({s.input_dim, s.width}), acc_b1 = per_thread({s.width});
     auto acc_w2 = per_thread({s.width, s.width}), acc_b2 = per_thread({s.width});
     auto acc_w3 = per_thread({s.heads, s.width}), acc_b3 = per_thread({s.heads});
     auto acc_k = per_thread({s.batch, s.keys, s.heads, s.key_dim});
@@ -237,15 +240,17 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
             pair_inputs_transposed(tile, s, q_scaled, k, xq, xk, u_buffer).to(matmul_dtype);
         const auto h1 = h1_buffer.narrow(0, 0, pairs), h2 = rows_of(hidden2, s.width);
         tile_matmul(h1, u_t.t(), w1t, {&b1m, true});
-        tile_matmul(acc_w3[t], gl_t, h2, accumulate);
         auto g2 = g2_buffer.narrow(0, 0, pairs);
         tile_matmul(g2, gl_t.t(), w3);
+        // The pass streams the kept activation h2 in from memory; W3's gradient after it finds
+        // h2 in cache (the other order ran that product at half its rate).
         relu_backward_with_bias_gradient(g2, h2, acc_b2[t]);
+        tile_matmul(acc_w3[t], gl_t, h2, accumulate);
         tile_matmul(acc_w2[t], g2.t(), h1, accumulate);
         auto g1 = g1_buffer.narrow(0, 0, pairs);
         tile_matmul(g1, g2, w2);
         relu_backward_with_bias_gradient(g1, h1, acc_b1[t]);
-        tile_matmul(acc_w1[t], g1.t(), u_t.t(), accumulate);
+        tile_matmul(acc_w1t[t], u_t, g1, accumulate);
         const auto grad_u_t = grad_u_buffer.narrow(1, 0, pairs);
         tile_matmul(grad_u_t, w1.t(), g1.t());
 
@@ -266,7 +271,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
             acc_v.sum(0),
             grad_xq,
             acc_xk.sum(0),
-            acc_w1.sum(0),
+            acc_w1t.sum(0).t(),
             acc_b1.sum(0),
             acc_w2.sum(0),
             acc_b2.sum(0),
