@@ -179,6 +179,7 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
           {"size", spec.size},
           {"parameters", parameters},
           {"device", device_text},
+          {"precision", precision_name(pairwise_precision())},
           {"world_size", world_size},
           {"checkpoint", out.string()},
           {"resumed", !a.resume.empty()}});

@@ -167,6 +167,11 @@ TEST_F(NpeTrainJob, ProgressJsonIsOneWellFormedObjectPerLine) {
   ASSERT_GE(events.size(), 4u);
   EXPECT_EQ(events.front()["event"], "start");
   EXPECT_EQ(events.front()["total_steps"], 20);
+  // auto resolved: the precision the run trains in, as its sessions record it.
+  EXPECT_TRUE(events.front()["precision"] == "fp32" || events.front()["precision"] == "bf16")
+      << events.front().dump();
+  EXPECT_EQ(events.front()["precision"],
+            npe::read_checkpoint_metadata(out).sessions.front().precision);
   EXPECT_EQ(events.back()["event"], "finished");
   EXPECT_EQ(events.back()["stopped"], false);
   int progress = 0, validations = 0, checkpoints = 0;

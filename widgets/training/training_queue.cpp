@@ -145,10 +145,13 @@ void TrainingQueue::onEvent(Job& job, const QJsonObject& event) {
     job.step = event.value("step").toInt();
     job.total_steps = event.value("total_steps").toInt();
     job.task = event.value("task").toString();
+    // The precision, when npe reports it: a resumed job continues in its run's own.
+    auto compute = event.value("device").toString();
+    if (event.contains("precision")) compute += ", " + event.value("precision").toString();
     appendLog(job, tr("Started %1 on %2 (%3 parameters, %4), step %5 of %6")
                        .arg(event.value("model_name").toString(), job.task)
                        .arg(event.value("parameters").toInteger())
-                       .arg(event.value("device").toString())
+                       .arg(compute)
                        .arg(job.step)
                        .arg(job.total_steps));
   } else if (kind == "progress") {
