@@ -93,6 +93,25 @@ TEST(EquivariantModel, TePtTnpWithContextMeanPseudoLocations) {
   EXPECT_THROW(make_model(config), ConfigError);
 }
 
+// Fourier features of the location differences (not in the paper) are functions of differences
+// too: the models stay exact, in 1-D and 2-D, at every shift the other TE models are tested at.
+TEST(EquivariantModel, HoldsWithDistanceFrequencies) {
+  torch::manual_seed(5);
+  for (const std::string kind : {"tetnp", "tepttnp", "tetnpnd"}) {
+    for (int64_t dim_x : {1, 2}) {
+      auto config = tiny_config(kind, dim_x, 1);
+      config.options<TeAttentionOptions>().distance_frequencies = 4;
+      auto model = make_model(config);
+      model->eval();
+      auto task = random_task(2, 12, 10, dim_x, 1);
+      for (const auto& tau : shifts(dim_x)) {
+        EXPECT_LT(relative_equivariance_error(model, task, tau), 1e-4)
+            << kind << " D_x=" << dim_x << " tau=" << describe_translation(tau);
+      }
+    }
+  }
+}
+
 TEST(EquivariantModel, ExactAtHugeShiftsWithFloat64Inputs) {
   torch::manual_seed(11);
   auto task = random_task(2, 12, 10).to(torch::kCPU, torch::kFloat64);

@@ -157,6 +157,47 @@ TEST(ModelConfig, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(back.to_json(), c.to_json());
 }
 
+// distance_frequencies adds one bias-free layer and F learnt frequencies to each TE attention's
+// rho and nothing else: without it (the default, every checkpoint written before it) a model's
+// parameters are the paper's, so older checkpoints keep loading.
+TEST(ModelConfig, DistanceFrequenciesAddLearntFourierFeaturesToRho) {
+  auto plain = make_model(tiny_config("tetnp", 2, 1));
+  auto config = tiny_config("tetnp", 2, 1);
+  config.options<TeAttentionOptions>().distance_frequencies = 3;
+  torch::manual_seed(3);
+  auto fourier = make_model(config);
+  int64_t extra = 0, layers = 0;
+  for (const auto& item : fourier->named_parameters()) {
+    const auto& name = item.key();
+    const auto& p = item.value();
+    if (name.find("rho_fourier") != std::string::npos) {
+      EXPECT_EQ(p.sizes(), (std::vector<int64_t>{16, 2 * 2 * 3})) << name;  // width x 2 D_x F
+      ++layers;
+    }
+    if (name.find("rho_frequencies") != std::string::npos ||
+        name.find("rho_fourier") != std::string::npos) {
+      extra += p.numel();
+    }
+  }
+  ASSERT_GT(layers, 0);
+  EXPECT_EQ(fourier->parameters().size(), plain->parameters().size() + 2 * size_t(layers));
+  EXPECT_EQ(extra, layers * (16 * 12 + 3));
+  for (const auto& item : plain->named_parameters()) {
+    EXPECT_EQ(item.key().find("rho_f"), std::string::npos) << item.key();
+  }
+  // The frequencies are learnt: the likelihood's gradient reaches them.
+  fourier->train();
+  auto task = random_task(2, 6, 5, 2, 1);
+  fourier->log_likelihood(task).mean().backward();
+  for (const auto& item : fourier->named_parameters()) {
+    if (item.key().find("rho_frequencies") == std::string::npos) continue;
+    const auto grad = item.value().grad();
+    ASSERT_TRUE(grad.defined()) << item.key();
+    EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << item.key();
+  }
+  EXPECT_EQ(ModelConfig::from_json(config.to_json()).to_json(), config.to_json());
+}
+
 TEST(Attention, TargetAttentionIsReportedForAttentionModels) {
   torch::manual_seed(1);
   auto task = random_task(1, 5, 3);

@@ -51,7 +51,7 @@ Result run_layer(const Shape& s, AttentionImplementation implementation, Precisi
   set_attention_implementation(implementation);
   set_pairwise_precision(precision);
   torch::manual_seed(3);
-  TeMultiHeadAttention layer(16, 4, 4, s.dim_x, s.width, s.update_locations);
+  TeMultiHeadAttention layer(16, 4, 4, s.dim_x, s.width, 0, s.update_locations);
   layer->to(dtype);
   auto zq = torch::randn({s.batch, s.queries, 16}).to(dtype).requires_grad_();
   auto xq = (3.0 * torch::randn({s.batch, s.queries, s.dim_x})).to(dtype).requires_grad_();

@@ -45,7 +45,7 @@ TEST(PaperFidelity, TokenEmbeddersHaveTwoHiddenLayersOfWidthDz) {
 // the logits would move the locations.
 TEST(PaperFidelity, LocationUpdateActsOnPostSoftmaxWeights) {
   torch::manual_seed(3);
-  TeMultiHeadAttention attention(8, 2, 4, 1, 16, true);
+  TeMultiHeadAttention attention(8, 2, 4, 1, 16, 0, true);
   auto zq = torch::randn({1, 5, 8}), zk = torch::randn({1, 7, 8});
   auto xq = torch::randn({1, 5, 1}), xk = torch::randn({1, 7, 1});
   torch::NoGradGuard no_grad;

@@ -63,8 +63,10 @@ inline double te_block(const ModelConfig& c, double nq, double nk, bool update_l
   const double pairs = nq * nk, h = double(transformer(c).num_heads),
                w = double(c.options<TeAttentionOptions>().pairwise_width);
   const double dc = double(c.dim_coordinates());  // pairwise MLPs see coordinates only
+  const double f = double(c.options<TeAttentionOptions>().distance_frequencies);
   double rho =
       linear(pairs, h, w) + linear(pairs, dc, w) + linear(pairs, w, w) + linear(pairs, w, h);
+  if (f > 0) rho += linear(pairs, 2.0 * dc * f, w) + pairs * dc * f * 3.0;  // + phases, cos, sin
   double phi = update_locations ? mlp(pairs, h, {w, w}, 1.0) + 3.0 * pairs * dc : 0.0;
   return attention_core(c, nq, nk) + rho + phi + feed_forward(c, nq);
 }

@@ -118,7 +118,9 @@ torch::Tensor AttentionBlockImpl::forward(const torch::Tensor& zq, const torch::
 
 TeMultiHeadAttentionImpl::TeMultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads,
                                                    int64_t head_dim, int64_t dim_x,
-                                                   int64_t pairwise_width, bool update_locations)
+                                                   int64_t pairwise_width,
+                                                   int64_t distance_frequencies,
+                                                   bool update_locations)
     : m_heads(num_heads), m_head_dim(head_dim), m_update_locations(update_locations) {
   const auto inner = num_heads * head_dim;
   using torch::nn::Linear;
@@ -131,6 +133,17 @@ TeMultiHeadAttentionImpl::TeMultiHeadAttentionImpl(int64_t dim_model, int64_t nu
   m_rho_dx = register_module("rho_dx", Linear(LinearOptions(dim_x, pairwise_width).bias(false)));
   m_rho_hidden = register_module("rho_hidden", Linear(pairwise_width, pairwise_width));
   m_rho_out = register_module("rho_out", Linear(pairwise_width, num_heads));
+  if (distance_frequencies > 0) {
+    m_rho_fourier = register_module(
+        "rho_fourier",
+        Linear(LinearOptions(2 * dim_x * distance_frequencies, pairwise_width).bias(false)));
+    // Periods 1/8 .. 16 cover the scales of the GP tasks (0.25 .. 4) with room either side.
+    const auto periods =
+        distance_frequencies == 1
+            ? torch::ones({1})
+            : torch::logspace(std::log2(0.125), std::log2(16.0), distance_frequencies, 2.0);
+    m_frequencies = register_parameter("rho_frequencies", (2.0 * M_PI) / periods);
+  }
   if (update_locations) {
     m_phi = register_module(
         "phi", Mlp(num_heads, std::vector<int64_t>{pairwise_width, pairwise_width}, 1));
@@ -193,8 +206,9 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
   torch::Tensor diff;             // [B,Nq,Nk,Dx], built on the plain path or when needed below
   torch::Tensor alpha, attended;  // alpha [B,Nq,Nk,H] sums to 1 over the keys
   torch::Tensor weights;          // [B,H,Nq,Nk]
+  // The fused kernel's first layer sees the dot products and the raw difference only.
   if (attention_implementation() == AttentionImplementation::fused &&
-      pairwise_kernel_attention_applies(q)) {
+      pairwise_kernel_attention_applies(q) && !m_rho_fourier) {
     auto fused =
         pairwise_kernel_attention(q, k.permute({0, 2, 1, 3}), v.permute({0, 2, 1, 3}), xq, xk,
                                   torch::cat({m_rho_dots->weight, m_rho_dx->weight}, 1),
@@ -210,6 +224,10 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
             .permute({0, 2, 3, 1});
     diff = xq.unsqueeze(2) - xk.unsqueeze(1);
     auto hidden = m_rho_dots->forward(dots).add_(m_rho_dx->forward(diff));
+    if (m_rho_fourier) {
+      const auto phase = diff.unsqueeze(-1) * m_frequencies;  // [B,Nq,Nk,Dx,F]
+      hidden.add_(m_rho_fourier->forward(torch::cat({phase.cos(), phase.sin()}, -1).flatten(-2)));
+    }
     hidden = torch::relu(m_rho_hidden->forward(torch::relu(hidden)));
     alpha = torch::softmax(m_rho_out->forward(hidden), 2);
     weights = alpha.permute({0, 3, 1, 2});
@@ -231,16 +249,16 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
 
 TeAttentionBlockImpl::TeAttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim,
                                            int64_t dim_x, int64_t pairwise_width,
-                                           bool update_locations) {
+                                           int64_t distance_frequencies, bool update_locations) {
   m_norm_q =
       register_module("norm_q", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
   m_norm_k =
       register_module("norm_k", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
   m_norm_ff =
       register_module("norm_ff", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
-  m_attention =
-      register_module("attention", TeMultiHeadAttention(dim_model, num_heads, head_dim, dim_x,
-                                                        pairwise_width, update_locations));
+  m_attention = register_module(
+      "attention", TeMultiHeadAttention(dim_model, num_heads, head_dim, dim_x, pairwise_width,
+                                        distance_frequencies, update_locations));
   m_feed_forward =
       register_module("feed_forward", Mlp(dim_model, std::vector<int64_t>{dim_model}, dim_model));
 }

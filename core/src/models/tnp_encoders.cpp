@@ -39,7 +39,7 @@ TeTnpEncoder::TeTnpEncoder(torch::nn::Module& owner, const ModelConfig& c, bool 
   for (int64_t l = 0; l < transformer.num_layers; ++l) {
     auto block = [&](bool update_locations) {
       return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, c.dim_coordinates(),
-                              te.pairwise_width, update_locations);
+                              te.pairwise_width, te.distance_frequencies, update_locations);
     };
     // Unless the caller needs them, the target locations leave the last layer unused, so its
     // cross-attention skips their update, unless it is shared with the self-attention, which

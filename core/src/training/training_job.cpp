@@ -154,7 +154,8 @@ std::unique_ptr<TrainingJob> TrainingJob::resume(const std::filesystem::path& ch
     job->m_sessions = loaded.metadata.sessions;
     if (job->m_sessions.empty()) {
       job->m_sessions.push_back({loaded.metadata.command, loaded.metadata.device,
-                                 loaded.metadata.created_at, 0, job->m_step, job->m_wall_time_s});
+                                 loaded.metadata.created_at, 0, job->m_step, job->m_wall_time_s,
+                                 /*precision=*/""});
     }
     job->m_sessions.push_back({command.empty() ? "(resumed)" : command, describe_device(device),
                                utc_now(), job->m_step, job->m_step, 0.0,

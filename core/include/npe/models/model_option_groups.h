@@ -36,10 +36,17 @@ struct TransformerOptions {
 /// Translation-equivariant attention (TE-TNP paper eqs. 8-10).
 struct TeAttentionOptions {
   int64_t pairwise_width = 128;
+  int64_t distance_frequencies = 0;
   bool update_locations = true;
   void fields(OptionVisitor& v) {
     v.field("pairwise_width", pairwise_width, 1, 8192,
             "hidden width of the pairwise MLPs (rho, phi): the main cost of TE attention");
+    // Not in the paper (0, its default, is its rho): a ReLU MLP of the raw difference needs
+    // about one hidden unit per half cycle to draw a periodic kernel, which the short-period
+    // GP tasks measured as the largest gap to the ceiling.
+    v.field("distance_frequencies", distance_frequencies, 0, 1024,
+            "rho also sees cos and sin of F learnt frequencies of each location difference "
+            "(initial periods log-spaced from 1/8 to 16 input units; 0: the paper's rho)");
     // On by default, as in the paper's 1-D models (Appendix F.1; its Table 7 ablates it).
     v.field("update_locations", update_locations,
             "update the input locations after each attention (paper eq. 10)");

@@ -76,11 +76,13 @@ TORCH_MODULE(AttentionBlock);
 /// query n and key m is rho([q_n.k_m / sqrt(d_h)]_{h=1..H}, x_n - x_m)_h, and, optionally,
 /// locations are updated as x_n += mean_m (x_n - x_m) phi(alpha_{n,m}) (paper eq. 10), where
 /// alpha_{n,m} in R^H are the attention weights after the softmax over keys. Only differences
-/// of locations enter, so the layer is exactly translation equivariant.
+/// of locations enter (optionally also as Fourier features), so the layer is exactly
+/// translation equivariant.
 class TeMultiHeadAttentionImpl : public torch::nn::Module {
  public:
   TeMultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim, int64_t dim_x,
-                           int64_t pairwise_width, bool update_locations);
+                           int64_t pairwise_width, int64_t distance_frequencies,
+                           bool update_locations);
 
   struct Output {
     torch::Tensor z;        ///< [B,Nq,D]
@@ -100,6 +102,10 @@ class TeMultiHeadAttentionImpl : public torch::nn::Module {
   // x_n - x_m, avoiding a [B,Nq,Nk,H+Dx] concatenation.
   torch::nn::Linear m_rho_dots{nullptr}, m_rho_dx{nullptr}, m_rho_hidden{nullptr},
       m_rho_out{nullptr};
+  // With distance_frequencies F > 0: rho's first layer also acts on cos and sin of
+  // omega_f (x_n - x_m)_d, F learnt angular frequencies shared by the D_x dimensions.
+  torch::nn::Linear m_rho_fourier{nullptr};
+  torch::Tensor m_frequencies;
   Mlp m_phi{nullptr};
   int64_t m_heads, m_head_dim;
   bool m_update_locations;
@@ -110,7 +116,7 @@ TORCH_MODULE(TeMultiHeadAttention);
 class TeAttentionBlockImpl : public torch::nn::Module {
  public:
   TeAttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim, int64_t dim_x,
-                       int64_t pairwise_width, bool update_locations);
+                       int64_t pairwise_width, int64_t distance_frequencies, bool update_locations);
   TeMultiHeadAttentionImpl::Output forward(const torch::Tensor& zq, const torch::Tensor& xq,
                                            const torch::Tensor& zk, const torch::Tensor& xk,
                                            bool return_weights = false);

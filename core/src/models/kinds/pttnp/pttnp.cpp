@@ -59,7 +59,7 @@ TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
     const auto s = std::to_string(l);
     auto block = [&](bool update_locations) {
       return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, c.dim_coordinates(),
-                              te.pairwise_width, update_locations);
+                              te.pairwise_width, te.distance_frequencies, update_locations);
     };
     const bool last = l + 1 == transformer.num_layers;
     m_pseudo_from_context.push_back(

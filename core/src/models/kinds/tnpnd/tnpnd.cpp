@@ -56,7 +56,7 @@ NdHead::NdHead(torch::nn::Module& owner, const ModelConfig& c, bool translation_
       const auto& te = c.options<TeAttentionOptions>();
       m_te_layers.push_back(owner.register_module(
           name, TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim,
-                                 c.dim_coordinates(), te.pairwise_width,
+                                 c.dim_coordinates(), te.pairwise_width, te.distance_frequencies,
                                  te.update_locations && l + 1 < cov.covariance_layers)));
     } else {
       m_layers.push_back(owner.register_module(
