@@ -153,7 +153,9 @@ TEST(ModelSpecs, MetadataListingEveryKindsFieldsStillLoads) {
   const auto recorded = config.to_json();
   EXPECT_FALSE(recorded.contains("conv_channels"));
   EXPECT_FALSE(recorded.contains("num_pseudo_tokens"));
-  EXPECT_EQ(recorded.size(), 7u + 7u);  // the common fields and TE-TNP's seven options
+  // Written before distance_frequencies existed: it loads as the paper's rho.
+  EXPECT_EQ(config.options<TeAttentionOptions>().distance_frequencies, 0);
+  EXPECT_EQ(recorded.size(), 7u + 8u);  // the common fields and TE-TNP's eight options
   EXPECT_EQ(ModelConfig::from_json(recorded).to_json(), recorded);
 }
 
