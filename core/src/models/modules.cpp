@@ -171,7 +171,9 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward(const torch::
                .to(zq.scalar_type())
                .view({b, nk, m_heads, m_head_dim})
                .permute({0, 2, 1, 3});
-  const int64_t width = m_rho_hidden->options.in_features();
+  // Per pair: rho's hidden layer and, with distance_frequencies, its cos/sin features.
+  const int64_t width = m_rho_hidden->options.in_features() +
+                        (m_rho_fourier ? m_rho_fourier->options.in_features() : 0);
   const int64_t per_query = b * nk * width;
   if (torch::GradMode::is_enabled() || nq * per_query <= kPairwiseElementBudget) {
     return forward_chunk(zq, xq, k, v, xk, return_weights);
