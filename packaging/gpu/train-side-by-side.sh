@@ -16,6 +16,8 @@
 #   TASK, SIZE, BATCH, DEVICE   as npe train's options (default gp1d, paper, 64, cuda)
 #   RESUME    a folder of KIND.pt checkpoints (carried in .device/) to continue instead
 #   STEPS     the planned total steps (default 200000: the deadline ends the run)
+#   TRAIN_ARGS  more npe train options for every training (e.g. "--precision fp32": a resumed
+#             run otherwise keeps the precision it last trained in, bf16 for CPU-trained ones)
 set -uo pipefail
 : "${NPE:?run build-npe.sh first}" "${OUT:?}"
 deadline=$(( $(date +%s) + ${DEADLINE:-420} ))
@@ -36,7 +38,7 @@ for kind in "${models[@]}"; do
           --val-every 1000 --out $run/$name.pt)
   fi
   "$NPE" train "${args[@]}" --device $device --threads $threads --steps ${STEPS:-200000} \
-    --checkpoint-every 500 > $run/$name.log 2>&1 &
+    --checkpoint-every 500 ${TRAIN_ARGS:-} > $run/$name.log 2>&1 &
   pids[$name]=$!
   echo "started $name (pid ${pids[$name]}, $threads threads)"
 done
