@@ -41,7 +41,7 @@ cmake -S . -B $B -G "$gen" -DCMAKE_BUILD_TYPE=Release -DNPE_BUILD_GUI=OFF -DNPE_
   || { tail -40 /tmp/npe-configure.log >&2; exit 1; }
 targets=(npe); [ "$tests" = ON ] && targets+=(npe_core_tests)
 # The build runs npe_core_tests to list its tests (gtest_discover_tests): it needs the unpacked
-# libraries too, or the test build fails after linking (session 47).
+# libraries too, or the test build stops after linking with an error from that listing.
 export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cmake --build $B --target "${targets[@]}" -j"$(nproc)" -- "${keep_going[@]}" > /tmp/npe-build.log 2>&1 \
   || { grep -E -A6 'error' /tmp/npe-build.log | head -150 >&2; exit 1; }
