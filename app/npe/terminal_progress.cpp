@@ -23,11 +23,14 @@ std::string format_duration(double seconds) {
   return buffer;
 }
 
-TerminalProgress::TerminalProgress(std::string label, int64_t total, int64_t already_done)
+TerminalProgress::TerminalProgress(std::string label, int64_t total, int64_t already_done,
+                                   std::FILE* out, std::chrono::seconds quiet_limit)
     : m_label(std::move(label)),
       m_total(std::max<int64_t>(total, 1)),
       m_already_done(already_done),
-      m_interactive(isatty(STDERR_FILENO) != 0) {}
+      m_out(out),
+      m_quiet_limit(quiet_limit),
+      m_interactive(isatty(fileno(out)) != 0) {}
 
 void TerminalProgress::update(int64_t done, const std::string& details) {
   const auto now = std::chrono::steady_clock::now();
@@ -47,19 +50,23 @@ void TerminalProgress::update(int64_t done, const std::string& details) {
     const int filled = static_cast<int>(fraction * kWidth);
     std::string bar(filled, '#');
     bar.resize(kWidth, '.');
-    std::fprintf(stderr, "\r\033[K%s [%s] %s  %s", m_label.c_str(), bar.c_str(), stats,
+    std::fprintf(m_out, "\r\033[K%s [%s] %s  %s", m_label.c_str(), bar.c_str(), stats,
                  details.c_str());
-    std::fflush(stderr);
+    std::fflush(m_out);
     return;
   }
   const int decile = static_cast<int>(fraction * 10);
-  if (decile == m_last_decile) return;
+  const bool quiet_too_long = m_last_decile >= 0 && now - m_last_draw >= m_quiet_limit;
+  if (decile == m_last_decile && !quiet_too_long) return;
   m_last_decile = decile;
-  std::fprintf(stderr, "%s %3d%%  %s  %s\n", m_label.c_str(), decile * 10, stats, details.c_str());
+  m_last_draw = now;
+  std::fprintf(m_out, "%s %3d%%  %s  %s\n", m_label.c_str(), static_cast<int>(fraction * 100),
+               stats, details.c_str());
+  std::fflush(m_out);
 }
 
 void TerminalProgress::finish() {
-  if (m_interactive) std::fprintf(stderr, "\n");
+  if (m_interactive) std::fprintf(m_out, "\n");
 }
 
 }  // namespace npe::cli
