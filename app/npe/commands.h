@@ -47,5 +47,8 @@ void add_runtime_options(CLI::App& command, RuntimeArguments& runtime);
 /// Applies the thread count, the allocator tuning, the precision and the attention
 /// implementation for models that run on `device`; returns the threads in effect.
 int apply_runtime_options(const RuntimeArguments& runtime, torch::Device device = torch::kCPU);
+/// The precision in effect after apply_runtime_options, and for "auto" on the CPU the measured
+/// speedup that chose it, e.g. "bf16 (auto: the TE kernel ran 1.59x faster in bf16 here)".
+std::string describe_precision(const RuntimeArguments& runtime, torch::Device device);
 
 }  // namespace npe::cli

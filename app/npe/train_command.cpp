@@ -57,6 +57,16 @@ int apply_runtime_options(const RuntimeArguments& runtime, torch::Device device)
   return threads;
 }
 
+std::string describe_precision(const RuntimeArguments& runtime, torch::Device device) {
+  std::string text = precision_name(pairwise_precision());
+  if (runtime.precision != "auto" || device.is_cuda()) return text;
+  const double speedup = measure_bf16_speedup();  // measured once, by parse_precision("auto")
+  if (speedup == 0.0) return text + " (auto: this CPU has no bf16 products)";
+  char note[96];
+  std::snprintf(note, sizeof note, " (auto: the TE kernel ran %.2fx faster in bf16 here)", speedup);
+  return text + note;
+}
+
 namespace {
 
 struct TrainArguments {
@@ -122,7 +132,8 @@ RuntimeArguments runtime_for(const TrainArguments& a) {
 
 int run_train(const TrainArguments& a, const std::string& command_line) {
   auto device = parse_device(a.device);
-  apply_runtime_options(runtime_for(a), device);
+  const auto runtime = runtime_for(a);
+  apply_runtime_options(runtime, device);
   const auto environment = distributed_environment_from_env();
   const bool distributed = environment && environment->world_size > 1;
   if (distributed && device.is_cuda()) {
@@ -166,7 +177,7 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
                  spec.size.c_str(), (long long)parameters, job->source().name().c_str(),
                  device_text.c_str(),
                  world_size > 1 ? (" x " + std::to_string(world_size) + " processes").c_str() : "",
-                 precision_name(pairwise_precision()).c_str(), (long long)job->step() + 1,
+                 describe_precision(runtime, device).c_str(), (long long)job->step() + 1,
                  (long long)job->total_steps());
   }
   if (json && leader) {

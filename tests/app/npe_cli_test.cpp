@@ -127,6 +127,29 @@ TEST_F(NpeCli, TrainThenEvaluateACheckpoint) {
   EXPECT_TRUE(json.at("ll_mean").is_number());
 }
 
+// The start line says which precision trains and, where "auto" chose it, the measurement that
+// did: a run that silently lands in the slower precision is hours lost on a long CPU run.
+TEST_F(NpeCli, TrainSaysHowAutoChoseThePrecision) {
+  const auto path = (dir / "te.pt").string();
+  const auto chosen = run_npe("train --model tetnp --steps 1 --val-tasks 0 --out " + path);
+  ASSERT_EQ(chosen.status, 0) << chosen.output;
+  const double speedup = npe::measure_bf16_speedup();  // this process's own measurement
+  const std::string expected =
+      speedup == 0.0 ? "fp32 (auto: this CPU has no bf16 products)"
+                     : std::string(speedup > npe::kAutoBf16Speedup ? "bf16" : "fp32") +
+                           " (auto: the TE kernel ran ";
+  // Two measurements may fall on either side of the threshold only on a CPU where bf16 is about
+  // as fast as fp32; the note's form is checked there, not the choice.
+  const bool near_threshold = std::abs(speedup - npe::kAutoBf16Speedup) < 0.1;
+  const auto note = chosen.output.find(near_threshold ? " (auto: " : expected);
+  EXPECT_NE(note, std::string::npos) << chosen.output;
+  const auto given =
+      run_npe("train --model tetnp --steps 1 --val-tasks 0 --precision fp32 --out " + path);
+  ASSERT_EQ(given.status, 0) << given.output;
+  EXPECT_NE(given.output.find(", fp32, steps 1 to 1"), std::string::npos) << given.output;
+  EXPECT_EQ(given.output.find("(auto"), std::string::npos) << given.output;
+}
+
 TEST_F(NpeCli, KeepBestWritesTheBestCheckpointAndItsMetadata) {
   const auto path = (dir / "cnp.pt").string();
   auto train =

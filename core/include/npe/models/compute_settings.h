@@ -58,10 +58,10 @@ class AutocastOff {
 };
 
 /// How many times faster the fused TE attention kernel (forward and backward, one tile of the
-/// reference workload's shape) runs on this CPU in bfloat16 than in float32, measured once
-/// (tens of milliseconds) and remembered. Below 1 on CPUs without bf16 instructions, where
-/// libtorch emulates them, and on some with them; 0 where this CPU cannot run the kernel in
-/// bfloat16 at all (bf16_unavailable_reason() says why).
+/// training workload's shape) runs on this CPU in bfloat16 than in float32, measured once
+/// (the precisions alternating, best of 7 each; about 0.1 s) and remembered. Below 1 on CPUs
+/// without bf16 instructions, where libtorch emulates them, and on some with them; 0 where this CPU
+/// cannot run the kernel in bfloat16 at all (bf16_unavailable_reason() says why).
 double measure_bf16_speedup();
 
 /// Empty where the fused TE attention kernel runs in bfloat16 on this CPU; else why not (oneDNN
