@@ -7,6 +7,7 @@
 
 #include "npe/models/compute_settings.h"
 #include "pairwise_kernel_attention.h"
+#include "pairwise_location_update.h"
 
 namespace npe {
 namespace {
@@ -209,8 +210,9 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
   torch::Tensor alpha, attended;  // alpha [B,Nq,Nk,H] sums to 1 over the keys
   torch::Tensor weights;          // [B,H,Nq,Nk]
   // The fused kernel's first layer sees the dot products and the raw difference only.
-  if (attention_implementation() == AttentionImplementation::fused &&
-      pairwise_kernel_attention_applies(q) && !m_rho_fourier) {
+  const bool fused_path = attention_implementation() == AttentionImplementation::fused &&
+                          pairwise_kernel_attention_applies(q) && !m_rho_fourier;
+  if (fused_path) {
     auto fused =
         pairwise_kernel_attention(q, k.permute({0, 2, 1, 3}), v.permute({0, 2, 1, 3}), xq, xk,
                                   torch::cat({m_rho_dots->weight, m_rho_dx->weight}, 1),
@@ -239,9 +241,17 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
   if (m_update_locations) {
     // Paper eq. 10: x_n + (1/Nk) sum_m (x_n - x_m) phi(alpha_nm), with phi acting on the
     // attention weights (post-softmax), as in the paper and the authors' code.
-    if (!diff.defined()) diff = xq.unsqueeze(2) - xk.unsqueeze(1);
-    auto s = m_phi->forward(alpha);  // [B,Nq,Nk,1]
-    out.x = xq + (diff * s).mean(2);
+    if (fused_path) {
+      const auto& phi = m_phi->layers();
+      TORCH_CHECK(phi.size() == 3, "phi has ", phi.size(), " layers, the fused update takes 3");
+      out.x = pairwise_location_update(weights, xq, xk, phi[0]->weight, phi[0]->bias,
+                                       phi[1]->weight, phi[1]->bias, phi[2]->weight, phi[2]->bias,
+                                       pairwise_precision());
+    } else {
+      if (!diff.defined()) diff = xq.unsqueeze(2) - xk.unsqueeze(1);
+      auto s = m_phi->forward(alpha);  // [B,Nq,Nk,1]
+      out.x = xq + (diff * s).mean(2);
+    }
   }
   pairwise_in_float32.reset();
   out.z = m_out->forward(attended);

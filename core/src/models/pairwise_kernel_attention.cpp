@@ -8,6 +8,7 @@
 
 #include "attention_tile_passes.h"
 #include "npe/models/tile_matmul.h"
+#include "pair_tiles.h"
 
 namespace npe {
 namespace {
@@ -16,33 +17,11 @@ using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Bytes of one of rho's activations [pairs, width] per tile: a float32 [2048, 128] tile (1 MiB)
-// and its neighbours stay in L2, where a 128x128 product runs about 1.5x faster than on a whole
-// pair tensor (measured on the 2-core EPYC: 114 vs 77 GFLOP/s on one thread); bfloat16 tiles
-// hold twice the pairs (measured: 477 ms per reference step with 4096 pairs, 575 with 2048).
-constexpr int64_t kActivationBytesPerTile = int64_t{1} << 20;
-
-int64_t pairs_per_tile(int64_t width, torch::ScalarType dtype) {
-  return std::max<int64_t>(1, kActivationBytesPerTile / (width * c10::elementSize(dtype)));
-}
-
-// A tile: batch element b, query rows [q0, q0 + rows).
-struct Tile {
-  int64_t b, q0, rows;
-};
-
-struct Tiling {
-  int64_t queries, rows_per_tile, tiles_per_batch, count;
-  Tiling(int64_t batch, int64_t queries_, int64_t keys, int64_t pairs_per_tile)
-      : queries(queries_),
-        rows_per_tile(std::max<int64_t>(1, pairs_per_tile / std::max<int64_t>(1, keys))),
-        tiles_per_batch((queries + rows_per_tile - 1) / rows_per_tile),
-        count(batch * tiles_per_batch) {}
-  Tile operator[](int64_t i) const {
-    const int64_t b = i / tiles_per_batch, q0 = (i % tiles_per_batch) * rows_per_tile;
-    return {b, q0, std::min(rows_per_tile, queries - q0)};
-  }
-};
+using pair_tiles::flat_tile;
+using pair_tiles::heads_first;
+using pair_tiles::pairs_per_tile;
+using pair_tiles::Tile;
+using pair_tiles::Tiling;
 
 // Sizes of one call, named once.
 struct Sizes {
@@ -65,9 +44,7 @@ struct Sizes {
 // result, dense per head (a [H, rows, Nk] buffer), the layouts oneDNN runs fast. (Packing the
 // heads on a block diagonal instead costs 8x the arithmetic in zeros: 165 of 1,060 ms per
 // reference step in bf16 on one thread.)
-Tensor heads_first(const Tensor& rows_heads_dim) {
-  return rows_heads_dim.permute({1, 0, 2});  // [rows, H, D] -> [H, rows, D]
-}
+// (heads_first, pair_tiles.h).
 
 // rho's inputs for the pairs of a tile, transposed: u^T [H+Dx, rows*Nk] in float32, the H
 // scaled dot products (from q already multiplied by 1/sqrt(D_h)) in the first rows, heads first
@@ -86,12 +63,6 @@ Tensor pair_inputs_transposed(const Tile& tile, const Sizes& s, const Tensor& q_
   at::sub_out(diff, xq.select(0, tile.b).narrow(0, tile.q0, tile.rows).t().unsqueeze(2),
               xk.select(0, tile.b).t().unsqueeze(1));
   return u_t;
-}
-
-// A [heads, rows, keys] tile of a tensor laid out [B, H, Nq, Nk], as [H, rows * Nk].
-Tensor flat_tile(const Tensor& heads_rows_keys, int64_t b, int64_t q0, int64_t rows) {
-  const auto t = heads_rows_keys.select(0, b).narrow(1, q0, rows);
-  return t.view({t.size(0), rows * t.size(2)});
 }
 
 class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelAttention> {
@@ -148,7 +119,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         tile_matmul(h2, h1, w2t, {&b2m, true});
         // The logits, transposed into the weights' place [H, rows * Nk]; then the softmax over
         // the keys in place.
-        tile_matmul(flat_tile(weights, tile.b, tile.q0, tile.rows), w3m, h2.t());
+        tile_matmul(flat_tile(weights, tile), w3m, h2.t());
         const auto tile_weights = weights.select(0, tile.b).narrow(1, tile.q0, tile.rows);
         softmax_over_keys_(tile_weights);
         tile_matmul(heads_first(attended.select(0, tile.b).narrow(0, tile.q0, tile.rows)),

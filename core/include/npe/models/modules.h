@@ -18,6 +18,8 @@ class MlpImpl : public torch::nn::Module {
  public:
   MlpImpl(int64_t in, const std::vector<int64_t>& hidden, int64_t out);
   torch::Tensor forward(torch::Tensor x);
+  /// The linear layers, first to last (ReLU between them): for fused kernels that run the MLP.
+  const std::vector<torch::nn::Linear>& layers() const { return m_layers; }
 
  private:
   std::vector<torch::nn::Linear> m_layers;
