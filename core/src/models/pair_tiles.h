@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 namespace npe::pair_tiles {
@@ -53,6 +54,19 @@ inline torch::Tensor flat_tile(const torch::Tensor& heads_rows_keys, const Tile&
 // The tile's rows of a tensor laid out [B, Nq, ...], as [rows * (Nk or 1), width].
 inline torch::Tensor tile_rows(const torch::Tensor& t, const Tile& tile, int64_t width) {
   return t.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
+}
+
+// fn(begin, end) over ranges of the tiles [0, count), on libtorch's intra-op threads (OpenMP;
+// core is compiled with it, see core/CMakeLists.txt). Grad mode is per thread, and the worker
+// threads start with it on: there the tiles' out= operations on views of tensors that require
+// grad would refuse to run, and in-place ones would be recorded. Inside an autograd Function's
+// forward and backward passes nothing is recorded, on any thread.
+template <class F>
+void for_each_tile_range(int64_t count, const F& fn) {
+  at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
+    const torch::NoGradGuard no_grad;
+    fn(begin, end);
+  });
 }
 
 }  // namespace npe::pair_tiles

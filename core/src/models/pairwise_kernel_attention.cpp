@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include "attention_tile_passes.h"
@@ -100,7 +99,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       hidden2 = torch::empty({s.batch, s.queries, s.keys, s.width}, mm_options);
     const Tiling tiling(s.batch, s.queries, s.keys, pairs_per_tile(s.width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
-    at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
+    pair_tiles::for_each_tile_range(tiling.count, [&](int64_t begin, int64_t end) {
       auto u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
       const auto scratch1 = torch::empty({max_pairs, s.width}, mm_options);
       Tensor scratch2;  // this thread's second activation when nothing is kept
@@ -166,7 +165,7 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
 
     const Tiling tiling(s.batch, s.queries, s.keys, pairs_per_tile(s.width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
-    at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
+    pair_tiles::for_each_tile_range(tiling.count, [&](int64_t begin, int64_t end) {
       const int64_t t = at::get_thread_num();
       auto u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
       // The gradients of rho's input, transposed like u: [H+Dx, pairs].

@@ -1,6 +1,5 @@
 #include "pairwise_location_update.h"
 
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include "attention_tile_passes.h"
@@ -48,7 +47,7 @@ class PairwiseLocationUpdate : public torch::autograd::Function<PairwiseLocation
     if (keep_for_backward) hidden2 = torch::empty({batch, queries, keys, width}, mm_options);
     const Tiling tiling(batch, queries, keys, pairs_per_tile(width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * keys;
-    at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
+    pair_tiles::for_each_tile_range(tiling.count, [&](int64_t begin, int64_t end) {
       const auto scratch1 = torch::empty({max_pairs, width}, mm_options);
       Tensor scratch2;  // this thread's second activation when nothing is kept
       if (!keep_for_backward) scratch2 = torch::empty_like(scratch1);
@@ -108,7 +107,7 @@ class PairwiseLocationUpdate : public torch::autograd::Function<PairwiseLocation
     const Tiling tiling(batch, queries, keys, pairs_per_tile(width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * keys;
     const double inverse_keys = 1.0 / double(keys);
-    at::parallel_for(0, tiling.count, 1, [&](int64_t begin, int64_t end) {
+    pair_tiles::for_each_tile_range(tiling.count, [&](int64_t begin, int64_t end) {
       const int64_t t = at::get_thread_num();
       auto p1_buffer = torch::empty({max_pairs, width}, f32.dtype(matmul_dtype));
       auto g1_buffer = torch::empty({max_pairs, width}, f32.dtype(matmul_dtype));
