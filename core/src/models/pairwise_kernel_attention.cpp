@@ -8,6 +8,7 @@
 #include "attention_tile_passes.h"
 #include "npe/models/tile_matmul.h"
 #include "pair_tiles.h"
+#include "pairwise_mlp_tile.h"
 
 namespace npe {
 namespace {
@@ -208,21 +209,12 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
 
         const auto u_t =
             pair_inputs_transposed(tile, s, q_scaled, k, xq, xk, u_buffer).to(matmul_dtype);
-        const auto h1 = h1_buffer.narrow(0, 0, pairs), h2 = rows_of(hidden2, s.width);
-        tile_matmul(h1, u_t.t(), w1t, {&b1m, true});
-        auto g2 = g2_buffer.narrow(0, 0, pairs);
-        tile_matmul(g2, gl_t.t(), w3);
-        // The pass streams the kept activation h2 in from memory; W3's gradient after it finds
-        // h2 in cache (the other order ran that product at half its rate).
-        relu_backward_with_bias_gradient(g2, h2, acc_b2[t]);
-        tile_matmul(acc_w3[t], gl_t, h2, accumulate);
-        tile_matmul(acc_w2[t], g2.t(), h1, accumulate);
-        auto g1 = g1_buffer.narrow(0, 0, pairs);
-        tile_matmul(g1, g2, w2);
-        relu_backward_with_bias_gradient(g1, h1, acc_b1[t]);
-        tile_matmul(acc_w1t[t], u_t, g1, accumulate);
         const auto grad_u_t = grad_u_buffer.narrow(1, 0, pairs);
-        tile_matmul(grad_u_t, w1.t(), g1.t());
+        pairwise_mlp_tile_backward({w1, w1t, b1m, w2, w3}, u_t, gl_t, rows_of(hidden2, s.width),
+                                   h1_buffer.narrow(0, 0, pairs), g1_buffer.narrow(0, 0, pairs),
+                                   g2_buffer.narrow(0, 0, pairs),
+                                   {acc_w1t[t], acc_b1[t], acc_w2[t], acc_b2[t], acc_w3[t]},
+                                   grad_u_t);
 
         // Back through the dot products and the differences.
         const auto grad_dots = grad_u_t.narrow(0, 0, s.heads).view({s.heads, tile.rows, s.keys});

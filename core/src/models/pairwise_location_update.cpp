@@ -2,9 +2,9 @@
 
 #include <torch/torch.h>
 
-#include "attention_tile_passes.h"
 #include "npe/models/tile_matmul.h"
 #include "pair_tiles.h"
+#include "pairwise_mlp_tile.h"
 
 namespace npe {
 namespace {
@@ -112,7 +112,6 @@ class PairwiseLocationUpdate : public torch::autograd::Function<PairwiseLocation
       auto p1_buffer = torch::empty({max_pairs, width}, f32.dtype(matmul_dtype));
       auto g1_buffer = torch::empty({max_pairs, width}, f32.dtype(matmul_dtype));
       auto g2_buffer = torch::empty({max_pairs, width}, f32.dtype(matmul_dtype));
-      const TileMatmulEpilogue accumulate{nullptr, false, true};
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * keys;
@@ -124,22 +123,14 @@ class PairwiseLocationUpdate : public torch::autograd::Function<PairwiseLocation
         const auto diff = tile_differences(tile, xq, xk);
         const auto grad_s = ((diff * g.unsqueeze(1)).sum(2) * inverse_keys).view({1, pairs});
         acc_b3[t].add_(grad_s.sum());
-        const auto grad_s_m = grad_s.to(matmul_dtype);
 
-        // Back through phi; its first activation recomputed from alpha.
-        const auto alpha_t = flat_tile(weights, tile).to(matmul_dtype);  // [H, pairs]
-        const auto p1 = p1_buffer.narrow(0, 0, pairs), p2 = tile_rows(hidden2, tile, width);
-        tile_matmul(p1, alpha_t.t(), w1t, {&b1m, true});
-        auto g2 = g2_buffer.narrow(0, 0, pairs);
-        tile_matmul(g2, grad_s_m.t(), w3);
-        relu_backward_with_bias_gradient(g2, p2, acc_b2[t]);
-        tile_matmul(acc_w3[t], grad_s_m, p2, accumulate);
-        tile_matmul(acc_w2[t], g2.t(), p1, accumulate);
-        auto g1 = g1_buffer.narrow(0, 0, pairs);
-        tile_matmul(g1, g2, w2);
-        relu_backward_with_bias_gradient(g1, p1, acc_b1[t]);
-        tile_matmul(acc_w1t[t], alpha_t, g1, accumulate);
-        tile_matmul(flat_tile(grad_weights, tile), w1.t(), g1.t());
+        // Back through phi.
+        pairwise_mlp_tile_backward(
+            {w1, w1t, b1m, w2, w3}, flat_tile(weights, tile).to(matmul_dtype),
+            grad_s.to(matmul_dtype), tile_rows(hidden2, tile, width), p1_buffer.narrow(0, 0, pairs),
+            g1_buffer.narrow(0, 0, pairs), g2_buffer.narrow(0, 0, pairs),
+            {acc_w1t[t], acc_b1[t], acc_w2[t], acc_b2[t], acc_w3[t]},
+            flat_tile(grad_weights, tile));
       }
     });
     return {grad_weights,  grad_xq,       acc_xk.sum(0), acc_w1t.sum(0).t(),
