@@ -176,23 +176,28 @@ TEST_F(Checkpoints, MetadataCanBeReadAlone) {
   EXPECT_DOUBLE_EQ(metadata.validation_ll, -0.5);
 }
 
+// Registry order, and within a kind the small size before the paper's, although "tetnp-paper.pt"
+// sorts before "tetnp.pt" by name: the list reads "TE-TNP", "TE-TNP · paper size".
 TEST_F(Checkpoints, ShippedModelsAreFoundInRegistryOrderAndBadFilesReported) {
   fs::create_directories(dir / "gp1d");
-  for (const std::string kind : {"tetnp", "cnp", "tnp"}) {
+  for (const std::string file : {"tetnp-paper", "tetnp", "cnp", "tnp"}) {
+    const std::string kind = file.substr(0, file.find('-'));
     auto model = make_model(tiny_config(kind));
     CheckpointMetadata metadata;
     metadata.model = model->config();
-    save_checkpoint(dir / "gp1d" / (kind + ".pt"), *model, metadata);
+    metadata.size = file == "tetnp-paper" ? "paper" : "small";
+    save_checkpoint(dir / "gp1d" / (file + ".pt"), *model, metadata);
   }
   overwrite(dir / "gp1d" / "broken.pt", "not a checkpoint");
   ::setenv("NPE_MODELS_DIR", dir.c_str(), 1);
   std::vector<std::string> problems;
   auto found = find_shipped_models("gp1d", &problems);
   ::unsetenv("NPE_MODELS_DIR");
-  ASSERT_EQ(found.size(), 3u);
+  ASSERT_EQ(found.size(), 4u);
   EXPECT_EQ(found[0].metadata.model.kind, "cnp");
   EXPECT_EQ(found[1].metadata.model.kind, "tnp");
-  EXPECT_EQ(found[2].metadata.model.kind, "tetnp");
+  EXPECT_EQ(found[2].path.filename(), "tetnp.pt");
+  EXPECT_EQ(found[3].path.filename(), "tetnp-paper.pt");
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("broken.pt"), std::string::npos);
   EXPECT_TRUE(find_models_in(dir / "nothing-here").empty());

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "npe/errors.h"
+#include "npe/models/model_config.h"
 #include "npe/models/model_registry.h"
 
 namespace npe {
@@ -49,15 +51,24 @@ std::vector<ShippedModel> find_models_in(const fs::path& folder,
       if (problems) problems->push_back(e.what());
     }
   }
-  auto rank = [](const ShippedModel& m) {
+  // Registry order, and within a kind the smallest size first: "TE-TNP" before "TE-TNP · paper
+  // size", and the larger sizes, added later, leave the colours of the small ones where they were.
+  // A custom size (none of the named ones) comes after the named ones.
+  auto kind_rank = [](const ShippedModel& m) {
     const auto& infos = model_infos();
     for (size_t i = 0; i < infos.size(); ++i) {
       if (infos[i].kind == m.metadata.model.kind) return i;
     }
     return infos.size();
   };
-  std::stable_sort(found.begin(), found.end(),
-                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  auto size_rank = [](const ShippedModel& m) {
+    const auto& sizes = model_sizes();
+    return static_cast<size_t>(std::find(sizes.begin(), sizes.end(), m.metadata.size) -
+                               sizes.begin());
+  };
+  std::stable_sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
+    return std::make_pair(kind_rank(a), size_rank(a)) < std::make_pair(kind_rank(b), size_rank(b));
+  });
   return found;
 }
 
