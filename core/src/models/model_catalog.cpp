@@ -52,8 +52,8 @@ std::vector<ShippedModel> find_models_in(const fs::path& folder,
     }
   }
   // Registry order, and within a kind the smallest size first: "TE-TNP" before "TE-TNP · paper
-  // size", and the larger sizes, added later, leave the colours of the small ones where they were.
-  // A custom size (none of the named ones) comes after the named ones.
+  // size", so a larger size shipped later leaves the small models' colours where they were. A
+  // custom size (none of the named ones) comes after the named ones.
   auto kind_rank = [](const ShippedModel& m) {
     const auto& infos = model_infos();
     for (size_t i = 0; i < infos.size(); ++i) {

@@ -21,8 +21,8 @@ struct ShippedModel {
 };
 
 /// The checkpoints (*.pt) directly in `folder`, in the registry's display order and, within a
-/// kind, the smallest size (model_sizes()) first. Unreadable
-/// files are skipped and described in `problems`.
+/// kind, the smallest size (model_sizes()) first. Unreadable files are skipped and described in
+/// `problems`.
 std::vector<ShippedModel> find_models_in(const std::filesystem::path& folder,
                                          std::vector<std::string>* problems = nullptr);
 
