@@ -29,7 +29,7 @@ packages=(
   # The sanitizer and fuzzing build (clang's libFuzzer, AddressSanitizer, UBSan) that CI runs.
   clang libclang-rt-14-dev
   qt6-base-dev libqt6opengl6-dev qt6-svg-dev libqcustomplot-dev
-  # The map tab's 2-D and 3-D views (VTK embedded in a QOpenGLWidget).
+  # The map tab's 2-D and 3-D views (VTK rendering offscreen into a Qt widget).
   libvtk9-dev
   # GUI tests and screenshots run under a virtual X server.
   xvfb xauth libgl1-mesa-dri

@@ -338,6 +338,45 @@ class MapExplorerTest : public QObject {
                                                          .arg(explorer.height())));
   }
 
+  // The view keeps the props an edit does not change (grid, labels, coastlines, colour bar) and
+  // replaces the rest: after editing, it must draw exactly what a new view draws for the same
+  // scene (a station removed by the edit must be gone, a changed value recoloured).
+  void anEditedSceneIsDrawnAsANewViewDrawsIt() {
+    if (!npe::widgets::MapView::openGLAvailable()) QSKIP(kNoView);
+    auto scene_with = [](std::vector<int> station_rows, double offset) {
+      npe::widgets::MapScene scene;
+      const int rows = 20, cols = 30;
+      for (int i = 0; i < rows; ++i) scene.latitudes.push_back(58.0 - 0.25 * i);
+      for (int j = 0; j < cols; ++j) scene.longitudes.push_back(-10.0 + 0.25 * j);
+      scene.values =
+          torch::arange(rows * cols, torch::kFloat64).reshape({rows, cols}) / 60.0 + offset;
+      scene.low = 0.0;
+      scene.high = 12.0;
+      scene.title = "test";
+      scene.target_window = QRect(5, 5, 10, 10);
+      for (int row : station_rows) scene.stations.push_back({row, 8, 1.0});
+      return scene;
+    };
+    auto draw = [](npe::widgets::MapView& view) {
+      view.repaint();
+      return view.renderedImage();
+    };
+    npe::widgets::MapView edited, fresh;
+    for (auto* view : {&edited, &fresh}) {
+      view->resize(400, 300);
+      view->show();
+      QVERIFY(QTest::qWaitForWindowExposed(view));
+    }
+    edited.setScene(scene_with({6, 9, 12}, 0.0));
+    const auto before = draw(edited);
+    if (!edited.renderingAvailable()) QSKIP("no OpenGL 3.2 on this display");
+    edited.setScene(scene_with({6}, 3.0));
+    fresh.setScene(scene_with({6}, 3.0));
+    const auto after = draw(edited);
+    QVERIFY(after != before);
+    QCOMPARE(after, draw(fresh));
+  }
+
   void theMapIsRendered() {
     MapExplorer explorer;
     explorer.resize(1200, 800);
@@ -345,7 +384,7 @@ class MapExplorerTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&explorer));
     QVERIFY(wait_for_refined_round(explorer));
     if (!explorer.view()) QSKIP(kNoView);
-    auto image = explorer.view()->grabFramebuffer();
+    auto image = explorer.view()->renderedImage();
     if (!explorer.view()->renderingAvailable()) QSKIP("no OpenGL 3.2 on this display");
     QSet<QRgb> colours;
     for (int y = 0; y < image.height(); y += 4) {

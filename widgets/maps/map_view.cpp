@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <QGuiApplication>
 #include <QMouseEvent>
+#include <QOffscreenSurface>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
+#include <QOpenGLFramebufferObject>
 #include <QPainter>
 #include <QWheelEvent>
 
@@ -82,6 +85,25 @@ vtkSmartPointer<vtkLookupTable> palette_table(MapScene::Palette palette, double 
   return table;
 }
 
+// The inputs of the scene's frame: the props that depend on nothing else are kept while these
+// stay the same.
+struct FrameKey {
+  std::vector<double> latitudes, longitudes;
+  std::shared_ptr<const std::vector<std::vector<QPointF>>> coastlines;
+  QRect training_region;
+  bool three_d = false;
+  MapScene::Palette palette = MapScene::Palette::Temperature;
+  double low = 0.0, high = 1.0;
+  QString colour_title;
+
+  bool operator==(const FrameKey& other) const {
+    return latitudes == other.latitudes && longitudes == other.longitudes &&
+           coastlines == other.coastlines && training_region == other.training_region &&
+           three_d == other.three_d && palette == other.palette && low == other.low &&
+           high == other.high && colour_title == other.colour_title;
+  }
+};
+
 }  // namespace
 
 struct MapView::Vtk {
@@ -96,30 +118,37 @@ struct MapView::Vtk {
   double x_scale = 1.0;
   // Height of the relief in world units (degrees), scaled with the grid (kReliefDegrees).
   double relief = kReliefDegrees;
+  // What rebuild() keeps between scenes (see there): the props of the frame and the inputs they
+  // were made from, and those of the last scene.
+  std::optional<FrameKey> frame_key;
+  std::vector<Ptr<vtkProp>> frame_props, scene_props;
+  Ptr<vtkLookupTable> table;
+  Ptr<vtkTextActor> title;
 };
 
-MapView::MapView(QWidget* parent) : QOpenGLWidget(parent), m_vtk(std::make_unique<Vtk>()) {
+MapView::MapView(QWidget* parent) : QWidget(parent), m_vtk(std::make_unique<Vtk>()) {
   setMouseTracking(true);
   setMinimumSize(320, 260);
+  // The picture covers the widget: no background to fill first.
+  setAttribute(Qt::WA_OpaquePaintEvent);
   m_vtk->renderer = make<vtkRenderer>();
   m_vtk->renderer->SetBackground(1.0, 1.0, 1.0);
 }
 
 MapView::~MapView() {
   // VTK releases its OpenGL resources with the context current.
-  if (m_vtk->initialised) {
-    makeCurrent();
+  if (m_vtk->initialised && makeContextCurrent()) {
     m_vtk->window->Finalize();
-    doneCurrent();
+    m_framebuffer.reset();
+    m_context->doneCurrent();
   }
 }
 
 bool MapView::openGLAvailable() {
   static const bool available = [] {
-    // Qt's offscreen and minimal platforms cannot composite an OpenGL widget into a window, even
-    // when they can create a context: offscreen does through GLX wherever a display is set, and
-    // Qt 6.4 then crashed in QPlatformBackingStore::rhiFlush (xvfb-run with
-    // QT_QPA_PLATFORM=offscreen, test np_explorer_screenshot_maps_offscreen_with_a_display).
+    // Qt's offscreen and minimal platforms: the map view is left out there (the tab shows its
+    // small maps), as it always was; on Qt 6.4 the offscreen platform with a display set crashed
+    // hosting an OpenGL widget (test np_explorer_screenshot_maps_offscreen_with_a_display).
     const QString platform = QGuiApplication::platformName();
     if (platform == QLatin1String("offscreen") || platform == QLatin1String("minimal"))
       return false;
@@ -133,15 +162,26 @@ bool MapView::renderingAvailable() const {
   return m_vtk->initialised && !m_vtk->failed;
 }
 
-void MapView::initializeGL() {
+bool MapView::makeContextCurrent() {
+  return m_context && m_surface && m_context->makeCurrent(m_surface.get());
+}
+
+void MapView::initialise() {
   auto& v = *m_vtk;
-  if (!context() || !context()->isValid()) {
+  // The default format is OpenGL 3.2 core (main()), VTK's minimum.
+  m_surface = std::make_unique<QOffscreenSurface>();
+  m_surface->setFormat(QSurfaceFormat::defaultFormat());
+  m_surface->create();
+  m_context = std::make_unique<QOpenGLContext>();
+  m_context->setFormat(QSurfaceFormat::defaultFormat());
+  if (!m_surface->isValid() || !m_context->create() || !makeContextCurrent() ||
+      m_context->format().version() < qMakePair(3, 2)) {
     v.failed = true;
     return;
   }
   v.window = make<vtkGenericOpenGLRenderWindow>();
-  // Qt owns the context and makes it current before initializeGL/paintGL: VTK must neither
-  // create one nor swap buffers; it renders into its own framebuffer, which paintGL copies.
+  // This view owns the context and makes it current: VTK must neither create one nor swap
+  // buffers; it renders into its own framebuffer, which render() copies out.
   v.window->SetOwnContext(false);
   v.window->SetIsCurrent(true);
   v.window->SetReadyForRendering(true);
@@ -150,7 +190,7 @@ void MapView::initializeGL() {
   auto make_current = make<vtkCallbackCommand>();
   make_current->SetClientData(this);
   make_current->SetCallback([](vtkObject*, unsigned long, void* self, void*) {
-    static_cast<MapView*>(self)->makeCurrent();
+    static_cast<MapView*>(self)->makeContextCurrent();
   });
   v.window->AddObserver(vtkCommand::WindowMakeCurrentEvent, make_current);
   v.window->AddRenderer(v.renderer);
@@ -161,42 +201,63 @@ void MapView::initializeGL() {
   v.interactor = make<vtkGenericRenderWindowInteractor>();
   v.interactor->SetRenderWindow(v.window);
   v.interactor->SetInteractorStyle(make<vtkInteractorStyleTrackballCamera>());
-  v.interactor->EnableRenderOff();  // Qt decides when to paint
+  v.interactor->EnableRenderOff();  // the view decides when to render
   v.initialised = true;
+  m_context->doneCurrent();
   rebuild();
 }
 
-void MapView::resizeGL(int w, int h) {
-  if (!m_vtk->initialised) return;
-  m_vtk->window->SetSize(std::max(1, int(w * devicePixelRatioF())),
-                         std::max(1, int(h * devicePixelRatioF())));
-  m_vtk->interactor->SetSize(m_vtk->window->GetSize());
+void MapView::render(const QSize& size) {
+  auto& v = *m_vtk;
+  if (!makeContextCurrent()) {
+    v.failed = true;
+    return;
+  }
+  if (!m_framebuffer || m_framebuffer->size() != size) {
+    // Opaque (RGB): VTK leaves alpha 0 where it drew only the background.
+    QOpenGLFramebufferObjectFormat format;
+    format.setInternalTextureFormat(GL_RGB8);
+    m_framebuffer = std::make_unique<QOpenGLFramebufferObject>(size, format);
+  }
+  const int w = size.width(), h = size.height();
+  v.window->SetSize(w, h);
+  v.interactor->SetSize(w, h);
+  v.window->Render();
+  // Copy VTK's framebuffer into ours and read it back as the picture to draw.
+  auto* gl = m_context->extraFunctions();
+  gl->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, m_framebuffer->handle());
+  v.window->BlitDisplayFramebuffer(0, 0, 0, w, h, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
+  m_image = m_framebuffer->toImage();
+  m_image.setDevicePixelRatio(devicePixelRatioF());
+  m_context->doneCurrent();
+  m_stale = false;
 }
 
-void MapView::paintGL() {
+void MapView::renderLater() {
+  m_stale = true;
+  update();
+}
+
+void MapView::paintEvent(QPaintEvent*) {
   auto& v = *m_vtk;
-  if (!v.initialised || v.failed) {
-    QPainter painter(this);
+  if (!v.initialised && !v.failed) initialise();
+  const qreal ratio = devicePixelRatioF();
+  const QSize size(std::max(1, int(width() * ratio)), std::max(1, int(height() * ratio)));
+  if (!v.failed && (m_stale || m_image.size() != size)) render(size);
+  QPainter painter(this);
+  if (v.failed) {
     painter.fillRect(rect(), Qt::white);
     painter.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
                      tr("The map view needs OpenGL 3.2, which this display does not offer."));
     return;
   }
-  const int w = std::max(1, int(width() * devicePixelRatioF()));
-  const int h = std::max(1, int(height() * devicePixelRatioF()));
-  v.window->SetSize(w, h);
-  v.window->Render();
-  // Copy VTK's framebuffer into the widget's.
-  auto* gl = context()->extraFunctions();
-  gl->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
-  v.window->BlitDisplayFramebuffer(0, 0, 0, w, h, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
-  gl->glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
+  painter.drawImage(QPointF(0, 0), m_image);
 }
 
 void MapView::setScene(MapScene scene) {
   m_scene = std::move(scene);
   rebuild();
-  update();
+  renderLater();
 }
 
 void MapView::setThreeD(bool on) {
@@ -204,17 +265,39 @@ void MapView::setThreeD(bool on) {
   m_three_d = on;
   m_vtk->camera_set_for_3d = false;
   rebuild();
-  update();
+  renderLater();
 }
 
 void MapView::rebuild() {
   auto& v = *m_vtk;
   auto& r = *v.renderer;
-  r.RemoveAllViewProps();
   const auto& s = m_scene;
+  auto remove_all = [&](std::vector<Ptr<vtkProp>>& props) {
+    for (auto& prop : props) r.RemoveViewProp(prop);
+    props.clear();
+  };
+  // An edit (a station, new predictions, another hour) changes only the field, the stations,
+  // the target window and the title; everything else (grid lines and their labels, coastlines,
+  // the training region, the colour bar) is kept with its rendered text while its inputs stay
+  // the same: rebuilding it made each edit's two redraws a third slower.
+  remove_all(v.scene_props);
   if (!s.values.defined() || s.values.dim() != 2 || s.latitudes.empty() || s.longitudes.empty()) {
+    remove_all(v.frame_props);
+    v.frame_key.reset();
     return;
   }
+  FrameKey key{s.latitudes, s.longitudes, s.coastlines, s.training_region, m_three_d,
+               s.palette,   s.low,        s.high,       s.colour_title};
+  const bool new_frame = !v.frame_key || !(*v.frame_key == key);
+  if (new_frame) {
+    remove_all(v.frame_props);
+    v.frame_key = std::move(key);
+  }
+  auto add = [&](std::vector<Ptr<vtkProp>>& group, Ptr<vtkProp> prop) {
+    r.AddViewProp(prop);
+    group.push_back(std::move(prop));
+  };
+
   const int rows = static_cast<int>(s.values.size(0)), cols = static_cast<int>(s.values.size(1));
   const double lat_mid = 0.5 * (s.latitudes.front() + s.latitudes.back());
   v.x_scale = std::cos(lat_mid * M_PI / 180.0);
@@ -227,6 +310,7 @@ void MapView::rebuild() {
     return (std::clamp(value, s.low, s.high) - s.low) / range * v.relief;
   };
   auto x_of = [&](double lon) { return lon * v.x_scale; };
+  if (new_frame) v.table = palette_table(s.palette, s.low, s.high);
 
   // The field: one point per cell centre, quads between them, coloured by value.
   const auto values = s.values.to(torch::kFloat64).contiguous();
@@ -253,20 +337,20 @@ void MapView::rebuild() {
   surface->SetPoints(points);
   surface->SetPolys(quads);
   surface->GetPointData()->SetScalars(scalars);
-  auto table = palette_table(s.palette, s.low, s.high);
   auto surface_mapper = make<vtkPolyDataMapper>();
   surface_mapper->SetInputData(surface);
-  surface_mapper->SetLookupTable(table);
+  surface_mapper->SetLookupTable(v.table);
   surface_mapper->SetScalarRange(s.low, std::max(s.high, s.low + 1e-9));
   surface_mapper->InterpolateScalarsBeforeMappingOn();
   auto surface_actor = make<vtkActor>();
   surface_actor->SetMapper(surface_mapper);
   if (!m_three_d) surface_actor->GetProperty()->LightingOff();
-  r.AddActor(surface_actor);
+  add(v.scene_props, surface_actor);
 
   // Lines: coastlines, the training region, the target window.
   const double lift = m_three_d ? v.relief + 0.05 : 0.02;
-  auto add_lines = [&](const std::vector<std::vector<QPointF>>& lines, double red, double green,
+  auto add_lines = [&](std::vector<Ptr<vtkProp>>& group,
+                       const std::vector<std::vector<QPointF>>& lines, double red, double green,
                        double blue, double width, double z) {
     auto line_points = make<vtkPoints>();
     auto cells = make<vtkCellArray>();
@@ -287,7 +371,7 @@ void MapView::rebuild() {
     actor->GetProperty()->SetColor(red, green, blue);
     actor->GetProperty()->SetLineWidth(static_cast<float>(width));
     actor->GetProperty()->LightingOff();
-    r.AddActor(actor);
+    add(group, actor);
   };
   const double dlat = rows > 1 ? std::abs(s.latitudes[1] - s.latitudes[0]) : 0.25;
   const double dlon = cols > 1 ? std::abs(s.longitudes[1] - s.longitudes[0]) : 0.25;
@@ -302,7 +386,7 @@ void MapView::rebuild() {
     return std::vector<QPointF>{
         {west, north}, {east, north}, {east, south}, {west, south}, {west, north}};
   };
-  if (s.coastlines) {
+  if (new_frame && s.coastlines) {
     // Only the parts over the grid: runs of points inside it.
     const double north = s.latitudes.front() + dlat / 2, south = s.latitudes.back() - dlat / 2;
     const double west = s.longitudes.front() - dlon / 2, east = s.longitudes.back() + dlon / 2;
@@ -319,11 +403,12 @@ void MapView::rebuild() {
       }
       if (run.size() > 1) inside.push_back(std::move(run));
     }
-    add_lines(inside, 0.1, 0.1, 0.1, 1.5, m_three_d ? 0.0 : 0.01);
+    add_lines(v.frame_props, inside, 0.1, 0.1, 0.1, 1.5, m_three_d ? 0.0 : 0.01);
   }
-  if (!s.training_region.isNull())
-    add_lines({cell_box(s.training_region)}, 0.0, 0.55, 0.2, 3, lift);
-  if (!s.target_window.isNull()) add_lines({cell_box(s.target_window)}, 0.0, 0.0, 0.0, 3, lift);
+  if (new_frame && !s.training_region.isNull())
+    add_lines(v.frame_props, {cell_box(s.training_region)}, 0.0, 0.55, 0.2, 3, lift);
+  if (!s.target_window.isNull())
+    add_lines(v.scene_props, {cell_box(s.target_window)}, 0.0, 0.0, 0.0, 3, lift);
 
   // Stations: spheres at their cells (on the surface in 3-D).
   if (!s.stations.empty()) {
@@ -350,92 +435,104 @@ void MapView::rebuild() {
     actor->SetMapper(mapper);
     actor->GetProperty()->SetColor(0.05, 0.05, 0.05);
     actor->GetProperty()->SetSpecular(0.4);
-    r.AddActor(actor);
+    add(v.scene_props, actor);
   }
 
-  // Grid lines every whole degree, labelled along the southern and western edges (text at
-  // world positions keeps a fixed size on screen, in 2-D and 3-D alike).
   double bounds[6];
   surface->GetBounds(bounds);
   const double lat_lo = s.latitudes.back() - dlat / 2, lat_hi = s.latitudes.front() + dlat / 2;
   const double lon_lo = s.longitudes.front() - dlon / 2, lon_hi = s.longitudes.back() + dlon / 2;
-  std::vector<std::vector<QPointF>> grid;
-  auto add_label = [&](const QString& text, double lon, double lat, int justify_h, int justify_v) {
-    auto label = make<vtkTextActor>();
-    label->SetInput(text.toUtf8().constData());
-    label->GetPositionCoordinate()->SetCoordinateSystemToWorld();
-    label->GetPositionCoordinate()->SetValue(x_of(lon), lat, 0.0);
-    auto* property = label->GetTextProperty();
-    property->SetColor(0.15, 0.15, 0.15);
-    property->SetFontSize(13);
-    property->SetJustification(justify_h);
-    property->SetVerticalJustification(justify_v);
-    r.AddActor2D(label);
-  };
-  // Lines every 1, 5 or 10 degrees as the grid grows (the British Isles: every degree; Europe:
-  // every 5), counted as integers (clang-analyzer-security.FloatLoopCounter).
-  const double extent = std::max(lon_hi - lon_lo, lat_hi - lat_lo);
-  const long step = extent <= 20.0 ? 1 : extent <= 60.0 ? 5 : 10;
-  const long lon_label_every = step == 1 ? 2 : 1;
-  auto first_multiple = [step](double value) {
-    return static_cast<long>(std::ceil(value / double(step))) * step;
-  };
-  for (long degree = first_multiple(lon_lo); degree <= std::lround(std::floor(lon_hi));
-       degree += step) {
-    const auto lon = static_cast<double>(degree);
-    grid.push_back({{lon, lat_lo}, {lon, lat_hi}});
-    if ((degree / step) % lon_label_every != 0) continue;
-    add_label(QString("%1°%2")
-                  .arg(std::abs(lon))
-                  .arg(lon < 0   ? "W"
-                       : lon > 0 ? "E"
-                                 : ""),
-              lon, lat_lo - 0.12, VTK_TEXT_CENTERED, VTK_TEXT_TOP);
+  if (new_frame) {
+    // Grid lines every whole degree, labelled along the southern and western edges (text at
+    // world positions keeps a fixed size on screen, in 2-D and 3-D alike).
+    std::vector<std::vector<QPointF>> grid;
+    auto add_label = [&](const QString& text, double lon, double lat, int justify_h,
+                         int justify_v) {
+      auto label = make<vtkTextActor>();
+      label->SetInput(text.toUtf8().constData());
+      label->GetPositionCoordinate()->SetCoordinateSystemToWorld();
+      label->GetPositionCoordinate()->SetValue(x_of(lon), lat, 0.0);
+      auto* property = label->GetTextProperty();
+      property->SetColor(0.15, 0.15, 0.15);
+      property->SetFontSize(13);
+      property->SetJustification(justify_h);
+      property->SetVerticalJustification(justify_v);
+      add(v.frame_props, label);
+    };
+    // Lines every 1, 5 or 10 degrees as the grid grows (the British Isles: every degree;
+    // Europe: every 5), counted as integers (clang-analyzer-security.FloatLoopCounter).
+    const double extent = std::max(lon_hi - lon_lo, lat_hi - lat_lo);
+    const long step = extent <= 20.0 ? 1 : extent <= 60.0 ? 5 : 10;
+    const long lon_label_every = step == 1 ? 2 : 1;
+    auto first_multiple = [step](double value) {
+      return static_cast<long>(std::ceil(value / double(step))) * step;
+    };
+    for (long degree = first_multiple(lon_lo); degree <= std::lround(std::floor(lon_hi));
+         degree += step) {
+      const auto lon = static_cast<double>(degree);
+      grid.push_back({{lon, lat_lo}, {lon, lat_hi}});
+      if ((degree / step) % lon_label_every != 0) continue;
+      add_label(QString("%1°%2")
+                    .arg(std::abs(lon))
+                    .arg(lon < 0   ? "W"
+                         : lon > 0 ? "E"
+                                   : ""),
+                lon, lat_lo - 0.12, VTK_TEXT_CENTERED, VTK_TEXT_TOP);
+    }
+    for (long degree = first_multiple(lat_lo); degree <= std::lround(std::floor(lat_hi));
+         degree += step) {
+      const auto lat = static_cast<double>(degree);
+      grid.push_back({{lon_lo, lat}, {lon_hi, lat}});
+      add_label(QString("%1°%2").arg(std::abs(lat)).arg(lat < 0 ? "S" : "N"), lon_lo - 0.12, lat,
+                VTK_TEXT_RIGHT, VTK_TEXT_CENTERED);
+    }
+    add_lines(v.frame_props, grid, 0.45, 0.45, 0.45, 1, m_three_d ? 0.0 : 0.005);
+    add_lines(v.frame_props,
+              {{{lon_lo, lat_lo},
+                {lon_hi, lat_lo},
+                {lon_hi, lat_hi},
+                {lon_lo, lat_hi},
+                {lon_lo, lat_lo}}},
+              0.2, 0.2, 0.2, 1.5, m_three_d ? 0.0 : 0.005);
+
+    auto bar = make<vtkScalarBarActor>();
+    bar->SetLookupTable(v.table);
+    bar->SetTitle(s.colour_title.toUtf8().constData());
+    bar->SetNumberOfLabels(5);
+    bar->SetLabelFormat("%.1f");
+    bar->SetMaximumWidthInPixels(90);
+    bar->SetPosition(0.88, 0.12);
+    bar->SetWidth(0.1);
+    bar->SetHeight(0.76);
+    bar->UnconstrainedFontSizeOn();
+    bar->GetTitleTextProperty()->SetColor(0.1, 0.1, 0.1);
+    bar->GetTitleTextProperty()->SetFontSize(14);
+    bar->GetLabelTextProperty()->SetColor(0.1, 0.1, 0.1);
+    bar->GetLabelTextProperty()->SetFontSize(12);
+    bar->GetLabelTextProperty()->ShadowOff();
+    bar->GetTitleTextProperty()->ShadowOff();
+    // VTK's defaults set the labels in italics and the title touching the top label.
+    bar->GetLabelTextProperty()->ItalicOff();
+    bar->GetTitleTextProperty()->ItalicOff();
+    bar->SetVerticalTitleSeparation(10);
+    add(v.frame_props, bar);
   }
-  for (long degree = first_multiple(lat_lo); degree <= std::lround(std::floor(lat_hi));
-       degree += step) {
-    const auto lat = static_cast<double>(degree);
-    grid.push_back({{lon_lo, lat}, {lon_hi, lat}});
-    add_label(QString("%1°%2").arg(std::abs(lat)).arg(lat < 0 ? "S" : "N"), lon_lo - 0.12, lat,
-              VTK_TEXT_RIGHT, VTK_TEXT_CENTERED);
-  }
-  add_lines(grid, 0.45, 0.45, 0.45, 1, m_three_d ? 0.0 : 0.005);
-  add_lines(
-      {{{lon_lo, lat_lo}, {lon_hi, lat_lo}, {lon_hi, lat_hi}, {lon_lo, lat_hi}, {lon_lo, lat_lo}}},
-      0.2, 0.2, 0.2, 1.5, m_three_d ? 0.0 : 0.005);
   bounds[4] = 0.0;
   bounds[5] = m_three_d ? v.relief : 0.0;
 
-  auto bar = make<vtkScalarBarActor>();
-  bar->SetLookupTable(table);
-  bar->SetTitle(s.colour_title.toUtf8().constData());
-  bar->SetNumberOfLabels(5);
-  bar->SetLabelFormat("%.1f");
-  bar->SetMaximumWidthInPixels(90);
-  bar->SetPosition(0.88, 0.12);
-  bar->SetWidth(0.1);
-  bar->SetHeight(0.76);
-  bar->UnconstrainedFontSizeOn();
-  bar->GetTitleTextProperty()->SetColor(0.1, 0.1, 0.1);
-  bar->GetTitleTextProperty()->SetFontSize(14);
-  bar->GetLabelTextProperty()->SetColor(0.1, 0.1, 0.1);
-  bar->GetLabelTextProperty()->SetFontSize(12);
-  bar->GetLabelTextProperty()->ShadowOff();
-  bar->GetTitleTextProperty()->ShadowOff();
-  // VTK's defaults set the labels in italics and the title touching the top label.
-  bar->GetLabelTextProperty()->ItalicOff();
-  bar->GetTitleTextProperty()->ItalicOff();
-  bar->SetVerticalTitleSeparation(10);
-  r.AddActor2D(bar);
-
-  auto title = make<vtkTextActor>();
-  title->SetInput(s.title.toUtf8().constData());
-  title->GetTextProperty()->SetColor(0.05, 0.05, 0.05);
-  title->GetTextProperty()->SetFontSize(15);
-  title->GetTextProperty()->BoldOn();
-  title->GetPositionCoordinate()->SetCoordinateSystemToNormalizedViewport();
-  title->GetPositionCoordinate()->SetValue(0.01, 0.95);
-  r.AddActor2D(title);
+  // One title actor for the view's life: its text is rendered again only when it changes.
+  if (!v.title) {
+    v.title = make<vtkTextActor>();
+    v.title->GetTextProperty()->SetColor(0.05, 0.05, 0.05);
+    v.title->GetTextProperty()->SetFontSize(15);
+    v.title->GetTextProperty()->BoldOn();
+    v.title->GetPositionCoordinate()->SetCoordinateSystemToNormalizedViewport();
+    v.title->GetPositionCoordinate()->SetValue(0.01, 0.95);
+  }
+  const QByteArray title = s.title.toUtf8();
+  if (v.title->GetInput() == nullptr || title != v.title->GetInput())
+    v.title->SetInput(title.constData());
+  add(v.scene_props, v.title);
 
   // Camera: straight down in 2-D (fitted to the map, leaving room for the colour bar); an
   // oblique view in 3-D that the user can then rotate and zoom.
@@ -507,7 +604,7 @@ void MapView::mousePressEvent(QMouseEvent* event) {
                     : event->button() == Qt::RightButton ? vtkCommand::RightButtonPressEvent
                                                          : vtkCommand::MiddleButtonPressEvent;
     m_vtk->interactor->InvokeEvent(id, nullptr);
-    update();
+    renderLater();
     return;
   }
   if (event->button() != Qt::LeftButton) return;
@@ -521,7 +618,7 @@ void MapView::mouseMoveEvent(QMouseEvent* event) {
     if (!m_vtk->initialised) return;
     forward(m_vtk->interactor, this, event->position(), event->modifiers());
     m_vtk->interactor->InvokeEvent(vtkCommand::MouseMoveEvent, nullptr);
-    if (event->buttons() != Qt::NoButton) update();
+    if (event->buttons() != Qt::NoButton) renderLater();
     return;
   }
   const auto cell = cellAt(event->position());
@@ -540,7 +637,7 @@ void MapView::mouseReleaseEvent(QMouseEvent* event) {
                     : event->button() == Qt::RightButton ? vtkCommand::RightButtonReleaseEvent
                                                          : vtkCommand::MiddleButtonReleaseEvent;
     m_vtk->interactor->InvokeEvent(id, nullptr);
-    update();
+    renderLater();
     return;
   }
   if (event->button() != Qt::LeftButton || !m_dragging) return;
@@ -554,7 +651,7 @@ void MapView::wheelEvent(QWheelEvent* event) {
   m_vtk->interactor->InvokeEvent(event->angleDelta().y() > 0 ? vtkCommand::MouseWheelForwardEvent
                                                              : vtkCommand::MouseWheelBackwardEvent,
                                  nullptr);
-  update();
+  renderLater();
 }
 
 }  // namespace npe::widgets

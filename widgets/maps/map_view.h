@@ -1,16 +1,22 @@
 #pragma once
-// The map tab's main view: a gridded field over latitude/longitude, drawn by VTK inside a
-// QOpenGLWidget, flat (2-D: coloured map with axes, grid lines, colour bar, coastlines) or as
-// a surface whose height is the value (3-D, rotate and zoom with the mouse). VTK stays inside
-// map_view.cpp: this header and everything that uses it are VTK-free.
+// The map tab's main view: a gridded field over latitude/longitude, drawn by VTK into an
+// offscreen OpenGL framebuffer and shown as a picture in a plain QWidget, flat (2-D: coloured map
+// with axes, grid lines, colour bar, coastlines) or as a surface whose height is the value (3-D,
+// rotate and zoom with the mouse). VTK stays inside map_view.cpp: this header and everything that
+// uses it are VTK-free.
 
 #include <memory>
 #include <vector>
 
 #include <torch/types.h>
-#include <QOpenGLWidget>
+#include <QImage>
 #include <QPointF>
 #include <QRect>
+#include <QWidget>
+
+class QOffscreenSurface;
+class QOpenGLContext;
+class QOpenGLFramebufferObject;
 
 namespace npe::widgets {
 
@@ -34,7 +40,7 @@ struct MapScene {
   std::shared_ptr<const std::vector<std::vector<QPointF>>> coastlines;
 };
 
-class MapView final : public QOpenGLWidget {
+class MapView final : public QWidget {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(MapView)
 
@@ -50,8 +56,11 @@ class MapView final : public QOpenGLWidget {
   QPoint cellAt(const QPointF& position) const;
   /// Whether the platform can host an OpenGL widget at all (not so on Qt's offscreen one).
   static bool openGLAvailable();
-  /// Whether VTK could render into this widget's OpenGL context (false: a message is drawn).
+  /// Whether VTK could render (false: the view draws a message instead of the map); known after
+  /// the first paint.
   bool renderingAvailable() const;
+  /// The map as last rendered, in device pixels (null before the first paint).
+  QImage renderedImage() const { return m_image; }
 
  Q_SIGNALS:
   /// 2-D view: the left button went down on a cell, moved to another cell while held, and was
@@ -63,9 +72,7 @@ class MapView final : public QOpenGLWidget {
   void hovered(QPoint cell);
 
  protected:
-  void initializeGL() override;
-  void paintGL() override;
-  void resizeGL(int width, int height) override;
+  void paintEvent(QPaintEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
@@ -73,12 +80,25 @@ class MapView final : public QOpenGLWidget {
 
  private:
   void rebuild();
+  void initialise();
+  void render(const QSize& size);
+  void renderLater();
+  bool makeContextCurrent();
   struct Vtk;  // the VTK pipeline (map_view.cpp)
   std::unique_ptr<Vtk> m_vtk;
   MapScene m_scene;
   bool m_three_d = false;
   bool m_dragging = false;
   QPoint m_last_cell{-1, -1};
+  // VTK renders with a context of its own on an offscreen surface, not in a QOpenGLWidget: a
+  // QOpenGLWidget makes Qt compose the whole window through OpenGL on every repaint of any
+  // widget, which under Mesa's software renderer cost about 20 ms a frame at 1920 x 1080, held
+  // frames back to the display rate and sheared the picture at some widths.
+  std::unique_ptr<QOffscreenSurface> m_surface;
+  std::unique_ptr<QOpenGLContext> m_context;
+  std::unique_ptr<QOpenGLFramebufferObject> m_framebuffer;
+  QImage m_image;
+  bool m_stale = true;  // the scene or camera changed since m_image was rendered
 };
 
 }  // namespace npe::widgets

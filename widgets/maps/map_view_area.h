@@ -2,12 +2,9 @@
 // The map tab's big-map pane: the VTK map view, made only when first needed, and the hover
 // line under it.
 //
-// A QOpenGLWidget anywhere in a window switches the whole window to OpenGL composition from the
-// moment it is made, shown or not: with Mesa's software renderer (no GPU) every repaint of every
-// tab then went through it, ~40 % of all CPU time during the functions tab's edit-latency run
-// (perf, 2026-11-23, Intel Xeon, 2 cores). So the view is made when the pane is first shown (or
-// asked for). Platforms without OpenGL (Qt's offscreen platform) cannot host the view at all:
-// the pane then says why, and the tab works with its small maps.
+// The view is made when the pane is first shown (or asked for), so a session that never opens
+// the maps tab creates no OpenGL context. Platforms without OpenGL (Qt's offscreen platform)
+// cannot host the view at all: the pane then says why, and the tab works with its small maps.
 
 #include <QWidget>
 
