@@ -172,6 +172,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "np-explorer: --measure-edit-latency expects a positive count\n");
       return 2;
     }
+    // A tab without edits (training) or without data says so at once instead of waiting for a
+    // first prediction round that never comes.
+    if (!panel) {
+      std::fprintf(stderr,
+                   "np-explorer: --measure-edit-latency measures an explorer tab (functions, "
+                   "images or maps); this tab has no edits to measure\n");
+      return 1;
+    }
+    if (const QString reason = panel->unavailableReason(); !reason.isEmpty()) {
+      std::fprintf(stderr, "np-explorer: nothing to measure: %s\n", qPrintable(reason));
+      return 1;
+    }
     window.resize(1400, 860);
     window.show();
     npe::app::EditLatencyProbe probe(panel, edits, limit_ms);
