@@ -377,6 +377,37 @@ class MapExplorerTest : public QObject {
     QCOMPARE(after, draw(fresh));
   }
 
+  // In 3-D a drag turns the camera: the view must render again while the drag goes on, not
+  // show its last picture.
+  void aDragInThreeDTurnsTheView() {
+    if (!npe::widgets::MapView::openGLAvailable()) QSKIP(kNoView);
+    npe::widgets::MapScene scene;
+    for (int i = 0; i < 20; ++i) scene.latitudes.push_back(58.0 - 0.25 * i);
+    for (int j = 0; j < 30; ++j) scene.longitudes.push_back(-10.0 + 0.25 * j);
+    scene.values = torch::arange(600, torch::kFloat64).reshape({20, 30}) / 60.0;
+    scene.low = 0.0;
+    scene.high = 10.0;
+    npe::widgets::MapView view;
+    view.resize(400, 300);
+    view.setThreeD(true);
+    view.setScene(scene);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.repaint();
+    if (!view.renderingAvailable()) QSKIP("no OpenGL 3.2 on this display");
+    QTest::mousePress(&view, Qt::LeftButton, {}, QPoint(200, 150));
+    view.repaint();
+    const auto before = view.renderedImage();
+    for (int x = 210; x <= 300; x += 10) {
+      QMouseEvent move(QEvent::MouseMove, QPointF(x, 150), view.mapToGlobal(QPointF(x, 150)),
+                       Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+      QApplication::sendEvent(&view, &move);
+    }
+    view.repaint();  // while the button is still down
+    QVERIFY(view.renderedImage() != before);
+    QTest::mouseRelease(&view, Qt::LeftButton, {}, QPoint(300, 150));
+  }
+
   void theMapIsRendered() {
     MapExplorer explorer;
     explorer.resize(1200, 800);
