@@ -3,7 +3,11 @@
 add_library(npe_options INTERFACE)
 target_compile_features(npe_options INTERFACE cxx_std_17)
 target_compile_options(npe_options INTERFACE
-  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>
+  # A precompiled header gcc refuses (a target's definitions differ from the header's) makes
+  # every unit of that target compile libtorch's headers again, minutes in all, with only a
+  # warning: make it an error, so that the build says which usage requirement broke it.
+  $<$<CXX_COMPILER_ID:GNU>:-Werror=invalid-pch>)
 set(CMAKE_CXX_EXTENSIONS OFF)
 
 # Where shipped pretrained models are looked up at run time (after the source tree).
