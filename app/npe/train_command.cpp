@@ -201,6 +201,18 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
     }
   }
 
+  // A human-readable copy of the metadata next to the checkpoint (and the best one's), rewritten
+  // with every checkpoint so that the pair always matches, even if the run then dies.
+  const auto write_metadata_copies = [&] {
+    const auto best = best_checkpoint_path(out);
+    for (const auto& path : {out, best}) {
+      if (path == best && !job->spec().options.keep_best) continue;
+      if (!std::filesystem::exists(path)) continue;  // --checkpoint-every 0, or not yet better
+      write_file_atomically(path.string() + ".json",
+                            read_checkpoint_metadata(path).to_json().dump(2) + "\n");
+    }
+  };
+
   std::unique_ptr<TerminalProgress> bar;
   if (leader && !json) {
     bar = std::make_unique<TerminalProgress>("train " + spec.model.kind, job->total_steps(),
@@ -213,6 +225,8 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
   try {
     result = job->run([&](const TrainingStatus& s) {
       if (!leader) return !control.stop_requested();
+      // A validation may have written a new best checkpoint.
+      if (s.checkpoint || s.validation) write_metadata_copies();
       if (json) {
         const auto now = std::chrono::steady_clock::now();
         const bool due = std::chrono::duration<double>(now - last_line).count() >= kJsonInterval;
@@ -257,14 +271,7 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
   if (bar) bar->finish();
   if (!leader) return 0;
 
-  // A human-readable copy of the metadata next to the checkpoint (and the best one's).
-  const auto metadata = read_checkpoint_metadata(out);
-  write_file_atomically(out.string() + ".json", metadata.to_json().dump(2) + "\n");
-  const auto best = best_checkpoint_path(out);
-  if (job->spec().options.keep_best && std::filesystem::exists(best)) {
-    write_file_atomically(best.string() + ".json",
-                          read_checkpoint_metadata(best).to_json().dump(2) + "\n");
-  }
+  write_metadata_copies();
   if (json) {
     emit({{"event", "finished"},
           {"step", result.steps},

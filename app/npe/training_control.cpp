@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -29,21 +30,23 @@ TrainingControl::TrainingControl(bool read_commands) {
   std::signal(SIGTERM, on_stop_signal);
   if (read_commands) {
     // Detached: it blocks in read() until a command or end of input, and the process may end
-    // while it waits.
-    std::thread([this] { this->read_commands(); }).detach();
+    // while it waits. It holds the state, not this object.
+    std::thread([state = m_state] { TrainingControl::read_commands(state); }).detach();
   }
 }
 
-void TrainingControl::read_commands() {
+void TrainingControl::read_commands(const std::shared_ptr<State>& state) {
   std::string line;
   char buffer[256];
   for (;;) {
     const auto n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    // A signal (SIGSTOP/SIGCONT, SIGTERM) may interrupt the read: that is not end of input.
+    if (n < 0 && errno == EINTR) continue;
     // End of input (a closed pipe, /dev/null) is not a command: training goes on.
     if (n <= 0) return;
     for (ssize_t i = 0; i < n; ++i) {
       if (buffer[i] == '\n') {
-        command(line.c_str());
+        state->command(line.c_str());
         line.clear();
       } else if (line.size() < 64) {
         line += buffer[i];
@@ -52,34 +55,35 @@ void TrainingControl::read_commands() {
   }
 }
 
-void TrainingControl::command(const char* text) {
+void TrainingControl::State::command(const char* text) {
   std::string word(text);
   while (!word.empty() && (word.back() == '\r' || word.back() == ' ')) word.pop_back();
   {
-    std::lock_guard lock(m_mutex);
+    std::lock_guard lock(mutex);
     if (word == "pause")
-      m_paused = true;
+      paused = true;
     else if (word == "resume")
-      m_paused = false;
+      paused = false;
     else if (word == "stop")
-      m_stop = true;
+      stop = true;
     else
       return;
   }
-  m_changed.notify_all();
+  changed.notify_all();
 }
 
 bool TrainingControl::stop_requested() const {
-  return m_stop || g_signalled;
+  return m_state->stop || g_signalled;
 }
 
 bool TrainingControl::proceed(const std::function<void(bool)>& on_pause) {
-  std::unique_lock lock(m_mutex);
-  if (m_paused && !stop_requested()) {
+  auto& state = *m_state;
+  std::unique_lock lock(state.mutex);
+  if (state.paused && !stop_requested()) {
     on_pause(true);
     // Signals cannot notify a condition variable: poll for them while paused.
-    while (m_paused && !stop_requested()) {
-      m_changed.wait_for(lock, std::chrono::milliseconds(200));
+    while (state.paused && !stop_requested()) {
+      state.changed.wait_for(lock, std::chrono::milliseconds(200));
     }
     on_pause(false);
   }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 
 namespace npe::cli {
@@ -25,13 +26,18 @@ class TrainingControl {
   bool stop_requested() const;
 
  private:
-  void read_commands();
-  void command(const char* text);
+  // Shared with the detached stdin reader, which may outlive this object: it blocks in read()
+  // until a line or end of input arrives, possibly after training has finished.
+  struct State {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool paused = false;
+    std::atomic<bool> stop{false};
+    void command(const char* text);
+  };
+  static void read_commands(const std::shared_ptr<State>& state);
 
-  std::mutex m_mutex;
-  std::condition_variable m_changed;
-  bool m_paused = false;
-  std::atomic<bool> m_stop{false};
+  std::shared_ptr<State> m_state = std::make_shared<State>();
 };
 
 }  // namespace npe::cli

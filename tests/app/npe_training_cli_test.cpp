@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
@@ -240,6 +241,36 @@ TEST_F(NpeTrainJob, TerminateSignalStopsAfterAFinalCheckpoint) {
   EXPECT_EQ(finished["stopped"], true);
   EXPECT_EQ(child.wait(), 0);
   EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, finished["step"].get<int64_t>());
+}
+
+// Without --progress-json (a run under nohup): SIGTERM still ends with a final checkpoint, and
+// the PATH.json copy is rewritten with every checkpoint, so a run that dies between checkpoints
+// leaves a matching pair on disk.
+TEST_F(NpeTrainJob, TerminateSignalWithoutProgressJsonAndMetadataCopiesMatchEveryCheckpoint) {
+  const auto out = dir / "m.pt";
+  const auto copy = dir / "m.pt.json";
+  Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "5", "--out", out.string()}),
+              dir / "err.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int64_t copied_steps = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(copy)) {
+      std::ifstream file(copy);
+      copied_steps = nlohmann::json::parse(file).value("steps", int64_t{0});
+      if (copied_steps >= 10) break;  // a periodic checkpoint after the first one
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(copied_steps, 10) << "no metadata copy written with the periodic checkpoints";
+  EXPECT_EQ(copied_steps % 5, 0);
+  child.kill(SIGTERM);
+  EXPECT_EQ(child.wait(), 0);
+  const auto meta = npe::read_checkpoint_metadata(out);
+  EXPECT_GE(meta.steps, copied_steps);
+  std::ifstream file(copy);
+  const auto final_copy = nlohmann::json::parse(file);
+  EXPECT_EQ(final_copy["steps"].get<int64_t>(), meta.steps);
+  EXPECT_EQ(final_copy["sessions"].size(), meta.sessions.size());
 }
 
 TEST_F(NpeTrainJob, KilledAtRandomMomentsThenResumedGivesTheUninterruptedWeights) {
