@@ -55,6 +55,25 @@ class TileMatmul : public ::testing::TestWithParam<Case> {
     const auto error = (actual.to(torch::kFloat64) - expected).abs().max().item<double>();
     EXPECT_LE(error, tolerance() * scale) << "max error " << error << " at scale " << scale;
   }
+  // A dense [m, n] output inside a buffer with a row of canaries before and after it: a kernel
+  // that writes past its output corrupts whatever the allocator put there (in a long run, the
+  // heap's own bookkeeping), so the canaries must survive every product.
+  torch::Tensor guarded_output(torch::ScalarType dtype) {
+    const auto& c = GetParam();
+    m_guarded = torch::full({(c.m + 2) * c.n}, kCanary, torch::dtype(dtype));
+    return m_guarded.narrow(0, c.n, c.m * c.n).view({c.m, c.n});
+  }
+  void expect_canaries_intact() const {
+    const auto n = GetParam().n;
+    const auto before = m_guarded.narrow(0, 0, n);
+    const auto after = m_guarded.narrow(0, m_guarded.size(0) - n, n);
+    EXPECT_TRUE(before.eq(kCanary).all().item<bool>()) << "written before the output";
+    EXPECT_TRUE(after.eq(kCanary).all().item<bool>()) << "written past the output";
+  }
+
+ private:
+  static constexpr double kCanary = 99.0;
+  torch::Tensor m_guarded;
 };
 
 TEST_P(TileMatmul, PlainProductBiasAndReluMatchLibtorch) {
@@ -64,7 +83,7 @@ TEST_P(TileMatmul, PlainProductBiasAndReluMatchLibtorch) {
   const auto bias = torch::randn({c.n}).to(c.operands);
   const auto exact = at::mm(a.to(torch::kFloat64), b.to(torch::kFloat64));
 
-  auto out = torch::full({c.m, c.n}, 99.0, torch::dtype(c.out));  // overwritten, not added to
+  auto out = guarded_output(c.out);  // holds 99s: overwritten, not added to
   tile_matmul(out, a, b);
   expect_close(out, exact);
 
@@ -74,6 +93,7 @@ TEST_P(TileMatmul, PlainProductBiasAndReluMatchLibtorch) {
   tile_matmul(out, a, b, {&bias, true});
   expect_close(out, (exact + bias.to(torch::kFloat64)).relu());
   EXPECT_GE(out.min().item<double>(), 0.0);
+  expect_canaries_intact();
 }
 
 TEST_P(TileMatmul, AccumulatesIntoTheOutput) {
@@ -81,12 +101,14 @@ TEST_P(TileMatmul, AccumulatesIntoTheOutput) {
   const auto a = operand(c.m, c.k, c.transpose_a, c.operands);
   const auto b = operand(c.k, c.n, c.transpose_b, c.operands);
   const auto start = torch::randn({c.m, c.n}).to(c.out);
-  auto out = start.clone();
+  auto out = guarded_output(c.out);
+  out.copy_(start);
   const TileMatmulEpilogue accumulate{nullptr, false, true};
   tile_matmul(out, a, b, accumulate);
   tile_matmul(out, a, b, accumulate);
   expect_close(
       out, start.to(torch::kFloat64) + 2 * at::mm(a.to(torch::kFloat64), b.to(torch::kFloat64)));
+  expect_canaries_intact();
 }
 
 // The kernels' shapes: rho's layers on a tile ([pairs, 9] -> 128 -> 128 -> 8, pairs not a
@@ -126,9 +148,12 @@ TEST(TileMatmulBatched, PerHeadProductsOfStridedViewsMatchLibtorch) {
       return at::bmm(a.to(torch::kFloat64), b.to(torch::kFloat64));
     };
     // Dot products per head: [H, rows, D] @ [H, D, keys] into a dense buffer.
-    auto dots = torch::full({heads, rows + 3, keys}, 99.0).narrow(1, 0, rows);
+    const auto dots_buffer = torch::full({heads, rows + 3, keys}, 99.0);
+    auto dots = dots_buffer.narrow(1, 0, rows);
     tile_matmul(dots, q.permute({1, 0, 2}), k.permute({1, 2, 0}));
     expect_close(dots, exact(q.permute({1, 0, 2}), k.permute({1, 2, 0})));
+    // The rows between the heads' blocks are not the output's: nothing writes there.
+    EXPECT_TRUE(dots_buffer.narrow(1, rows, 3).eq(99.0).all().item<bool>());
     // Weighted sums per head into the rows of a [rows, H, D] tensor.
     const auto weights = torch::randn({heads, rows, keys}).to(dtype);
     auto out = torch::zeros({rows, heads, dim});
