@@ -1,8 +1,12 @@
 #pragma once
 // Helpers shared by the test suites: deterministic seeding and tiny model configurations.
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -10,7 +14,9 @@
 #include <torch/torch.h>
 
 #include "npe/data/task.h"
+#include "npe/data/task_source.h"
 #include "npe/errors.h"
+#include "npe/models/model.h"
 #include "npe/models/model_config.h"
 
 namespace npe::testing {
@@ -40,6 +46,86 @@ class TemporaryFolderTest : public SeededTest {
 
   std::filesystem::path dir;
 };
+
+/// While it lives, no file this process writes can grow beyond `bytes` (RLIMIT_FSIZE, with
+/// SIGXFSZ ignored): a write past it fails with EFBIG ("File too large") the way a full disk
+/// fails with ENOSPC. ctest runs every test in a process of its own, so nothing else is limited.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    m_old_handler = ::signal(SIGXFSZ, SIG_IGN);
+    ::getrlimit(RLIMIT_FSIZE, &m_old);
+    const rlimit limit{bytes, m_old.rlim_max};
+    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &m_old);
+    ::signal(SIGXFSZ, m_old_handler);
+  }
+
+ private:
+  rlimit m_old{};
+  sighandler_t m_old_handler = SIG_DFL;
+};
+
+// Learning tests: a training run must lower a loss. What they assert is measured, not guessed:
+// tests/measure-learning-spread.sh runs them under several BLAS kernels, thread counts and seeds
+// and tabulates the figures report_learning prints; each threshold sits several times that
+// spread below what training achieves (DEVELOPERS.md, "Numerical tolerances in tests").
+
+/// Added to a learning test's seeds: NPE_LEARNING_TEST_SEED, 0 when unset (the spread script
+/// sets 0, 1, 2).
+inline uint64_t learning_seed() {
+  const char* text = std::getenv("NPE_LEARNING_TEST_SEED");
+  return text ? std::strtoull(text, nullptr, 10) : 0;
+}
+
+/// A task source that always gives the same batch, drawn once from `source`. Training on it must
+/// lower that batch's loss by far more than the summation order can move it, so a learning test
+/// on it tells a model that learns from one that does not on any machine; held-out gains of a
+/// few short steps lie inside what BLAS kernels and thread counts move.
+class FixedBatch final : public TaskSource {
+ public:
+  FixedBatch(const TaskSource& source, int64_t batch_size, uint64_t seed)
+      : m_source(source), m_batch(source.sample(batch_size, seed)) {}
+
+  const Task& task() const { return m_batch.task; }
+  std::string name() const override { return m_source.name(); }
+  int64_t dim_x() const override { return m_source.dim_x(); }
+  int64_t dim_y() const override { return m_source.dim_y(); }
+  TaskBatch sample(int64_t, uint64_t, const Translation& tau = {},
+                   Split = Split::Train) const override {
+    if (tau.empty()) return m_batch;
+    return {m_batch.task.translated(tau), nullptr};
+  }
+  nlohmann::json to_json() const override { return m_source.to_json(); }
+  Translation out_of_range_translation() const override {
+    return m_source.out_of_range_translation();
+  }
+
+ private:
+  const TaskSource& m_source;
+  TaskBatch m_batch;
+};
+
+/// The training objective on `task` (nats per target, lower is better), without gradients.
+inline double training_loss(NeuralProcessImpl& model, const Task& task) {
+  torch::NoGradGuard no_grad;
+  const bool training = model.is_training();
+  model.eval();
+  const double loss = -model.log_likelihood(task).mean().item<double>();
+  model.train(training);
+  return loss;
+}
+
+/// Prints the figures of a learning test for tests/measure-learning-spread.sh.
+inline void report_learning(const std::string& what, double before, double after) {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::printf("[learning] %s.%s %s: before %.6f after %.6f\n", test->test_suite_name(),
+              test->name(), what.c_str(), before, after);
+}
 
 /// A configuration small enough that every test runs in well under a second on two cores.
 inline ModelConfig tiny_config(const std::string& kind, int64_t dim_x = 1, int64_t dim_y = 1) {

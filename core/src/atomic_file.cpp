@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 #include "npe/errors.h"
@@ -74,11 +73,20 @@ void write_atomically(const std::filesystem::path& path,
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& contents) {
-  write_atomically(path, [&contents](const std::filesystem::path& tmp) {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << contents;
-    out.flush();
-    return static_cast<bool>(out);
+  write_atomically(path, [&](const std::filesystem::path& tmp) {
+    // POSIX calls rather than a stream, so that the message says why (a full disk, a quota).
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    std::string problem = fd < 0 ? std::strerror(errno) : "";
+    size_t done = 0;
+    while (problem.empty() && done < contents.size()) {
+      const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) problem = n < 0 ? std::strerror(errno) : "the disk accepted no more bytes";
+      done += n > 0 ? static_cast<size_t>(n) : 0;
+    }
+    if (fd >= 0 && ::close(fd) != 0 && problem.empty()) problem = std::strerror(errno);
+    if (!problem.empty()) throw Error("cannot write '" + path.string() + "': " + problem);
+    return true;
   });
 }
 

@@ -71,5 +71,38 @@ TEST_F(AtomicFileTest, StaleTemporariesOfOneFileAreRemoved) {
   EXPECT_EQ(read_text(path), "the checkpoint");
 }
 
+// A disk that fills up mid-write (here a file-size limit): an error that says why, the old file
+// as it was, no temporary left.
+TEST_F(AtomicFileTest, AFullDiskIsAnErrorWithTheReasonAndTheOldFileStays) {
+  const auto path = dir / "table.csv";
+  write_file_atomically(path, "old contents\n");
+  {
+    testing::FileSizeLimit limit(1000);
+    NPE_EXPECT_THROW_WITH(write_file_atomically(path, std::string(100'000, 'x')), Error,
+                          "cannot write '" + path.string() + "': File too large");
+  }
+  EXPECT_EQ(read_text(path), "old contents\n");
+  EXPECT_EQ(files_in(dir), 1u);
+}
+
+// A folder that cannot be written (read-only, or gone): an error naming the file.
+TEST_F(AtomicFileTest, AFolderThatCannotBeWrittenIsAnErrorNamingTheFile) {
+  const auto gone = dir / "gone" / "table.csv";
+  NPE_EXPECT_THROW_WITH(write_file_atomically(gone, "x"), Error,
+                        "cannot write '" + gone.string() + "'");
+  const auto locked = dir / "locked";
+  fs::create_directories(locked);
+  write_file_atomically(locked / "table.csv", "old");
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  if (::access(locked.c_str(), W_OK) == 0) {  // root writes anyway
+    fs::permissions(locked, fs::perms::owner_all);
+    GTEST_SKIP() << "this user can write into a read-only folder (root)";
+  }
+  NPE_EXPECT_THROW_WITH(write_file_atomically(locked / "table.csv", "new"), Error,
+                        "Permission denied");
+  EXPECT_EQ(read_text(locked / "table.csv"), "old");
+  fs::permissions(locked, fs::perms::owner_all);
+}
+
 }  // namespace
 }  // namespace npe

@@ -203,5 +203,27 @@ TEST_F(Checkpoints, ShippedModelsAreFoundInRegistryOrderAndBadFilesReported) {
   EXPECT_TRUE(find_models_in(dir / "nothing-here").empty());
 }
 
+// A disk that fills up while a checkpoint is written: libtorch's archive writer used to throw
+// from its destructor there, which ended the program ("unexpected pos", status 134). Now it is a
+// CheckpointError with the reason; the previous checkpoint loads as it was; no temporary stays.
+TEST_F(Checkpoints, AFullDiskDuringASaveIsAnErrorAndThePreviousCheckpointLoads) {
+  const auto path = save("tetnp");
+  const auto size = fs::file_size(path);
+  auto bigger = make_model(tiny_config("tetnp"));
+  CheckpointMetadata metadata;
+  metadata.model = bigger->config();
+  metadata.steps = 99;
+  {
+    testing::FileSizeLimit limit(size / 2);
+    NPE_EXPECT_THROW_WITH(save_checkpoint(path, *bigger, metadata), CheckpointError,
+                          "cannot write checkpoint '" + path.string() + "': File too large");
+  }
+  EXPECT_EQ(fs::file_size(path), size);
+  EXPECT_EQ(load_checkpoint(path).metadata.steps, 12);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& item : fs::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1u);
+}
+
 }  // namespace
 }  // namespace npe

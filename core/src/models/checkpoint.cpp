@@ -1,5 +1,9 @@
 #include "npe/models/checkpoint.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +22,51 @@
 
 namespace npe {
 namespace {
+
+// Where libtorch's archive writer puts its bytes. Given a file name, libtorch's writer throws
+// from its destructor when a write fails (a full disk: "unexpected pos"), which ends the
+// program; given this function instead, it never sees a failure: the first error is kept, later
+// bytes are dropped, and close() reports it, so a full disk is an ordinary CheckpointError.
+class ArchiveFileSink {
+ public:
+  explicit ArchiveFileSink(const std::filesystem::path& path)
+      : m_fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+    if (m_fd < 0) m_problem = std::strerror(errno);
+  }
+  ArchiveFileSink(const ArchiveFileSink&) = delete;
+  ArchiveFileSink& operator=(const ArchiveFileSink&) = delete;
+  ~ArchiveFileSink() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+
+  size_t write(const void* data, size_t size) {
+    const auto* bytes = static_cast<const char*>(data);
+    size_t done = 0;
+    while (m_problem.empty() && done < size) {
+      const ssize_t n = ::write(m_fd, bytes + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        m_problem = n < 0 ? std::strerror(errno) : "the disk accepted no more bytes";
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+    return size;  // always "all of it": see above
+  }
+
+  /// Closes the file; empty on success, else the first error.
+  std::string close() {
+    if (m_fd >= 0) {
+      if (::close(m_fd) != 0 && m_problem.empty()) m_problem = std::strerror(errno);
+      m_fd = -1;
+    }
+    return m_problem;
+  }
+
+ private:
+  int m_fd;
+  std::string m_problem;
+};
 
 constexpr const char* kMetadataKey = "npe_metadata";
 constexpr const char* kChecksumKey = "npe_checksum";
@@ -282,11 +331,16 @@ void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model
   }
   try {
     write_atomically(path, [&archive, &path](const std::filesystem::path& tmp) {
+      ArchiveFileSink sink(tmp);
       try {
-        archive.save_to(tmp.string());
+        archive.save_to([&sink](const void* data, size_t size) { return sink.write(data, size); });
       } catch (const c10::Error& e) {
         throw CheckpointError("cannot write checkpoint '" + path.string() +
                               "': " + first_line(e.what_without_backtrace()));
+      }
+      const auto problem = sink.close();
+      if (!problem.empty()) {
+        throw CheckpointError("cannot write checkpoint '" + path.string() + "': " + problem);
       }
       return true;
     });
