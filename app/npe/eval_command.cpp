@@ -47,7 +47,10 @@ int run_eval(const EvalArguments& a) {
   const auto task_options = parse_key_values(a.task_options, "--task-option");
   const auto device = parse_device(a.device);
   EvalOptions options = a.options;
-  if (a.shift) options.shift = parse_numbers(*a.shift, "--shift");
+  if (a.shift) {
+    options.shift = parse_numbers(*a.shift, "--shift");
+    validate_translation(options.shift);
+  }
   const auto& split = a.split;
   const bool json = a.json;
   if (checkpoint.has_value() == model_name.has_value()) {

@@ -111,6 +111,15 @@ TEST_F(NpeCli, OracleEvaluationPrintsJson) {
   EXPECT_GT(json.at("ll_stderr").get<double>(), 0.0);
 }
 
+// A shift so large that x + Δ rounds x away would give a log-likelihood that means nothing.
+TEST_F(NpeCli, EvalRefusesShiftsBeyondThePrecisionOfTheInputs) {
+  auto r = run_npe("eval --model gp-oracle --task gp1d --shift 1e308 --tasks 4");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("is beyond |Δ| = 1e6"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("log-likelihood"), std::string::npos) << r.output;
+  EXPECT_EQ(run_npe("eval --model gp-oracle --task gp1d --shift -1e6 --tasks 4").status, 0);
+}
+
 TEST_F(NpeCli, TrainThenEvaluateACheckpoint) {
   const auto path = (dir / "cnp.pt").string();
   auto train = run_npe("train --model cnp --steps 20 --val-tasks 16 --seed 2 --out " + path);

@@ -12,6 +12,7 @@
 #include "common/prediction_service.h"
 #include "function1d/correlation_overlay.h"
 #include "function_session.h"
+#include "npe/data/task.h"
 
 class QUndoStack;
 
@@ -37,9 +38,8 @@ class FunctionExplorer final : public ExplorerPanel {
   Q_DISABLE_COPY_MOVE(FunctionExplorer)
 
  public:
-  /// Largest |Δ| accepted (spin box, sessions, --shift). Translation-equivariant models are
-  /// exact at any shift (their inputs are measured from the data), so this is generous.
-  static constexpr double kMaxShift = 1e6;
+  /// Largest |Δ| accepted (spin box, sessions, --shift): core's limit for every translation.
+  static constexpr double kMaxShift = kMaxTranslation;
 
   /// Loads the shipped 1-D models found by npe::find_shipped_models("gp1d"); neural models run
   /// on `device` (the GP baselines always on the CPU).

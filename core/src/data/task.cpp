@@ -31,9 +31,19 @@ Task Task::to(torch::Device device, std::optional<torch::ScalarType> dtype) cons
   return {move(xc), move(yc), move(xt), move(yt)};
 }
 
-torch::Tensor translation_tensor(const Translation& tau, int64_t dim_x) {
-  for (double v : tau)
+void validate_translation(const Translation& tau) {
+  for (double v : tau) {
     require(std::isfinite(v), "translation must be finite, got " + describe_translation(tau));
+    require(std::abs(v) <= kMaxTranslation,
+            "translation " + describe_translation(tau) +
+                " is beyond |Δ| = 1e6, the largest shift at which the shifted inputs keep the "
+                "digits that tell points apart (float64 rounds x + Δ to a multiple of " +
+                describe_translation({std::abs(v) * 2.220446049250313e-16}) + " there)");
+  }
+}
+
+torch::Tensor translation_tensor(const Translation& tau, int64_t dim_x) {
+  validate_translation(tau);
   if (tau.empty()) return torch::zeros({dim_x}, torch::kFloat64);
   if (tau.size() == 1) return torch::full({dim_x}, tau[0], torch::kFloat64);
   require(static_cast<int64_t>(tau.size()) == dim_x,

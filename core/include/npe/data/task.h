@@ -12,9 +12,17 @@ namespace npe {
 /// translation; a single value is applied to every input dimension.
 using Translation = std::vector<double>;
 
+/// The largest |component| of a translation. Inputs are shifted in float64, whose spacing at
+/// 1e6 is 1.2e-10: every input keeps the digits that tell points apart (translation-equivariant
+/// models then measure from a point of the data and lose nothing). Far beyond, x + Δ rounds
+/// away x itself (at 1e308 every input becomes the same number), so results would mean nothing.
+constexpr double kMaxTranslation = 1e6;
+
 /// The translation as a [D_x] float64 tensor. Throws InvalidInputError when the size is neither
-/// 0, 1 nor dim_x, or a value is not finite.
+/// 0, 1 nor dim_x, or a value is not finite or beyond kMaxTranslation.
 torch::Tensor translation_tensor(const Translation& tau, int64_t dim_x);
+/// Throws InvalidInputError when a component is not finite or beyond kMaxTranslation, saying why.
+void validate_translation(const Translation& tau);
 /// "0.5" or "(3, -2)".
 std::string describe_translation(const Translation& tau);
 
