@@ -1,6 +1,7 @@
 // Where the models follow the paper (Ashman et al., 2024, Section 3 and Appendix F.1): each test
 // pins one departure that used to exist, and would fail if it came back.
 
+#include "npe/data/era5_tasks.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/modules.h"
 #include "npe/predictors/equivariance.h"
@@ -126,6 +127,26 @@ TEST(PaperFidelity, TeTnpLayerWeightsCanBeShared) {
   TaskBatch batch{random_task(2, 8, 6).to(torch::kCPU, torch::kFloat64), {}};
   auto scale = std::max(1.0, predictor->predict(batch).mean.abs().max().item<double>());
   EXPECT_LT(equivariance_error(*predictor, batch, {7.5}) / scale, 1e-4);
+}
+
+// F.4: "For all models, we use an embedding / token size of D_z = 32" on ERA5, with M = 128
+// pseudo-tokens (the paper size once kept the 1-D D_z = 128). The pairwise MLPs are D_z wide as
+// in F.1.
+TEST(PaperFidelity, Era5PaperSizeHasDz32AndM128) {
+  for (const std::string kind : {"pttnp", "tepttnp", "tetnp"}) {
+    auto config = default_model_config(kind, "paper", 5, 1);
+    apply_era5_size_preset(config, "paper");
+    EXPECT_EQ(config.options<TransformerOptions>().dim_model, 32) << kind;
+    if (kind != "tetnp") {
+      EXPECT_EQ(config.options<PseudoTokenOptions>().num_pseudo_tokens, 128) << kind;
+    }
+    if (kind != "pttnp") {
+      EXPECT_EQ(config.options<TeAttentionOptions>().pairwise_width, 32) << kind;
+    }
+    // The model built from it has D_z-wide tokens.
+    auto model = make_model(config);
+    EXPECT_EQ(model->named_parameters()["embed.linear0.weight"].size(0), 32) << kind;
+  }
 }
 
 }  // namespace

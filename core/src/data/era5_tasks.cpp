@@ -551,11 +551,13 @@ TaskBatch Era5TaskSource::sample_whole_file(int64_t batch_size, std::mt19937_64&
   return batch;
 }
 
-void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size) const {
-  // Paper F.4: M = 128 pseudo-tokens. The small size keeps CPU training affordable on tasks of
-  // about 1,100 points.
+void apply_era5_size_preset(ModelConfig& c, const std::string& size) {
+  // Paper F.4: D_z = 32 for every model (the pairwise MLPs of the TE attention are D_z wide, as
+  // in F.1), M = 128 pseudo-tokens. The small size keeps CPU training affordable on tasks of
+  // about 1,100 points. Checkpoints keep the sizes they were trained with.
   if (size == "paper") {
-    c.set_options_where_present({{"num_pseudo_tokens", 128}});
+    c.set_options_where_present(
+        {{"dim_model", 32}, {"pairwise_width", 32}, {"num_pseudo_tokens", 128}});
   } else {
     c.set_options_where_present({{"dim_model", 64},
                                  {"num_layers", 3},
@@ -567,6 +569,10 @@ void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size)
                                  {"cnn_layers", 4},
                                  {"kernel_size", 5}});
   }
+}
+
+void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size) const {
+  apply_era5_size_preset(c, size);
   // Windows span 15 cells: models that see x directly work in units of half a window. The
   // on-grid ConvCNP needs whole-cell coordinates.
   if (!model_info(c.kind).on_grid) c.input_scale = 1.0 / 8.0;

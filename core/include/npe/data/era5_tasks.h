@@ -113,6 +113,11 @@ struct Era5Extent {
   int64_t col_begin = 0, col_end = 0;
 };
 
+/// The ERA5 models' sizes without the input layout (what adapt_model_config adds: the place
+/// features, the time coordinate, the input scale). "paper" is Appendix F.4: D_z = 32 for every
+/// model, M = 128 pseudo-tokens.
+void apply_era5_size_preset(ModelConfig& config, const std::string& size);
+
 class Era5TaskSource final : public TaskSource {
  public:
   /// Reads the data (once per file and process). Throws DataError when it cannot be read,
