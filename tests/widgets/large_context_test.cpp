@@ -112,17 +112,60 @@ class LargeContextTest : public QObject {
     QCOMPARE(final_result.models[1].id, QString("fast"));
   }
 
-  void aQuickRoundIsDeliveredOnce() {
+  void everyModelButTheLastIsDeliveredAsItFinishes() {
+    // Fast models too: the tab draws each one at once and never waits for the slowest.
     auto a = std::make_shared<ScriptedPredictor>(0.0, 1.0e3, 0);
     auto b = std::make_shared<ScriptedPredictor>(0.0, 1.0e3, 0);
     auto request = request_with_context(100);
     request.models = {scripted_entry("a", a), scripted_entry("b", b)};
-    int deliveries = 0;
+    std::vector<PredictionResult> deliveries;
+    std::mutex mutex;
     RoundHooks hooks;
-    hooks.on_progress = [&](const PredictionResult&) { ++deliveries; };
+    hooks.on_progress = [&](const PredictionResult& so_far) {
+      std::lock_guard lock(mutex);
+      deliveries.push_back(so_far);
+    };
     const auto result = compute_predictions(request, hooks);
-    QCOMPARE(deliveries, 0);
+    QCOMPARE(deliveries.size(), size_t(1));
+    QVERIFY(!deliveries[0].complete);
+    QCOMPARE(deliveries[0].models.size() + deliveries[0].pending.size(), size_t(2));
     QCOMPARE(result.models.size(), size_t(2));
+    // One model alone is delivered once, complete.
+    request.models = {scripted_entry("a", a)};
+    deliveries.clear();
+    QCOMPARE(compute_predictions(request, hooks).models.size(), size_t(1));
+    QVERIFY(deliveries.empty());
+  }
+
+  void aModelStillComputingKeepsItsLastPredictionMarkedUpdating() {
+    auto a = std::make_shared<ScriptedPredictor>(0.0, 1.0e3, 0);
+    auto b = std::make_shared<ScriptedPredictor>(0.0, 1.0e3, 0);
+    auto request = request_with_context(100);
+    request.models = {scripted_entry("a", a), scripted_entry("b", b)};
+    const auto shown = compute_predictions(request);
+    // The next round has delivered "a" only.
+    PredictionResult delivery = compute_predictions(request);
+    delivery.complete = false;
+    delivery.models.resize(1);
+    delivery.pending = {"b"};
+    auto merged = with_previous_predictions(delivery, shown);
+    QCOMPARE(merged.models.size(), size_t(2));
+    QVERIFY(!merged.models[0].updating);
+    QCOMPARE(merged.models[1].id, QString("b"));
+    QVERIFY(merged.models[1].updating);
+    QVERIFY(torch::equal(merged.models[1].mean, shown.models[1].mean));
+    QVERIFY(merged.pending.empty());
+    // At other query points the old prediction would be drawn in the wrong place: not kept.
+    delivery.xt = delivery.xt + 1.0;
+    merged = with_previous_predictions(delivery, shown);
+    QCOMPARE(merged.models.size(), size_t(1));
+    QCOMPARE(merged.pending, std::vector<QString>{"b"});
+    // A model that failed last time has nothing to keep.
+    auto failed = shown;
+    failed.xt = delivery.xt;
+    failed.models[1].error = "broken";
+    failed.models[1].mean = torch::Tensor();
+    QCOMPARE(with_previous_predictions(delivery, failed).pending, std::vector<QString>{"b"});
   }
 
   void aContextOverTheBudgetIsSubsampledAndTheRowSaysSo() {

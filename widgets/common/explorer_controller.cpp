@@ -110,14 +110,22 @@ void ExplorerController::schedulePredictions(bool refine) {
   if (!refine) m_refine_timer.start();
 }
 
-void ExplorerController::onPredictions(const PredictionResult& result) {
+void ExplorerController::onPredictions(const PredictionResult& delivery) {
+  // Models not done yet keep their last prediction on screen, marked as updating.
+  auto result = with_previous_predictions(delivery, m_shown);
+  m_shown = result;
+  m_delivery_started = delivery.started;
   m_metrics->showResult(result, *m_models);
   Q_EMIT roundReady(result);
-  if (!result.complete) return;  // the slow models of this round are still computing
-  m_last_complete = result;
+  if (!delivery.complete) {  // the other models of this round are still computing
+    m_panel->partialRoundDrawn();
+    return;
+  }
+  m_last_complete = delivery;
   QStringList timing;
   m_round_times.clear();
-  for (const auto& p : result.models) {
+  m_round_flops.clear();
+  for (const auto& p : delivery.models) {
     if (const auto* entry = m_models->find(p.id); entry && p.error.isEmpty()) {
       const double ms = p.milliseconds + p.sample_milliseconds;
       const auto subset = p.subsetNote();  // "on N of M points" when it saw a subset
@@ -126,12 +134,13 @@ void ExplorerController::onPredictions(const PredictionResult& result) {
                     .arg(ms, 0, 'f', 1)
                     .arg(subset.isEmpty() ? QString() : QString(" (%1)").arg(subset));
       m_round_times.emplace_back(entry->name, ms);
+      m_round_flops.emplace_back(entry->name, p.context.flops);
     }
   }
-  m_round_started = result.started;
-  m_round_finished = result.finished;
+  m_round_started = delivery.started;
+  m_round_finished = delivery.finished;
   Q_EMIT roundComplete(result, timing.join(", "));
-  m_panel->roundDrawn(result.refine);
+  m_panel->roundDrawn(result.refine, result.pending.empty());
 }
 
 }  // namespace npe::widgets

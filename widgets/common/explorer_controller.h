@@ -107,7 +107,12 @@ class ExplorerController final : public QObject {
   /// The round drawn last (complete): each shown model's prediction time on the worker thread
   /// (ms, by name), when the worker started and how long it took for all models.
   const std::vector<std::pair<QString, double>>& lastRoundTimes() const { return m_round_times; }
+  /// Each shown model's work in that round by its own FLOP count (Predictor::prediction_flops
+  /// at the context it saw; NaN where unknown), by name.
+  const std::vector<std::pair<QString, double>>& lastRoundFlops() const { return m_round_flops; }
   std::chrono::steady_clock::time_point lastRoundStarted() const { return m_round_started; }
+  /// When the worker started the round of the delivery drawn last (complete or not).
+  std::chrono::steady_clock::time_point lastDeliveryStarted() const { return m_delivery_started; }
   double lastRoundMilliseconds() const {
     return std::chrono::duration<double, std::milli>(m_round_finished - m_round_started).count();
   }
@@ -115,8 +120,9 @@ class ExplorerController final : public QObject {
  Q_SIGNALS:
   /// A model new to the list (the 1-D tab offers it in its attention and correlation choices).
   void modelAdded(const QString& id);
-  /// A round's predictions (possibly partial: result.complete is false while slow models are
-  /// still computing) are in the metrics table; the tab draws them.
+  /// A round's predictions (possibly partial: result.complete is false while other models are
+  /// still computing; models marked `updating` are their previous predictions) are in the
+  /// metrics table; the tab draws them.
   void roundReady(const npe::widgets::PredictionResult& result);
   /// The round is complete and drawn; `timing` is "<model> 12.3 ms, ..." for the status bar.
   void roundComplete(const npe::widgets::PredictionResult& result, const QString& timing);
@@ -138,8 +144,10 @@ class ExplorerController final : public QObject {
   std::function<std::optional<PredictionRequest>(bool)> m_scene;
   uint64_t m_serial = 0;
   PredictionResult m_last_complete;
+  PredictionResult m_shown;  // what the tab drew last: a delivery with the previous predictions
+  std::chrono::steady_clock::time_point m_delivery_started;
   std::chrono::steady_clock::time_point m_round_started, m_round_finished;
-  std::vector<std::pair<QString, double>> m_round_times;
+  std::vector<std::pair<QString, double>> m_round_times, m_round_flops;
 };
 
 }  // namespace npe::widgets

@@ -44,8 +44,18 @@ const std::vector<std::pair<QString, double>>& ExplorerPanel::lastRoundTimes() c
   return m_controller ? m_controller->lastRoundTimes() : none;
 }
 
+const std::vector<std::pair<QString, double>>& ExplorerPanel::lastRoundFlops() const {
+  static const std::vector<std::pair<QString, double>> none;
+  return m_controller ? m_controller->lastRoundFlops() : none;
+}
+
 std::chrono::steady_clock::time_point ExplorerPanel::lastRoundStarted() const {
   return m_controller ? m_controller->lastRoundStarted() : std::chrono::steady_clock::time_point{};
+}
+
+std::chrono::steady_clock::time_point ExplorerPanel::lastDeliveryStarted() const {
+  return m_controller ? m_controller->lastDeliveryStarted()
+                      : std::chrono::steady_clock::time_point{};
 }
 
 double ExplorerPanel::lastRoundMilliseconds() const {

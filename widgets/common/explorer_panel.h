@@ -98,8 +98,12 @@ class ExplorerPanel : public QWidget {
   /// How long each shown model's prediction took (worker thread, milliseconds) in the round
   /// drawn last, by model name: --measure-edit-latency separates computing from drawing.
   const std::vector<std::pair<QString, double>>& lastRoundTimes() const;
-  /// When the worker started the round drawn last.
+  /// Each shown model's FLOPs in that round (prediction_flops; NaN where unknown), by name.
+  const std::vector<std::pair<QString, double>>& lastRoundFlops() const;
+  /// When the worker started the round drawn last in full.
   std::chrono::steady_clock::time_point lastRoundStarted() const;
+  /// When the worker started the round of the delivery drawn last (in full or in part).
+  std::chrono::steady_clock::time_point lastDeliveryStarted() const;
   /// How long the worker took for that round, all models (they may run side by side).
   double lastRoundMilliseconds() const;
 
@@ -117,14 +121,19 @@ class ExplorerPanel : public QWidget {
 
  Q_SIGNALS:
   void statusMessage(const QString& message);
-  /// A prediction round was drawn; refined = the settled round with all metrics.
-  void predictionsUpdated(bool refined);
+  /// A prediction round was drawn; refined = the settled round with all metrics; caught_up =
+  /// every shown model's prediction is this round's (none skipped for a newer edit).
+  void predictionsUpdated(bool refined, bool caught_up);
+  /// Part of a round was drawn: the models done so far, the others still computing.
+  void partialPredictionsShown();
 
  private:
   friend class ExplorerController;
   void setController(ExplorerController* controller);
   /// The controller drew a complete round: emits predictionsUpdated.
-  void roundDrawn(bool refined) { Q_EMIT predictionsUpdated(refined); }
+  void roundDrawn(bool refined, bool caught_up) { Q_EMIT predictionsUpdated(refined, caught_up); }
+  /// The controller drew part of a round: emits partialPredictionsShown.
+  void partialRoundDrawn() { Q_EMIT partialPredictionsShown(); }
 
   ExplorerController* m_controller = nullptr;
   bool m_active = true;

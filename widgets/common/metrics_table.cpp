@@ -66,6 +66,12 @@ void MetricsTable::showResult(const PredictionResult& result, const ModelList& m
           new QTableWidgetItem(result.refine ? format_number(prediction.equivariance_error, 'g', 2)
                                              : QString("…")));
       setItem(row, 3, new QTableWidgetItem(QString::number(prediction.milliseconds, 'f', 1)));
+      if (prediction.updating) {  // its last round's figures, until this round's arrive
+        for (int column = 1; column < 4; ++column) {
+          item(row, column)->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+        }
+        item(row, 3)->setText(tr("updating…"));
+      }
     }
     ++row;
   }

@@ -248,8 +248,9 @@ PredictionResult compute_predictions(const PredictionRequest& request, const Rou
     lane_ms[lane] += expected_ms(i);
   }
   for (auto& models : lane_models) std::reverse(models.begin(), models.end());
-  const bool progressive =
-      hooks.on_progress && *std::max_element(lane_ms.begin(), lane_ms.end()) > kProgressiveRoundMs;
+  // Every model is delivered as it finishes: a tab draws the fast ones at once and keeps the
+  // slow ones' last predictions (faded) until theirs arrive, so no edit waits for the slowest.
+  const bool progressive = hooks.on_progress && count > 1;
 
   result.models.resize(count);
   std::vector<char> done(count, 0);
@@ -285,11 +286,34 @@ PredictionResult compute_predictions(const PredictionRequest& request, const Rou
       std::lock_guard lock(done_mutex);
       result.models[i] = std::move(prediction);
       done[i] = 1;
-      if (progressive) hooks.on_progress(snapshot(false));
+      const bool last = std::all_of(done.begin(), done.end(), [](char d) { return d != 0; });
+      if (progressive && !last) hooks.on_progress(snapshot(false));
     }
   });
   result.finished = std::chrono::steady_clock::now();
   return snapshot(true);
+}
+
+PredictionResult with_previous_predictions(PredictionResult delivery,
+                                           const PredictionResult& shown) {
+  if (delivery.pending.empty() || !delivery.xt.defined() || !shown.xt.defined() ||
+      delivery.xt.sizes() != shown.xt.sizes() || !torch::equal(delivery.xt, shown.xt)) {
+    return delivery;
+  }
+  std::vector<QString> still_pending;
+  for (const auto& id : delivery.pending) {
+    const auto previous = std::find_if(shown.models.begin(), shown.models.end(), [&](const auto& p) {
+      return p.id == id && p.error.isEmpty() && p.mean.defined();
+    });
+    if (previous == shown.models.end()) {
+      still_pending.push_back(id);
+      continue;
+    }
+    delivery.models.push_back(*previous);
+    delivery.models.back().updating = true;
+  }
+  delivery.pending = std::move(still_pending);
+  return delivery;
 }
 
 AttentionResult compute_attention(const AttentionRequest& request) {
@@ -360,12 +384,31 @@ void PredictionService::dispatch() {
       hooks.on_model = [this, serial](const QString& id) {
         QMetaObject::invokeMethod(this, [this, id, serial] { Q_EMIT modelStarted(id, serial); });
       };
+      // Deliveries are coalesced: while the GUI thread has not taken the last one, a newer one
+      // replaces it, so a tab that draws slower than models finish draws only the newest.
       hooks.on_progress = [this](const PredictionResult& so_far) {
-        QMetaObject::invokeMethod(this, [this, so_far] { Q_EMIT predictionsReady(so_far); });
+        {
+          std::lock_guard lock(m_progress_mutex);
+          const bool posted = m_progress.has_value();
+          m_progress = so_far;
+          if (posted) return;
+        }
+        QMetaObject::invokeMethod(this, [this] {
+          std::optional<PredictionResult> newest;
+          {
+            std::lock_guard lock(m_progress_mutex);
+            newest.swap(m_progress);
+          }
+          if (newest) Q_EMIT predictionsReady(*newest);
+        });
       };
       hooks.newer_request_waiting = [this] { return m_newer_request.load(); };
       hooks.calibration = &m_calibration;
       auto result = compute_predictions(request, hooks);
+      {
+        std::lock_guard lock(m_progress_mutex);  // the complete result supersedes it
+        m_progress.reset();
+      }
       QMetaObject::invokeMethod(this, [this, result = std::move(result)] {
         m_busy = false;
         Q_EMIT predictionsReady(result);

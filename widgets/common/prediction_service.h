@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -81,6 +82,9 @@ struct ModelPrediction {
   ContextPlan context;
   /// "on 4,096 of 200,000 points" when the model saw a subset, else empty.
   QString subsetNote() const { return describe_subset(context); }
+  /// This is the model's previous prediction, shown (faded, "updating…") until its prediction
+  /// for the newest round arrives (with_previous_predictions).
+  bool updating = false;
 };
 
 struct PredictionResult {
@@ -95,7 +99,7 @@ struct PredictionResult {
   torch::Tensor sample_x;  ///< [Ns, Dx] where samples and correlations are given
   /// The models done so far, in the request's order.
   std::vector<ModelPrediction> models;
-  /// false for a delivery while a slow round is still running: `models` holds those done, the
+  /// false for a delivery while the round is still running: `models` holds those done, the
   /// others are in `pending`. The round's last delivery is complete; its `pending` then lists
   /// the models it skipped because a newer request was waiting (the next round computes them).
   bool complete = true;
@@ -118,8 +122,9 @@ struct AttentionResult {
 struct RoundHooks {
   /// Before each model starts, from the thread that runs it.
   std::function<void(const QString& id)> on_model;
-  /// After each model of a round expected to take long (kProgressiveRoundMs): the results so
-  /// far (complete = false), from the thread that ran the model.
+  /// After each model of a round of several models but the last: the results so far (complete
+  /// = false), from the thread that ran the model, so that a tab draws each model as it
+  /// finishes and never waits for the slowest.
   std::function<void(const PredictionResult& so_far)> on_progress;
   /// True when a newer request waits: the round's remaining slow models are skipped.
   std::function<bool()> newer_request_waiting;
@@ -127,9 +132,6 @@ struct RoundHooks {
   CostCalibration* calibration = nullptr;
 };
 
-/// Rounds whose slowest lane is expected to take longer than this report each model as it
-/// finishes; faster rounds are drawn once, as before.
-inline constexpr double kProgressiveRoundMs = 150.0;
 /// Models expected to take longer than this are skipped when a newer request waits.
 inline constexpr double kSkippableModelMs = 50.0;
 
@@ -140,7 +142,14 @@ PredictionResult compute_predictions(const PredictionRequest& request,
                                      const RoundHooks& hooks = {});
 AttentionResult compute_attention(const AttentionRequest& request);
 
-/// Owns the worker thread and coalesces requests.
+/// What the tab shows for a delivery: the delivery, plus, for each model still pending in it,
+/// the model's prediction from the delivery shown before (`shown`) marked `updating`, where
+/// both are at the same query points (elsewhere the tab keeps what it drew, if it can).
+PredictionResult with_previous_predictions(PredictionResult delivery,
+                                           const PredictionResult& shown);
+
+/// Owns the worker thread and coalesces requests, and the deliveries of a running round (the
+/// GUI thread draws the newest one; deliveries it had no time for are dropped).
 class PredictionService final : public QObject {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(PredictionService)
@@ -170,6 +179,9 @@ class PredictionService final : public QObject {
   QObject* m_worker = nullptr;    // lives in m_thread
   CostCalibration m_calibration;  // used on the worker thread
   std::atomic<bool> m_newer_request{false};
+  // The newest delivery of the running round the GUI thread has not taken yet (see dispatch).
+  std::mutex m_progress_mutex;
+  std::optional<PredictionResult> m_progress;
   std::optional<PredictionRequest> m_pending;
   std::optional<AttentionRequest> m_pending_attention;
   bool m_busy = false;

@@ -133,7 +133,7 @@ void FunctionPlot::setModelCurve(const QString& id, const QString& name, const Q
                                  const QVector<double>& stddev) {
   auto it = m_curves.find(id);
   if (it == m_curves.end()) {
-    Curve curve{addGraph(), addGraph(), addGraph(), colour};
+    Curve curve{addGraph(), addGraph(), addGraph(), colour, false};
     curve.upper->setChannelFillGraph(curve.lower);
     // Antialiasing a translucent band's edges cost most of a repaint (software rendering) for a
     // difference hard to see at this opacity.
@@ -157,6 +157,14 @@ void FunctionPlot::setModelCurve(const QString& id, const QString& name, const Q
   it->second.mean->setData(x, mean, true);
   // Points on top of every curve.
   m_points->setLayer("main");
+  scheduleReplot();
+}
+
+void FunctionPlot::setModelUpdating(const QString& id, bool updating) {
+  auto it = m_curves.find(id);
+  if (it == m_curves.end() || it->second.updating == updating) return;
+  it->second.updating = updating;
+  applyEmphasis();
   scheduleReplot();
 }
 
@@ -211,15 +219,18 @@ void FunctionPlot::applyEmphasis() {
     curve.upper->setVisible(band);
     // With every band drawn, thin outlines in the model's colour say which band is whose; the
     // focused band alone can be filled more strongly.
-    QColor fill = curve.colour, edge = curve.colour;
-    fill.setAlpha(m_bands == Bands::all && !focused ? 18 : 40);
-    edge.setAlpha(m_bands == Bands::all ? 170 : 110);
+    // A curve whose new prediction is still computing is drawn at a third of its opacity.
+    const double fade = curve.updating ? 0.35 : 1.0;
+    QColor fill = curve.colour, edge = curve.colour, line = curve.colour;
+    fill.setAlpha(int((m_bands == Bands::all && !focused ? 18 : 40) * fade));
+    edge.setAlpha(int((m_bands == Bands::all ? 170 : 110) * fade));
+    line.setAlpha(int(255 * fade));
     const QPen outline(edge, 1, m_bands == Bands::all && !focused ? Qt::DashLine : Qt::SolidLine);
     curve.lower->setPen(outline);
     curve.upper->setPen(outline);
     curve.upper->setBrush(fill);
     // The focused mean is thicker and drawn over the others (the graphs are drawn in order).
-    curve.mean->setPen(QPen(curve.colour, focused ? 3.2 : 1.8));
+    curve.mean->setPen(QPen(line, focused ? 3.2 : 1.8));
     if (focused) {  // appended: drawn last, over the other models
       curve.lower->setLayer("main");
       curve.upper->setLayer("main");

@@ -44,6 +44,9 @@ class FunctionPlot final : public QCustomPlot {
                      const QVector<double>& x, const QVector<double>& mean,
                      const QVector<double>& stddev);
   void removeModelCurve(const QString& id);
+  /// Marks a model's curve as its previous prediction, shown faded until the new one arrives
+  /// (prediction rounds deliver each model as it finishes).
+  void setModelUpdating(const QString& id, bool updating);
   void setBands(Bands bands);
   Bands bands() const { return m_bands; }
   /// The model selected in the tab's list: in focus whenever no model is hovered.
@@ -113,6 +116,7 @@ class FunctionPlot final : public QCustomPlot {
     QCPGraph* upper;
     QCPGraph* mean;
     QColor colour;
+    bool updating = false;
   };
 
   /// Bands, mean widths and legend fonts for the current focus and band mode.

@@ -28,10 +28,15 @@ QStringList draw_round(FunctionPlot& plot, const PredictionResult& round, const 
       plot.removeModelCurve(prediction.id);
       continue;
     }
-    const auto note = prediction.subsetNote();
+    auto note = prediction.subsetNote();
+    if (prediction.updating) {
+      const auto updating = QCoreApplication::translate("FunctionExplorer", "updating…");
+      note = note.isEmpty() ? updating : note + ", " + updating;
+    }
     const auto legend = note.isEmpty() ? entry->name : QString("%1 (%2)").arg(entry->name, note);
     plot.setModelCurve(prediction.id, legend, entry->colour, x, values_of(prediction.mean),
                        values_of(prediction.stddev));
+    plot.setModelUpdating(prediction.id, prediction.updating);
     if (prediction.samples.defined()) {
       std::vector<QVector<double>> lines;
       for (int64_t k = 0; k < prediction.samples.size(0); ++k) {
@@ -46,6 +51,9 @@ QStringList draw_round(FunctionPlot& plot, const PredictionResult& round, const 
                            .arg(entry->name, prediction.sample_error);
     }
   }
+  // Models of this round not done yet whose last curve was drawn at other query points (the view
+  // moved): that curve stays, faded, until theirs arrives.
+  for (const auto& id : round.pending) plot.setModelUpdating(id, true);
   return sample_errors;
 }
 

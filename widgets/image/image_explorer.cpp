@@ -35,9 +35,11 @@ namespace npe::widgets {
 namespace {
 
 constexpr int kN = ImageExplorer::kCanvas;
-// Shown by default: the teaching comparison of models trained with translations |Δ| <= 4.
+// Shown by default: the teaching comparison of models trained with translations |Δ| <= 4, with
+// the best central TE-PT-TNP: the medium one (1.018 against the small one's 0.840 on 128
+// tfmnist-central tasks; BENCHMARKS.md). The small one stays in the list.
 const QStringList kDefaultImageModels = {"shipped:convcnp2d-central", "shipped:pttnp-central",
-                                         "shipped:tepttnp-central"};
+                                         "shipped:tepttnp-central-medium"};
 // The SE-ARD GP is cubic in the context size: beyond this it reports instead of freezing.
 constexpr int64_t kGpMaxContext = 1200;
 
@@ -306,9 +308,9 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
       } else {
         row.mean = p.mean.view({kN, kN});
         row.stddev = p.stddev.view({kN, kN});
-        if (const auto note = p.subsetNote(); !note.isEmpty()) {
-          row.name = QString("%1 (%2)").arg(entry.name, note);
-        }
+        auto note = p.subsetNote();
+        if (p.updating) note = note.isEmpty() ? tr("updating…") : note + ", " + tr("updating…");
+        if (!note.isEmpty()) row.name = QString("%1 (%2)").arg(entry.name, note);
       }
     }
     if (!found) row.status = tr("computing…");

@@ -36,8 +36,10 @@
 namespace npe::widgets {
 namespace {
 
-// Shown by default: a translation-equivariant model, its plain counterpart and the ConvCNP.
-const QStringList kDefaultMapModels = {"shipped:tepttnp", "shipped:pttnp", "shipped:convcnp2d"};
+// Shown by default: the translation-equivariant models (BSA-TNP, the best model in both regions,
+// and TE-PT-TNP), the plain counterpart and the ConvCNP. Each is drawn as it finishes.
+const QStringList kDefaultMapModels = {"shipped:bsatnp", "shipped:tepttnp", "shipped:pttnp",
+                                       "shipped:convcnp2d"};
 constexpr int kDefaultStations = 30;
 }  // namespace
 
@@ -327,6 +329,13 @@ void MapExplorer::onPredictions(const PredictionResult& result) {
   rebuildSmallMaps();
 }
 
+QString MapExplorer::shownName(const ModelEntry& entry) const {
+  for (const auto& p : m_last.models) {
+    if (p.id == entry.id && p.updating) return tr("%1 (updating…)").arg(entry.name);
+  }
+  return entry.name;
+}
+
 QStringList MapExplorer::dataSuffixes() const {
   QStringList suffixes;
   for (const auto& suffix : gridded_suffixes()) suffixes << QString::fromStdString(suffix);
@@ -365,7 +374,7 @@ void MapExplorer::redraw() {
   const auto* entry = bar.size() == 2 ? m_models->find(bar[0]) : nullptr;
   std::optional<ModelLayer> layer;
   if (entry) {
-    layer = ModelLayer{entry->name, bar[1], {}, {}};
+    layer = ModelLayer{shownName(*entry), bar[1], {}, {}};
     std::tie(layer->mean, layer->stddev) = model_maps(frame(), m_last, entry->id);
   }
   set_layer(scene, truth, window, layer ? &*layer : nullptr);
@@ -390,7 +399,7 @@ void MapExplorer::rebuildSmallMaps() {
   std::vector<SmallMaps::Model> shown;
   for (const auto& e : m_models->enabledEntries()) {
     auto [mean, sd] = model_maps(frame(), m_last, e.id);
-    if (mean.defined()) shown.push_back({e.name, mean, sd});
+    if (mean.defined()) shown.push_back({shownName(e), mean, sd});
   }
   m_small_maps->show(truth, shown);
 }

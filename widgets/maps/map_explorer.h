@@ -114,6 +114,9 @@ class MapExplorer final : public ExplorerPanel {
   std::optional<PredictionRequest> sceneRequest() const;
   void onPredictions(const PredictionResult& result);
   void redraw();
+  /// The model's name on the map and the small maps, "(updating…)" while its last prediction
+  /// stands in for the round still computing it.
+  QString shownName(const ModelEntry& entry) const;
   void rebuildLayerChoices();
   void rebuildSmallMaps();
   void updateTimeLabel();
