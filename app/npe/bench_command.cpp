@@ -548,6 +548,8 @@ struct LatencyArguments {
   bool json = false;
 };
 
+double matmul_peak_gflops(torch::Device device, int64_t n);
+
 int bench_latency(const LatencyArguments& a) {
   apply_runtime_options(a.runtime);
   const auto repeats = a.repeats;
@@ -589,6 +591,10 @@ int bench_latency(const LatencyArguments& a) {
   nlohmann::json rows = nlohmann::json::array();
   for (auto device : devices) {
     std::vector<std::pair<std::string, std::function<void()>>> runs;
+    // Each run's work by its own FLOP count (prediction_flops: forward_flops for neural kinds),
+    // so that the table says how near the machine's matrix-multiply peak a prediction runs.
+    std::vector<double> run_flops;
+    const BatchShape shape{1, num_context, num_targets, 6.0};
     auto task = batch.task.to(device);
     auto sync = [device] {
       if (device.is_cuda()) torch::cuda::synchronize();
@@ -604,6 +610,7 @@ int bench_latency(const LatencyArguments& a) {
       std::shared_ptr<Predictor> baseline = make_predictor(info.name, options);
       baselines.push_back(baseline);
       runs.push_back({info.name, [baseline, &batch] { baseline->predict(batch); }});
+      run_flops.push_back(baseline->prediction_flops(shape));
     }
     std::vector<std::shared_ptr<NeuralProcessImpl>> keep;
     for (size_t i = 0; i < configs.size(); ++i) {
@@ -618,16 +625,25 @@ int bench_latency(const LatencyArguments& a) {
         model = load_checkpoint(paths[i], device).model;
       }
       keep.push_back(model);
-      runs.push_back({configs[i].kind, [model, task, sync] {
+      // Rows of shipped checkpoints are named by file (tetnp, tetnp-paper): one kind may ship in
+      // several sizes.
+      const auto row_name = size ? configs[i].kind : paths[i].stem().string();
+      runs.push_back({row_name, [model, task, sync] {
                         torch::NoGradGuard no_grad;
                         model->predict(task);
                         sync();
                       }});
+      run_flops.push_back(forward_flops(configs[i], shape));
     }
+    // The peak at the threads the predictions run on, measured in the same run (as bench peak).
+    const double peak = device.is_cuda() ? matmul_peak_gflops(device, 8192)
+                                         : std::max(matmul_peak_gflops(device, 1024),
+                                                    matmul_peak_gflops(device, 2048));
     TerminalProgress bar("bench latency " + describe_device(device),
                          static_cast<int64_t>(runs.size()));
     int64_t done = 0;
-    for (auto& [name, run] : runs) {
+    for (size_t r = 0; r < runs.size(); ++r) {
+      auto& [name, run] = runs[r];
       for (int64_t i = 0; i < warmup; ++i) run();
       std::vector<double> ms;
       for (int64_t i = 0; i < repeats; ++i) {
@@ -643,7 +659,15 @@ int bench_latency(const LatencyArguments& a) {
                             {"p90_ms", t.p90_ms},
                             {"runs", repeats},
                             {"context", num_context},
-                            {"targets", num_targets}};
+                            {"targets", num_targets},
+                            {"threads", at::get_num_threads()},
+                            {"peak_gflops", peak}};
+      if (std::isfinite(run_flops[r]) && t.median_ms > 0) {
+        const double gflops = run_flops[r] / (t.median_ms * 1e6);
+        row["gflop"] = run_flops[r] / 1e9;
+        row["gflops"] = gflops;
+        row["fraction_of_peak"] = gflops / peak;
+      }
       if (name == "gp-fitted") row["fit_iterations"] = fit_iterations;
       rows.push_back(row);
       bar.update(++done, name);
@@ -657,11 +681,21 @@ int bench_latency(const LatencyArguments& a) {
   std::printf("one prediction, Nc = %lld, Nt = %lld, %lld runs after %lld warm-up\n",
               (long long)num_context, (long long)num_targets, (long long)repeats,
               (long long)warmup);
-  std::printf("%-10s %-18s %10s %10s %10s\n", "model", "device", "median ms", "p10 ms", "p90 ms");
+  std::printf("%-10s %-18s %10s %10s %10s %9s %8s\n", "model", "device", "median ms", "p10 ms",
+              "p90 ms", "GFLOP/s", "% peak");
   for (const auto& r : rows) {
-    std::printf("%-10s %-18s %10.2f %10.2f %10.2f\n", r["model"].get<std::string>().c_str(),
+    std::printf("%-10s %-18s %10.2f %10.2f %10.2f", r["model"].get<std::string>().c_str(),
                 r["device"].get<std::string>().c_str(), r["median_ms"].get<double>(),
                 r["p10_ms"].get<double>(), r["p90_ms"].get<double>());
+    if (r.contains("gflops")) {
+      std::printf(" %9.1f %7.1f%%", r["gflops"].get<double>(),
+                  100.0 * r["fraction_of_peak"].get<double>());
+    }
+    std::printf("\n");
+  }
+  if (!rows.empty()) {
+    std::printf("peak: %.1f GFLOP/s (float32 matrix products, %d threads, measured in this run)\n",
+                rows.front()["peak_gflops"].get<double>(), at::get_num_threads());
   }
   return 0;
 }

@@ -362,6 +362,17 @@ TEST_F(NpeCli, BenchLatencyAndTrainReportTimings) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_GT(rows[0].at("median_ms").get<double>(), 0.0);
   EXPECT_LE(rows[0].at("p10_ms").get<double>(), rows[0].at("p90_ms").get<double>());
+  EXPECT_GT(rows[0].at("peak_gflops").get<double>(), 0.0);
+  // A neural model's row gives its speed by its own FLOP count against that peak.
+  auto neural = run_npe("bench latency --size small --models tetnp --repeats 2 --warmup 1 "
+                        "--device cpu --json");
+  ASSERT_EQ(neural.status, 0) << neural.output;
+  const auto row = nlohmann::json::parse(neural.stdout_only).at(0);
+  EXPECT_GT(row.at("gflop").get<double>(), 0.0);
+  EXPECT_NEAR(row.at("gflops").get<double>(),
+              row.at("gflop").get<double>() / (row.at("median_ms").get<double>() / 1e3), 1e-6);
+  EXPECT_NEAR(row.at("fraction_of_peak").get<double>(),
+              row.at("gflops").get<double>() / row.at("peak_gflops").get<double>(), 1e-9);
 
   auto train = run_npe("bench train --models cnp,tetnp --steps 2 --warmup 1 --json");
   ASSERT_EQ(train.status, 0) << train.output;
