@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "image/pixel_view.h"
+#include "common/pixel_view.h"
 
 namespace npe::widgets {
 

@@ -18,7 +18,7 @@
 #include "common/model_list.h"
 #include "common/models_box.h"
 #include "common/shift_control.h"
-#include "image/colour_map.h"
+#include "common/colour_map.h"
 #include "image/context_mask.h"
 #include "image/image_canvas.h"
 #include "image/image_controls.h"

@@ -7,8 +7,8 @@
 #include <torch/torch.h>
 
 #include "common/model_entry.h"
-#include "image/colour_map.h"
-#include "image/pixel_view.h"
+#include "common/colour_map.h"
+#include "common/pixel_view.h"
 
 namespace npe::widgets {
 namespace {

@@ -6,8 +6,8 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
-#include "image/colour_map.h"
-#include "image/pixel_view.h"
+#include "common/colour_map.h"
+#include "common/pixel_view.h"
 
 namespace npe::widgets {
 namespace {

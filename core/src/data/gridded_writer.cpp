@@ -12,7 +12,6 @@
 
 #include "npe/atomic_file.h"
 #include "npe/errors.h"
-#include "npe/models/checkpoint.h"
 
 namespace npe {
 namespace {

@@ -1,4 +1,4 @@
-#include "image/colour_map.h"
+#include "common/colour_map.h"
 
 #include <algorithm>
 #include <cmath>

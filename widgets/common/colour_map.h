@@ -1,6 +1,6 @@
 #pragma once
-// Colour scales of the image tab: grey for pixel values and means, a perceptually ordered map
-// for standard deviations, and a colour-bar widget for each.
+// Colour scales of the images and maps tabs: grey for pixel values and means, a perceptually
+// ordered map for standard deviations, and a colour-bar widget for each.
 
 #include <QColor>
 #include <QImage>

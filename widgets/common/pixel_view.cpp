@@ -1,4 +1,4 @@
-#include "image/pixel_view.h"
+#include "common/pixel_view.h"
 
 #include <cmath>
 
