@@ -3,9 +3,12 @@
 // stop keeping a resumable checkpoint, one job per device at a time, and "Use in explorer"
 // putting the model being trained into the 1-D tab and refreshing it at each checkpoint.
 
+#include <signal.h>
+
 #include <memory>
 
 #include <QComboBox>
+#include <QFileInfo>
 #include <QLabel>
 #include <QProgressBar>
 #include <QSignalSpy>
@@ -16,6 +19,7 @@
 #include "common/model_list.h"
 #include "function1d/function_explorer.h"
 #include "npe/models/checkpoint.h"
+#include "training/training_process.h"
 #include "training/training_tab.h"
 
 using npe::widgets::TrainingTab;
@@ -137,6 +141,33 @@ class TrainingTabTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(tab.jobStep(0) > meta.steps, kTimeoutMs);
     tab.stopJob(0);
     QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Stopped, kTimeoutMs);
+  }
+
+  // npe train dying of a signal mid-run (a crash, an abort): the job shows failed and says so,
+  // the checkpoint on disk is a whole one of a checkpoint step, and Resume continues it.
+  void aTrainingProcessThatCrashesLeavesAResumableCheckpoint() {
+    for (const int signal : {SIGSEGV, SIGABRT}) {
+      TrainingTab tab;
+      tab.setFormRequest(endless(QString("crash%1.pt").arg(signal)));
+      QVERIFY(tab.submit().isEmpty());
+      QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Running, kTimeoutMs);
+      QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(tab.jobCheckpoint(0)) && tab.jobStep(0) >= 10,
+                               kTimeoutMs);
+      const qint64 pid = tab.queue()->job(0).process->processId();
+      QVERIFY(pid > 0);
+      QCOMPARE(::kill(static_cast<pid_t>(pid), signal), 0);
+      QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Failed, kTimeoutMs);
+      const auto log = tab.queue()->job(0).log.join('\n');
+      QVERIFY2(log.contains("crashed"), qPrintable(log));
+      const auto meta = npe::read_checkpoint_metadata(tab.jobCheckpoint(0).toStdString());
+      QVERIFY(meta.steps > 0);
+      QCOMPARE(meta.steps % 5, 0);
+      tab.resumeJob(0);
+      QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Running, kTimeoutMs);
+      QTRY_VERIFY_WITH_TIMEOUT(tab.jobStep(0) > meta.steps, kTimeoutMs);
+      tab.stopJob(0);
+      QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Stopped, kTimeoutMs);
+    }
   }
 
   // Closing the window (or a failed test) destroys the tab with a job running: its process is

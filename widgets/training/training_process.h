@@ -22,6 +22,8 @@ class TrainingProcess final : public QObject {
   /// Starts `program arguments`. Errors (program missing) arrive as failed().
   void start(const QString& program, const QStringList& arguments);
   bool isRunning() const;
+  /// The running process's id (0 when none): for tests that kill it as a crash would.
+  qint64 processId() const { return m_process.processId(); }
   void pause();
   void resume();
   /// Asks the job to stop after a final checkpoint; kills it if it has not ended within
