@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a training step's matrix products go: runs `npe bench train` on the reference workload
 with oneDNN's verbose mode on and sums the execution time of every oneDNN primitive by problem
-(shape, data types, post-ops), per training step, as a Markdown table (BENCHMARKS.md, "Where
+(shape, data types, post-ops), per training step, as a Markdown table (docs/history/benchmarks.md, "Where
 the bf16 step goes").
 
     /usr/bin/python3 tests/reference/onednn_profile.py --npe build/app/npe/npe \

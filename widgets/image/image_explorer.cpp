@@ -37,7 +37,8 @@ namespace {
 constexpr int kN = ImageExplorer::kCanvas;
 // Shown by default: the teaching comparison of models trained with translations |Δ| <= 4, with
 // the best central TE-PT-TNP: the medium one (1.018 against the small one's 0.840 on 128
-// tfmnist-central tasks; BENCHMARKS.md). The small one stays in the list.
+// tfmnist-central tasks; docs/history/benchmarks.md, "The teaching protocol"). The small one
+// stays in the list.
 const QStringList kDefaultImageModels = {"shipped:convcnp2d-central", "shipped:pttnp-central",
                                          "shipped:tepttnp-central-medium"};
 // The SE-ARD GP is cubic in the context size: beyond this it reports instead of freezing.

@@ -27,9 +27,10 @@ namespace npe {
 /// sqrt(N_c x signal-to-noise)), 10^-3 in log period for 64 points at period 0.25, while the
 /// SE and Matérn evidences vary smoothly with their lengthscales. A peak between two starting
 /// cells is never found by refining (neither neighbour holds mass), so the periodic grid is
-/// set by the convergence study in BENCHMARKS.md (mean log-likelihood per target, gp1d): on
-/// 512 tasks, 32 starting cells for every family gave -0.226, 64 gave -0.1427 and this default
-/// -0.1424; on 256 tasks, 256 / 512 / 2,048 periodic cells gave -0.13254 / -0.13259 / -0.13262.
+/// set by the convergence study in docs/history/benchmarks.md (mean log-likelihood per target,
+/// gp1d): on 512 tasks, 32 starting cells for every family gave -0.226, 64 gave -0.1427 and this
+/// default -0.1424; on 256 tasks, 256 / 512 / 2,048 periodic cells gave -0.13254 / -0.13259 /
+/// -0.13262.
 struct GpBayesOptions {
   int64_t grid_points = 64;
   int64_t periodic_grid_points = 512;
