@@ -16,6 +16,7 @@
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
+#include "npe/models/prediction.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 #include "option_values.h"
@@ -339,7 +340,7 @@ int run_predict(const PredictArguments& a) {
           const double y = values[static_cast<size_t>(ty[static_cast<size_t>(j)])];
           if (!std::isfinite(y)) continue;
           const double mu = m[i][j].item<double>(), sd = s[i][j].item<double>();
-          ll_sum += -0.5 * std::log(2 * M_PI * sd * sd) - 0.5 * (y - mu) * (y - mu) / (sd * sd);
+          ll_sum += gaussian_log_density(y, mu, sd);
           ++ll_count;
         }
       }

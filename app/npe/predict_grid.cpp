@@ -16,6 +16,7 @@
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
+#include "npe/models/prediction.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 
@@ -60,10 +61,10 @@ void print_held_out_summary(const torch::Tensor& truth, const torch::Tensor& con
   if (held.numel() == 0) return;
   const auto y = truth.index({held}), m = mean.index({held}), s = stddev.index({held});
   const auto z = (y - m) / s;
-  const double ll =
-      (-0.5 * z.square() - s.log() - 0.5 * std::log(2.0 * M_PI)).mean().item<double>();
+  const double ll = gaussian_log_density(y, m, s).mean().item<double>();
   const double rmse = (y - m).square().mean().sqrt().item<double>();
-  const double coverage = (z.abs() <= 1.6448536269514722).to(torch::kDouble).mean().item<double>();
+  const double coverage =
+      (z.abs() <= central_interval_quantile(0.9)).to(torch::kDouble).mean().item<double>();
   const auto unit = units.empty() ? std::string("unit") : units;
   std::printf(
       "held-out cells %lld: log-likelihood %.4f nats per cell in %s (%.4f in the model's "

@@ -8,15 +8,31 @@
 
 namespace npe {
 
+namespace {
+const double kHalfLog2Pi = 0.5 * std::log(2.0 * M_PI);
+}  // namespace
+
+torch::Tensor gaussian_log_density(const torch::Tensor& y, const torch::Tensor& mean,
+                                   const torch::Tensor& stddev) {
+  auto z = (y.to(mean.scalar_type()) - mean) / stddev;
+  return -0.5 * z.square() - stddev.log() - kHalfLog2Pi;
+}
+
+double gaussian_log_density(double y, double mean, double stddev) {
+  const double z = (y - mean) / stddev;
+  return -0.5 * z * z - std::log(stddev) - kHalfLog2Pi;
+}
+
+double central_interval_quantile(double level) {
+  return std::sqrt(2.0) * torch::erfinv(torch::tensor(level, torch::kFloat64)).item<double>();
+}
+
 torch::Tensor log_likelihood_per_task(const Prediction& prediction, const torch::Tensor& y) {
   if (!y.defined() || y.sizes() != prediction.mean.sizes()) {
     throw InvalidInputError("log-likelihood: outputs and prediction have different shapes");
   }
   if (y.size(1) == 0) return torch::zeros({y.size(0)}, prediction.mean.options());
-  const double half_log_2pi = 0.5 * std::log(2.0 * M_PI);
-  auto z = (y.to(prediction.mean.scalar_type()) - prediction.mean) / prediction.stddev;
-  auto log_density = -0.5 * z.square() - prediction.stddev.log() - half_log_2pi;
-  return log_density.sum(-1).mean(-1);
+  return gaussian_log_density(y, prediction.mean, prediction.stddev).sum(-1).mean(-1);
 }
 
 Prediction concat_targets(const std::vector<Prediction>& parts) {

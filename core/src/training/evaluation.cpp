@@ -36,11 +36,6 @@ std::pair<double, double> mean_and_stderr(const std::vector<double>& values,
   return {mean, std::sqrt(double(n) / double(n - 1) * squares) / total};
 }
 
-// Two-sided standard normal quantile of a central interval: P(|z| <= q) = level.
-double central_quantile(double level) {
-  return std::sqrt(2.0) * torch::erfinv(torch::tensor(level, torch::kFloat64)).item<double>();
-}
-
 // The means and standard errors of an evaluation from its per-batch values.
 void summarise_batches(EvalResult& result) {
   std::tie(result.ll_mean, result.ll_stderr) = mean_and_stderr(result.batch_ll, result.batch_tasks);
@@ -95,7 +90,7 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
   EvalResult result;
   std::array<double, 3> inside{}, quantiles{};
   for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
-    quantiles[i] = central_quantile(kCoverageLevels[i]);
+    quantiles[i] = central_interval_quantile(kCoverageLevels[i]);
   }
   double outputs = 0.0;
   int64_t done = 0;
