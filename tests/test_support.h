@@ -73,7 +73,7 @@ class FileSizeLimit {
 // Learning tests: a training run must lower a loss. What they assert is measured, not guessed:
 // tests/measure-learning-spread.sh runs them under several BLAS kernels, thread counts and seeds
 // and tabulates the figures report_learning prints; each threshold sits several times that
-// spread below what training achieves (DEVELOPERS.md, "Numerical tolerances in tests").
+// spread below what training achieves (docs/developers/testing.md, "Learning tests").
 
 /// Added to a learning test's seeds: NPE_LEARNING_TEST_SEED, 0 when unset (the spread script
 /// sets 0, 1, 2).

@@ -243,7 +243,11 @@ TEST(BsaTnp, TrainsOnAStepAndKeepsItsParametersFinite) {
     EXPECT_TRUE(torch::isfinite(p.value().grad()).all().item<bool>()) << p.key();
   }
   optimiser.step();
-  EXPECT_LT((-model->log_likelihood(task).mean()).item<double>(), loss.item<double>() + 1.0);
+  // Measured: one step lowers the loss by 0.0203 under every BLAS kernel and thread count of
+  // tests/measure-learning-spread.sh; the bound only says the step did not blow it up.
+  const double after = (-model->log_likelihood(task).mean()).item<double>();
+  testing::report_learning("loss before and after one step", loss.item<double>(), after);
+  EXPECT_LT(after, loss.item<double>() + 1.0);
 }
 
 // Under Precision::bf16 the blocks' linear layers run in bfloat16 (autocast); the prediction

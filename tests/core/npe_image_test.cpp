@@ -256,8 +256,19 @@ TEST(ShippedImageModels, HeteroscedasticOnesVaryTheirStddevAcrossPixels) {
   if (checked == 0) GTEST_SKIP() << "no heteroscedastic image model is shipped";
 }
 
+// 150 steps on one fixed batch of 8 image tasks must lower the training objective on that batch
+// by this much. It replaces a held-out gain of 0.05 nats after these steps, which lay inside
+// what the BLAS kernel alone moves (TE-PT-TNP failed under OPENBLAS_CORETYPE=Haswell on an
+// AVX-512 EPYC: 0.025 against 0.05). Measured (tests/measure-learning-spread.sh, 2026-12-01, AMD
+// EPYC without AVX-512: OPENBLAS_CORETYPE unset, Haswell, Sandybridge; OMP_NUM_THREADS 1 and 2;
+// NPE_LEARNING_TEST_SEED 0, 1, 2; nine combinations): the drop is 1.01 (CNP) to 7.0 nats
+// (ConvCNP 2-D). At one seed the kernel and thread count move it by at most 0.29 (TE-PT-TNP, two
+// threads against one; its smallest drop, 1.53, is four times that above 0.3), the other kinds
+// by at most 0.035, twenty times less than the smallest drop's 0.71 above 0.3.
+constexpr double kImageTrainingLossDrop = 0.3;
+
 TEST_P(ImageModel, ShortTrainingRunLowersTheLoss) {
-  torch::manual_seed(3);
+  torch::manual_seed(3 + testing::learning_seed());
   auto tasks = config;
   tasks.max_targets = 64;
   ImageTaskSource source(tasks);
@@ -270,20 +281,19 @@ TEST_P(ImageModel, ShortTrainingRunLowersTheLoss) {
                                {"conv_channels", 8},
                                {"cnn_layers", 3}});
   auto model = make_model(c);
-  EvalOptions held_out;
-  held_out.num_tasks = 32;
-  held_out.batch_size = 8;
-  auto predictor = wrap_model(model);
-  auto before = evaluate(*predictor, source, held_out);
+  const testing::FixedBatch batch(source, 8, 11 + testing::learning_seed());
+  const double before = testing::training_loss(*model, batch.task());
   TrainOptions options;
   options.steps = 150;
   options.batch_size = 8;
   options.learning_rate = 3e-3;
   options.validation_tasks = 0;
-  train_model(*model, source, options);
-  auto after = evaluate(*predictor, source, held_out);
-  EXPECT_GT(after.ll_mean, before.ll_mean + 0.05)
-      << "log-likelihood before " << before.ll_mean << ", after " << after.ll_mean;
+  options.seed = testing::learning_seed();
+  train_model(*model, batch, options);
+  const double after = testing::training_loss(*model, batch.task());
+  testing::report_learning("loss on the training batch", before, after);
+  EXPECT_GT(before - after, kImageTrainingLossDrop)
+      << "loss on the training batch before " << before << ", after " << after;
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, ImageModel,
