@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "npe/models/checkpoint.h"
+#include "npe/models/compute_settings.h"
 
 namespace {
 
@@ -399,8 +400,20 @@ TEST_F(NpeTrainJob, ResumeKeepsTheRunsPrecisionUnlessToldOtherwise) {
   const std::vector<std::string> te = {
       "train", "--model",     "tetnp", "--threads", "1", "--val-tasks", "8", "--batch-size",
       "2",     "--val-every", "0",     "--steps",   "2"};
+  // Some CPUs of this kind (an AVX2-only EPYC) cannot run the bf16 products at all: there
+  // npe train refuses bf16 with the reason, and only the fp32 half can be checked.
+  const bool bf16_here = npe::bf16_unavailable_reason().empty();
   for (const std::string precision : {"fp32", "bf16"}) {
     const auto out = dir / (precision + ".pt");
+    if (precision == "bf16" && !bf16_here) {
+      const auto log = dir / "bf16.log";
+      EXPECT_EQ(run(join(te, {"--precision", precision, "--out", out.string()}), log), 1);
+      std::ifstream in(log);
+      const std::string message{std::istreambuf_iterator<char>(in), {}};
+      EXPECT_NE(message.find("cannot run the bfloat16 products"), std::string::npos) << message;
+      EXPECT_FALSE(fs::exists(out));
+      continue;
+    }
     ASSERT_EQ(run(join(te, {"--precision", precision, "--out", out.string()}),
                   dir / (precision + ".log")),
               0);
@@ -413,6 +426,7 @@ TEST_F(NpeTrainJob, ResumeKeepsTheRunsPrecisionUnlessToldOtherwise) {
     EXPECT_EQ(sessions[1].precision, precision) << "resumed in another precision";
   }
   // --precision given with --resume overrides the run's.
+  if (!bf16_here) return;
   const auto out = dir / "fp32.pt";
   ASSERT_EQ(run({"train", "--resume", out.string(), "--steps", "4", "--threads", "1", "--precision",
                  "bf16"},
