@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <QElapsedTimer>
 #include <QJsonObject>
 #include <QObject>
 #include <QStringList>
@@ -129,6 +130,8 @@ class ExplorerController final : public QObject {
 
  private:
   void onPredictions(const PredictionResult& result);
+  /// Draws a delivery (the tab's roundReady, the metrics, the timings of a complete round).
+  void show(const PredictionResult& delivery);
   QColor nextColour() const;
 
   ExplorerPanel* m_panel;
@@ -140,6 +143,11 @@ class ExplorerController final : public QObject {
   MetricsTable* m_metrics = nullptr;
   PredictionService* m_service = nullptr;
   QTimer m_refine_timer;
+  // Parts of a round drawn at most once per kPartialDrawIntervalMs (see onPredictions).
+  static constexpr qint64 kPartialDrawIntervalMs = 33;
+  QTimer m_partial_timer;
+  QElapsedTimer m_since_draw;
+  std::optional<PredictionResult> m_deferred_partial;
   std::function<void(ModelEntry&)> m_decorate;
   std::function<std::optional<PredictionRequest>(bool)> m_scene;
   uint64_t m_serial = 0;
