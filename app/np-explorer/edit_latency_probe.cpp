@@ -139,9 +139,10 @@ void EditLatencyProbe::report() {
   const size_t n = m_caught_up_ms.size();
   std::vector<double> rest(n);
   for (size_t i = 0; i < n; ++i) rest[i] = m_caught_up_ms[i] - m_prediction_ms[i] - m_drawing_ms[i];
-  std::printf("  the rest (queueing, earlier deliveries, curve updates): median %.1f ms, max %.1f "
-              "ms\n",
-              quantile(rest, 0.5), quantile(rest, 1.0));
+  std::printf(
+      "  the rest (queueing, earlier deliveries, curve updates): median %.1f ms, max %.1f "
+      "ms\n",
+      quantile(rest, 0.5), quantile(rest, 1.0));
   // The slowest edits, split the same way: whether an outlier is a slow model, a slow repaint
   // or waiting for a core is what decides how to remove it.
   std::vector<size_t> order(n);

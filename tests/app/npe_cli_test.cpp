@@ -364,8 +364,9 @@ TEST_F(NpeCli, BenchLatencyAndTrainReportTimings) {
   EXPECT_LE(rows[0].at("p10_ms").get<double>(), rows[0].at("p90_ms").get<double>());
   EXPECT_GT(rows[0].at("peak_gflops").get<double>(), 0.0);
   // A neural model's row gives its speed by its own FLOP count against that peak.
-  auto neural = run_npe("bench latency --size small --models tetnp --repeats 2 --warmup 1 "
-                        "--device cpu --json");
+  auto neural = run_npe(
+      "bench latency --size small --models tetnp --repeats 2 --warmup 1 "
+      "--device cpu --json");
   ASSERT_EQ(neural.status, 0) << neural.output;
   const auto row = nlohmann::json::parse(neural.stdout_only).at(0);
   EXPECT_GT(row.at("gflop").get<double>(), 0.0);

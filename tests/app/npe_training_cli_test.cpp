@@ -388,9 +388,10 @@ TEST_F(NpeTrainJob, TwoRanksOverLoopbackEqualOneProcessWithTwiceTheBatch) {
   const auto alone = dir / "alone.pt";
   ASSERT_EQ(run(join(join(quick, job), {"--out", alone.string()}), dir / "alone.log"), 0);
   const double alone_difference = max_weight_difference(alone, parallel);
-  std::printf("[learning] NpeTrainJob.TwoRanksOverLoopbackEqualOneProcessWithTwiceTheBatch "
-              "weight difference, accumulated and alone: before %.9g after %.9g\n",
-              difference, alone_difference);
+  std::printf(
+      "[learning] NpeTrainJob.TwoRanksOverLoopbackEqualOneProcessWithTwiceTheBatch "
+      "weight difference, accumulated and alone: before %.9g after %.9g\n",
+      difference, alone_difference);
   EXPECT_GT(alone_difference, 1e-4);
 }
 

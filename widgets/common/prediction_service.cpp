@@ -302,9 +302,9 @@ PredictionResult with_previous_predictions(PredictionResult delivery,
   }
   std::vector<QString> still_pending;
   for (const auto& id : delivery.pending) {
-    const auto previous = std::find_if(shown.models.begin(), shown.models.end(), [&](const auto& p) {
-      return p.id == id && p.error.isEmpty() && p.mean.defined();
-    });
+    const auto previous = std::find_if(
+        shown.models.begin(), shown.models.end(),
+        [&](const auto& p) { return p.id == id && p.error.isEmpty() && p.mean.defined(); });
     if (previous == shown.models.end()) {
       still_pending.push_back(id);
       continue;

@@ -12,13 +12,13 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include "common/colour_map.h"
 #include "common/explorer_controller.h"
 #include "common/export.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
 #include "common/models_box.h"
 #include "common/shift_control.h"
-#include "common/colour_map.h"
 #include "image/context_mask.h"
 #include "image/image_canvas.h"
 #include "image/image_controls.h"

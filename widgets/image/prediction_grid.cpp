@@ -6,8 +6,8 @@
 
 #include <torch/torch.h>
 
-#include "common/model_entry.h"
 #include "common/colour_map.h"
+#include "common/model_entry.h"
 #include "common/pixel_view.h"
 
 namespace npe::widgets {
