@@ -28,6 +28,8 @@
 #include "maps/map_explorer.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
+#include "npe/predictors/predictor_registry.h"
+#include "npe/predictors/torchscript_predictor.h"
 #include "training/training_tab.h"
 
 namespace npe::app {
@@ -123,7 +125,7 @@ QStringList MainWindow::tabIds() const {
 
 void MainWindow::showTrainingCheckpoint(const QString& path) {
   try {
-    const auto meta = read_checkpoint_metadata(path.toStdString());
+    const auto meta = read_model_metadata(path.toStdString());
     for (auto* p : m_panels) {
       if (p->acceptsCheckpoint(meta)) {
         p->openCheckpoint(path);
@@ -147,14 +149,15 @@ void MainWindow::buildMenus() {
   auto* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
     // Every type some tab opens: sessions, checkpoints and the tabs' own data files.
-    QStringList patterns{"*.json", "*.pt"};
+    QStringList patterns{"*.json", "*.pt", "*.pth", "*.ts", "*.jit"};
     for (auto* p : m_panels) {
       for (const auto& suffix : p->dataSuffixes()) patterns << "*." + suffix;
     }
     patterns.removeDuplicates();
     const auto path = QFileDialog::getOpenFileName(
-        this, tr("Open"), {},
-        tr("Sessions, checkpoints and data (%1);;All files (*)").arg(patterns.join(' ')));
+        this, tr("Open a session, checkpoint, data file or TorchScript model (which runs its own "
+                 "code)"),
+        {}, tr("Sessions, models and data (%1);;All files (*)").arg(patterns.join(' ')));
     if (!path.isEmpty()) openFile(path);
   });
   m_recent_menu = file->addMenu(tr("Open &Recent"));
@@ -197,7 +200,7 @@ void MainWindow::buildMenus() {
 
 bool MainWindow::canOpen(const QString& path) const {
   const auto suffix = QFileInfo(path).suffix().toLower();
-  if (suffix == "json" || suffix == "pt") return true;
+  if (suffix == "json" || suffix == "pt" || is_torchscript_model(path.toStdString())) return true;
   for (auto* p : m_panels) {
     if (p->dataSuffixes().contains(suffix)) return true;
   }
@@ -222,7 +225,7 @@ void MainWindow::openSession(const QString& path) {
 }
 
 void MainWindow::openCheckpoint(const QString& path) {
-  const auto meta = read_checkpoint_metadata(path.toStdString());
+  const auto meta = read_model_metadata(path.toStdString());
   for (auto* p : m_panels) {
     if (p->acceptsCheckpoint(meta)) {
       p->openCheckpoint(path);
@@ -239,7 +242,8 @@ bool MainWindow::openFile(const QString& path) {
   try {
     const auto suffix = QFileInfo(path).suffix().toLower();
     bool handled = true;
-    if (suffix == "pt") {
+    // TorchScript models are told by content, whatever their suffix (.pt, .pth, .ts, .jit).
+    if (suffix == "pt" || (suffix != "json" && is_torchscript_model(path.toStdString()))) {
       openCheckpoint(path);
     } else if (suffix == "json") {
       openSession(path);

@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "memory_bench.h"
+#include "model_file.h"
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/task_registry.h"
@@ -77,6 +78,8 @@ struct AccuracyArguments {
   std::string task = "gp1d", shifts = "0,0.2,0.4,0.6,0.8,1,2,3", models, device = "cpu";
   std::vector<std::string> task_options;
   std::optional<std::string> models_dir;
+  /// --model: model files named one by one (checkpoints or TorchScript models).
+  std::vector<std::string> model_files;
   int64_t tasks = 4096, fitted_tasks = 256;
   uint64_t seed = 0;
   int fit_iterations = 1000;
@@ -244,6 +247,10 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
     const auto name = shipped.path.stem().string();
     if (!wanted(filter, shipped.metadata.model.kind) && !wanted(filter, name)) continue;
     entries.push_back({name, load_predictor(shipped.path, device), tasks, std::nullopt});
+  }
+  for (const auto& file : a.model_files) {
+    entries.push_back({std::filesystem::path(file).stem().string(), load_model_file(file, device),
+                       tasks, std::nullopt});
   }
   if (entries.empty()) throw UsageError("no models selected (see --models, --models-dir)");
 
@@ -543,6 +550,7 @@ struct LatencyArguments {
   int64_t repeats = 50, warmup = 5, context = 64, targets = 256;
   std::string models, device = "all", workload = "tasks";
   std::optional<std::string> models_dir, size;
+  std::vector<std::string> model_files;
   int fit_iterations = 60;
   RuntimeArguments runtime;
   bool json = false;
@@ -634,6 +642,18 @@ int bench_latency(const LatencyArguments& a) {
                         sync();
                       }});
       run_flops.push_back(forward_flops(configs[i], shape));
+    }
+    // Files named with --model, through their predictor (a TorchScript model has no
+    // NeuralProcessImpl; its FLOPs are unknown).
+    std::vector<std::shared_ptr<Predictor>> named;
+    for (const auto& file : a.model_files) {
+      std::shared_ptr<Predictor> predictor = load_model_file(file, device);
+      named.push_back(predictor);
+      runs.push_back({std::filesystem::path(file).stem().string(), [predictor, &batch, sync] {
+                        predictor->predict(batch);
+                        sync();
+                      }});
+      run_flops.push_back(predictor->prediction_flops(shape));
     }
     // The peak at the threads the predictions run on, measured in the same run (as bench peak).
     const double peak = device.is_cuda() ? matmul_peak_gflops(device, 8192)
@@ -900,6 +920,9 @@ Command add_bench_command(CLI::App& app) {
   accuracy->add_option("--seed", acc->seed, "Test seed")->capture_default_str();
   accuracy->add_option("--models", acc->models, "Comma-separated kinds or file names");
   accuracy->add_option("--models-dir", acc->models_dir, "Folder of checkpoints to compare");
+  accuracy->add_option("--model", acc->model_files,
+                       "A model file to compare: a checkpoint or a TorchScript model (which runs "
+                       "its code); repeatable");
   accuracy->add_option("--device", acc->device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
@@ -947,6 +970,9 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str();
   latency->add_option("--models", lat->models, "Comma-separated kinds");
   auto* dir = latency->add_option("--models-dir", lat->models_dir, "Folder of checkpoints");
+  latency->add_option("--model", lat->model_files,
+                      "A model file to time: a checkpoint or a TorchScript model (which runs its "
+                      "code); repeatable");
   latency->add_option("--size", lat->size, "Time fresh models of this size instead")
       ->check(CLI::IsMember(model_sizes()))
       ->excludes(dir);

@@ -6,6 +6,7 @@
 
 #include "baseline_options.h"
 #include "commands.h"
+#include "model_file.h"
 #include "npe/data/era5_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
@@ -64,7 +65,7 @@ int run_eval(const EvalArguments& a) {
   std::unique_ptr<TaskSource> source;
   std::unique_ptr<Predictor> predictor;
   if (checkpoint) {
-    const auto metadata = read_checkpoint_metadata(*checkpoint);
+    const auto metadata = read_model_metadata(*checkpoint);
     // The checkpoint's task (with its settings), unless another task is named explicitly.
     if (task_name && *task_name != metadata.task_name()) {
       source = make_task_source(*task_name, task_options);
@@ -81,10 +82,12 @@ int run_eval(const EvalArguments& a) {
         configuration[key] = value;
       }
       source = task_source_from_json(configuration);
+    } else if (metadata.task.is_null()) {
+      throw UsageError("'" + *checkpoint + "' names no task it was trained on: give --task");
     } else {
       source = task_source_from_json(metadata.task);
     }
-    predictor = load_predictor(*checkpoint, device);
+    predictor = load_model_file(*checkpoint, device);
   } else {
     // A baseline on an ERA5 file other than the default one uses that file's own statistics.
     auto options_here = task_options;
@@ -96,7 +99,7 @@ int run_eval(const EvalArguments& a) {
     predictor =
         make_predictor(*model_name, baseline_predictor_options(a.baseline, device, *source));
   }
-  const auto name = predictor->info().name;
+  const auto name = row_name(*predictor);
   TerminalProgress bar("eval " + name, options.num_tasks);
   auto result = evaluate(*predictor, *source, options, [&](const Progress& p) {
     bar.update(p.done);

@@ -12,6 +12,7 @@
 
 #include "baseline_options.h"
 #include "commands.h"
+#include "model_file.h"
 #include "npe/data/point_table.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
@@ -179,10 +180,10 @@ int run_predict(const PredictArguments& a) {
   std::unique_ptr<Predictor> predictor;
   int64_t dim_x = -1, dim_y = -1;
   if (a.checkpoint) {
-    const auto metadata = read_checkpoint_metadata(*a.checkpoint);
+    const auto metadata = read_model_metadata(*a.checkpoint);
     dim_x = metadata.model.dim_x;
     dim_y = metadata.model.dim_y;
-    predictor = load_predictor(*a.checkpoint, device);
+    predictor = load_model_file(*a.checkpoint, device);
   } else {
     // gp-bayes averages over the prior of the gp1d tasks the shipped 1-D models learnt.
     const auto gp1d = make_task_source("gp1d", nlohmann::json::object());

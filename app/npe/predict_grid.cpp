@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "model_file.h"
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
 #include "npe/data/gridded_writer.h"
@@ -76,7 +77,7 @@ void print_held_out_summary(const torch::Tensor& truth, const torch::Tensor& con
 }  // namespace
 
 int run_predict_grid(const GridPredictArguments& a) {
-  const auto metadata = read_checkpoint_metadata(a.checkpoint);
+  const auto metadata = read_model_metadata(a.checkpoint);
   if (metadata.task.value("kind", std::string()) != "era5") {
     throw DataError("--grid needs a model trained on gridded temperatures (an ERA5 task); '" +
                     a.checkpoint + "' was trained on " +
@@ -192,7 +193,7 @@ int run_predict_grid(const GridPredictArguments& a) {
   // stay NaN. With tiles, each tile is one task: its context points and its cells, as the model
   // saw windows of its training size; without, the whole grid is one task.
   const int64_t tile = a.tile > 0 ? a.tile : std::max(rows, cols);
-  auto predictor = load_predictor(a.checkpoint, parse_device(a.device));
+  auto predictor = load_model_file(a.checkpoint, parse_device(a.device));
   auto mean = torch::full({rows * cols}, std::nan(""), torch::kFloat64);
   auto stddev = torch::full({rows * cols}, std::nan(""), torch::kFloat64);
   std::vector<int64_t> all_targets;

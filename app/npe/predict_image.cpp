@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "model_file.h"
 #include "npe/data/image_tasks.h"
 #include "npe/data/png_image.h"
 #include "npe/data/point_table.h"
@@ -45,7 +46,7 @@ int run_predict_image(const ImagePredictArguments& a) {
         "or .csv (every pixel): '" +
         a.out + "' is neither");
   }
-  const auto metadata = read_checkpoint_metadata(a.checkpoint);
+  const auto metadata = read_model_metadata(a.checkpoint);
   const int64_t channels = metadata.model.dim_y;
   if (metadata.model.dim_x != 2 || (channels != 1 && channels != 3)) {
     throw DataError(
@@ -76,7 +77,7 @@ int run_predict_image(const ImagePredictArguments& a) {
   const auto xc = x.index_select(0, context_index).unsqueeze(0);
   const auto yc = y.index_select(0, context_index).unsqueeze(0);
 
-  auto predictor = load_predictor(a.checkpoint, parse_device(a.device));
+  auto predictor = load_model_file(a.checkpoint, parse_device(a.device));
   const int64_t n = height * width;
   // Marginals in chunks of targets (bounded memory, the same numbers); joint predictives see
   // every target at once.

@@ -10,6 +10,7 @@
 #include "common/models_box.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
+#include "npe/predictors/predictor_registry.h"
 
 namespace npe::widgets {
 
@@ -84,7 +85,7 @@ bool ExplorerController::accepts(const CheckpointMetadata& metadata) const {
 
 void ExplorerController::openCheckpoint(const QString& path) {
   const auto absolute = QFileInfo(path).absoluteFilePath();
-  if (!accepts(read_checkpoint_metadata(absolute.toStdString()))) {
+  if (!accepts(read_model_metadata(absolute.toStdString()))) {
     throw CheckpointError(
         ("'" + absolute + "' is not " + m_settings.model_description).toStdString());
   }

@@ -10,6 +10,7 @@
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_catalog.h"
 #include "npe/predictors/predictor_registry.h"
+#include "npe/predictors/torchscript_predictor.h"
 
 namespace npe::widgets {
 namespace {
@@ -31,7 +32,7 @@ enum class Origin { opened, shipped };
 ModelEntry checkpoint_entry(const QString& checkpoint_path, const QColor& colour,
                             torch::Device device, Origin origin) {
   const auto path = checkpoint_path.toStdString();
-  const auto meta = read_checkpoint_metadata(path);
+  const auto meta = read_model_metadata(path);
   std::shared_ptr<Predictor> predictor = load_predictor(path, device);
   const auto& info = predictor->info();
   ModelEntry entry;
@@ -54,6 +55,14 @@ ModelEntry checkpoint_entry(const QString& checkpoint_path, const QColor& colour
   entry.task = meta.task;
   QString tooltip =
       QString::fromStdString(info.description) + "\n" + capability_sentences(info.capabilities);
+  if (meta.model.kind == kTorchScriptKind) {
+    // Not trained here: no steps or sizes to tell; the author's claim of equivariance is what
+    // the tab's readout then measures.
+    const auto task = meta.task_name();
+    if (!task.empty()) tooltip += "\n" + QObject::tr("A model of the %1 task").arg(task.c_str());
+    entry.tooltip = tooltip + "\n" + checkpoint_path;
+    return entry;
+  }
   const auto task = meta.task_name();
   tooltip += "\n" + QObject::tr("Trained on %1 for %2 steps (%3 size)")
                         .arg(QString::fromStdString(task.empty() ? "an unnamed task" : task))

@@ -16,8 +16,10 @@ ModelsBox::ModelsBox(QWidget* parent) : QGroupBox(tr("Models"), parent) {
   layout->addWidget(m_list);
   layout->addWidget(open);
   connect(open, &QPushButton::clicked, this, [this] {
-    const auto path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), {},
-                                                   tr("Checkpoints (*.pt);;All files (*)"));
+    // A TorchScript model is a program: the caption says so before anyone picks one.
+    const auto path = QFileDialog::getOpenFileName(
+        this, tr("Open a checkpoint or a TorchScript model (which runs its own code)"), {},
+        tr("Models (*.pt *.pth *.ts *.jit);;All files (*)"));
     if (!path.isEmpty()) Q_EMIT checkpointChosen(path);
   });
 }

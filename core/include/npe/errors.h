@@ -37,6 +37,14 @@ class DataError : public Error {
   using Error::Error;
 };
 
+/// A model that broke its contract while predicting: a TorchScript program (a user's own code)
+/// that threw inside forward() or returned the wrong shapes, non-finite values or a standard
+/// deviation that is not positive.
+class ModelError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// The input would need more memory or grid points than allowed.
 class ResourceLimitError : public Error {
  public:

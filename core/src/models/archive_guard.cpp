@@ -176,6 +176,43 @@ std::optional<std::string> find_unsupported_layout(const std::filesystem::path& 
   return std::nullopt;
 }
 
+bool archive_defines_forward(const std::filesystem::path& archive) {
+  // Only sizes minizip can trust: a program whose version record this libtorch cannot read is
+  // still one, and its loader says why it cannot run it.
+  if (find_implausible_record_size(archive)) return false;
+  std::unique_ptr<void, ZipCloser> zip(unzOpen64(archive.c_str()));
+  if (!zip) return false;
+  // A code record is the source of a few classes; a megabyte is far beyond any scripted NP's.
+  constexpr uint64_t kMaxCodeRecord = uint64_t{1} << 20;
+  for (int more = unzGoToFirstFile(zip.get()); more == UNZ_OK; more = unzGoToNextFile(zip.get())) {
+    unz_file_info64 info{};
+    char name[512] = {};
+    if (unzGetCurrentFileInfo64(zip.get(), &info, name, sizeof name - 1, nullptr, 0, nullptr, 0) !=
+        UNZ_OK)
+      return false;
+    const std::string_view record(name);
+    const auto slash = record.find('/');
+    if (slash == std::string_view::npos || record.compare(slash, 6, "/code/") != 0 ||
+        !ends_with(record, ".py") || info.uncompressed_size > kMaxCodeRecord)
+      continue;
+    if (unzOpenCurrentFile(zip.get()) != UNZ_OK) return false;
+    std::string source(info.uncompressed_size, '\0');
+    const int got = source.empty() ? 0
+                                   : unzReadCurrentFile(zip.get(), source.data(),
+                                                        static_cast<unsigned>(source.size()));
+    const int closed = unzCloseCurrentFile(zip.get());
+    if (got != static_cast<int>(source.size()) || closed != UNZ_OK) return false;
+    // libtorch prints methods of a class indented by two spaces: "  def forward(self: ...".
+    for (size_t at = source.find("def forward("); at != std::string::npos;
+         at = source.find("def forward(", at + 1)) {
+      const auto line_start = source.rfind('\n', at);
+      const auto indent = at - (line_start == std::string::npos ? 0 : line_start + 1);
+      if (indent == 2) return true;
+    }
+  }
+  return false;
+}
+
 std::optional<std::string> find_archive_problem(const std::filesystem::path& archive,
                                                 ArchiveCode allowed_code) {
   if (auto problem = find_implausible_record_size(archive)) return problem;

@@ -34,6 +34,12 @@ std::optional<std::string> find_implausible_record_size(const std::filesystem::p
 /// Returns the problem, phrased to follow "it has", or nothing.
 std::optional<std::string> find_unsupported_layout(const std::filesystem::path& archive);
 
+/// Whether the archive is a TorchScript program that defines a `forward` method (a model scripted
+/// with torch.jit.script), told from the zip layout and its code records alone with minizip:
+/// nothing is compiled or run. A checkpoint's code only declares; a program's defines methods.
+/// False for anything that is not a readable libtorch archive.
+bool archive_defines_forward(const std::filesystem::path& archive);
+
 /// Every check above, then the lengths in each pickle record (data.pkl, constants.pkl and the
 /// *.debug_pkl records libtorch unpickles when it formats an error) and the lines of each code
 /// record. Returns the first problem found, phrased to follow "it has". libtorch's reader may

@@ -110,6 +110,14 @@ torch::serialize::InputArchive open_checkpoint_archive(const std::filesystem::pa
   try {
     // Before libtorch reads a record, which it allocates at the sizes the file states.
     if (const auto problem = find_archive_problem(path)) {
+      // A scripted model defines methods, which a checkpoint never holds: it is code to run,
+      // opened only as a model the user chose (npe/predictors/torchscript_predictor.h).
+      if (archive_defines_forward(path)) {
+        throw CheckpointError("'" + path.string() +
+                              "' is a TorchScript model, not an NP Explorer checkpoint: open it "
+                              "as a model (a tab's Open checkpoint…, npe predict or npe eval "
+                              "--checkpoint), which runs its code");
+      }
       throw CheckpointError("checkpoint '" + path.string() + "' is corrupt or truncated (it has " +
                             *problem + ")");
     }

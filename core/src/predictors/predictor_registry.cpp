@@ -11,6 +11,7 @@
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
+#include "npe/predictors/torchscript_predictor.h"
 
 namespace npe {
 namespace {
@@ -389,9 +390,15 @@ std::unique_ptr<Predictor> make_predictor(const std::string& name,
 
 std::unique_ptr<Predictor> load_predictor(const std::filesystem::path& checkpoint,
                                           torch::Device device) {
+  if (is_torchscript_model(checkpoint)) return load_torchscript_predictor(checkpoint, device);
   auto loaded = load_checkpoint(checkpoint, device);
   return std::make_unique<NeuralPredictor>(neural_info(model_info(loaded.metadata.model.kind)),
                                            loaded.model, device);
+}
+
+CheckpointMetadata read_model_metadata(const std::filesystem::path& path) {
+  if (is_torchscript_model(path)) return read_torchscript_model(path).metadata();
+  return read_checkpoint_metadata(path);
 }
 
 std::unique_ptr<Predictor> wrap_model(std::shared_ptr<NeuralProcessImpl> model,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "npe/data/gp_tasks.h"
+#include "npe/models/checkpoint.h"
 #include "npe/predictors/gp.h"
 #include "npe/predictors/gp_bayes.h"
 #include "npe/predictors/predictor.h"
@@ -43,9 +44,15 @@ const PredictorInfo& predictor_info(const std::string& name);
 /// checkpoint, a checkpoint of another kind) or CheckpointError.
 std::unique_ptr<Predictor> make_predictor(const std::string& name,
                                           const PredictorOptions& options = {});
-/// The predictor of a checkpoint, whatever its kind. Throws CheckpointError.
+/// The predictor of a model file the user chose: a checkpoint, whatever its kind, or a
+/// TorchScript model (torchscript_predictor.h; told by content, never by suffix), which runs
+/// its code. Throws CheckpointError.
 std::unique_ptr<Predictor> load_predictor(const std::filesystem::path& checkpoint,
                                           torch::Device device = torch::kCPU);
+/// The metadata of a model file the user chose, as read_checkpoint_metadata gives a
+/// checkpoint's; a TorchScript model's describes its dimensions and task (loading it, which
+/// runs its code). Throws CheckpointError.
+CheckpointMetadata read_model_metadata(const std::filesystem::path& path);
 /// Wraps a model in memory (e.g. one being trained) as a predictor running on `device`.
 std::unique_ptr<Predictor> wrap_model(std::shared_ptr<NeuralProcessImpl> model,
                                       torch::Device device = torch::kCPU);
