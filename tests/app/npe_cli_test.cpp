@@ -866,4 +866,82 @@ TEST_F(NpeCli, CudaWithoutAGpuIsAClearError) {
   }
 }
 
+
+// TorchScript models scripted by PyTorch (tests/torchscript/make_torchscript_models.py, made at
+// build time): npe runs them as PyTorch does.
+class NpeTorchScript : public NpeCli {
+ protected:
+  void SetUp() override {
+    NpeCli::SetUp();
+    models = NPE_TORCHSCRIPT_MODELS_DIR;
+    if (!fs::exists(models / "te_np.pt"))
+      GTEST_SKIP() << "no TorchScript test models (python3 cannot import torch)";
+  }
+  fs::path models;
+};
+
+TEST_F(NpeTorchScript, PredictReproducesPyTorchsMeanAndStd) {
+  for (const std::string name : {"te_np.pt", "absolute_np.pt", "joint_np.pt"}) {
+    SCOPED_TRACE(name);
+    const auto out = dir / (name + ".csv");
+    auto r = run_npe("predict --checkpoint " + (models / name).string() + " --context " +
+                     (models / "context.csv").string() + " --targets " +
+                     (models / "targets.csv").string() + " --out " + out.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto got = npe::read_point_table(out);
+    const auto want = npe::read_point_table(models / (name + ".expected.csv"));
+    ASSERT_EQ(got.rows.size(), want.rows.size());
+    for (const char* column : {"mean", "std"}) {
+      const int g = got.column_index(column), w = want.column_index(column);
+      ASSERT_GE(g, 0);
+      for (size_t i = 0; i < got.rows.size(); ++i)
+        EXPECT_NEAR(got.rows[i][g], want.rows[i][w], 1e-5) << column << " row " << i;
+    }
+  }
+}
+
+TEST_F(NpeTorchScript, WhatWasAssumedIsSaid) {
+  auto r = run_npe("predict --checkpoint " + (models / "absolute_np.pt").string() + " --context " +
+                   (models / "context.csv").string() + " --targets " +
+                   (models / "targets.csv").string() + " --out " + (dir / "p.csv").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("D_x = 1 and D_y = 1 were found by a trial call"), std::string::npos)
+      << r.output;
+}
+
+double eval_ll(const std::string& output) {
+  return nlohmann::json::parse(output).at("ll_mean").get<double>();
+}
+
+TEST_F(NpeTorchScript, EvalUnderAShiftIsUnchangedOnlyForTheEquivariantModel) {
+  auto eval = [&](const std::string& name, const char* shift) {
+    auto r = run_npe("eval --checkpoint " + (models / name).string() +
+                     " --tasks 32 --seed 3 --json --shift " + shift);
+    EXPECT_EQ(r.status, 0) << r.output;
+    return eval_ll(r.stdout_only);
+  };
+  EXPECT_NEAR(eval("te_np.pt", "0"), eval("te_np.pt", "3.7"), 1e-5);
+  EXPECT_GT(std::abs(eval("absolute_np.pt", "0") - eval("absolute_np.pt", "3.7")), 1e-3);
+}
+
+TEST_F(NpeTorchScript, BenchAccuracyAndLatencyTakeTheFile) {
+  const auto file = (models / "te_np.pt").string();
+  auto accuracy =
+      run_npe("bench accuracy --model " + file + " --models gp-oracle --tasks 16 --shifts 0,2");
+  ASSERT_EQ(accuracy.status, 0) << accuracy.output;
+  EXPECT_NE(accuracy.output.find("te_np "), std::string::npos) << accuracy.output;
+  auto latency = run_npe("bench latency --model " + file + " --models none --repeats 2 --warmup 1");
+  ASSERT_EQ(latency.status, 0) << latency.output;
+  EXPECT_NE(latency.output.find("te_np "), std::string::npos) << latency.output;
+}
+
+TEST_F(NpeTorchScript, ABrokenModelIsAnErrorNotACrash) {
+  auto r = run_npe("predict --checkpoint " + (models / "throws.pt").string() + " --context " +
+                   (models / "context.csv").string() + " --targets " +
+                   (models / "targets.csv").string() + " --out " + (dir / "p.csv").string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("this model refuses every context"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "p.csv"));
+}
+
 }  // namespace

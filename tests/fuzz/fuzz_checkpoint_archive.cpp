@@ -1,5 +1,7 @@
 // Whole checkpoint files (a zip archive written by libtorch): load_checkpoint must refuse
-// anything corrupt with a CheckpointError.
+// anything corrupt with a CheckpointError, and telling a TorchScript program from a checkpoint
+// (is_torchscript_model, which only reads the zip directory and code records) must neither
+// crash nor compile anything, whatever the bytes.
 
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +11,7 @@
 
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
+#include "npe/predictors/torchscript_predictor.h"
 #include "scratch_file.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -22,8 +25,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static npe::fuzz::ScratchFile file(".pt");
+  const auto& path = file.write(data, size);
+  (void)npe::is_torchscript_model(path);
   try {
-    npe::load_checkpoint(file.write(data, size));
+    npe::load_checkpoint(path);
   } catch (const npe::CheckpointError&) {
   }
   return 0;

@@ -320,6 +320,30 @@ class FunctionExplorerTest : public QObject {
              qPrintable(shipped[0].tooltip));
   }
 
+  // A researcher's own model, scripted by PyTorch: drawn like the project's, its samples too
+  // when it returns a covariance.
+  void torchScriptModelsAreDrawn() {
+    const QDir models(qEnvironmentVariable("NPE_TORCHSCRIPT_MODELS_DIR"));
+    if (models.path().isEmpty() || !models.exists("te_np.pt"))
+      QSKIP("no TorchScript test models (python3 cannot import torch)");
+    const auto diagonal = models.absoluteFilePath("te_np.pt");
+    const auto joint = models.absoluteFilePath("joint_np.pt");
+    m_explorer->openCheckpoint(diagonal);
+    m_explorer->openCheckpoint(joint);
+    m_explorer->setSamples(3);
+    m_explorer->sampleContext(6);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    auto* plot = m_explorer->plot();
+    QVERIFY(plot->hasCurve(diagonal));
+    QVERIFY(plot->hasCurve(joint));
+    QCOMPARE(plot->sampleLineCount(joint), 3);
+    QCOMPARE(plot->sampleLineCount(diagonal), 0);
+    bool named = false;
+    for (const auto& entry : m_explorer->models()) named = named || entry.name == "Test TE-NP";
+    QVERIFY(named);
+    m_explorer->setSamples(0);
+  }
+
   void predictionsArriveForEveryEnabledModel() {
     QTemporaryDir dir;
     const auto path = write_checkpoint(dir, "tetnp");
