@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "npe/models/checkpoint.h"
+#include "npe/models/model_registry.h"
+#include "npe/models/reference_export.h"
 #include "npe/models/reference_import.h"
 #include "test_support.h"
 
@@ -192,6 +194,64 @@ TEST_F(ReferenceImport, MissingAndLeftOverWeightsAreRefused) {
   not_finite.tensors["decoder.z_decoder.net.2.bias"] =
       torch::full({32}, std::numeric_limits<float>::quiet_NaN());
   NPE_EXPECT_THROW_WITH(import_reference_model(not_finite, {4}), CheckpointError, "finite");
+}
+
+// npe export-reference: the inverse. Import, export: the same tensors under the same names; and
+// the authors' class, loading the export strictly into fresh weights, predicts what npe does.
+TEST_F(ReferenceImport, ExportGivesBackTheReferenceWeightsAndTheAuthorsModelLoadsThem) {
+  for (const std::string kind : {"tnp", "tetnp"}) {
+    SCOPED_TRACE(kind);
+    const auto e = expected(kind);
+    const auto original = read_reference_state_dict(folder / (kind + ".ckpt.converted"));
+    auto imported = import(kind + ".ckpt.converted", e.num_heads);
+    const auto exported = export_reference_model(*imported.model);
+    ASSERT_EQ(exported.tensors.size(), original.tensors.size());
+    for (const auto& [name, tensor] : original.tensors) {
+      const auto found = exported.tensors.find(name);
+      ASSERT_NE(found, exported.tensors.end()) << name;
+      EXPECT_LT(max_abs_diff(found->second, tensor), 1e-6) << name;
+    }
+    const auto file = folder / (kind + ".exported.pt");
+    write_reference_export(exported, file);
+    const auto result = folder / (kind + ".exported.prediction.json");
+    const auto check = std::string(NPE_PYTHON3) + " " + quoted(NPE_MAKE_REFERENCE) + " " +
+                       quoted(NPE_REFERENCE_DIR) + " --check-export " + quoted(file) + " " + kind +
+                       " " + quoted(result);
+    ASSERT_EQ(std::system(check.c_str()), 0) << check;
+    std::ifstream in(result);
+    const auto j = nlohmann::json::parse(in);
+    torch::NoGradGuard no_grad;
+    const auto npe = imported.model->predict(e.task);
+    const auto rows = [&](const char* key) {
+      const auto v = j.at(key).get<std::vector<std::vector<std::vector<double>>>>();
+      std::vector<double> flat;
+      for (const auto& a : v)
+        for (const auto& b : a) flat.insert(flat.end(), b.begin(), b.end());
+      return torch::tensor(flat, torch::kFloat32).view(npe.mean.sizes());
+    };
+    EXPECT_LT(max_abs_diff(rows("mean"), npe.mean), 1e-5);
+    EXPECT_LT(max_abs_diff(rows("stddev"), npe.stddev), 1e-5);
+    std::ifstream architecture(file.string() + ".json");
+    EXPECT_EQ(nlohmann::json::parse(architecture).at("num_heads"), e.num_heads);
+  }
+}
+
+// A model trained here normalises queries and keys separately: the authors' layers cannot hold
+// it exactly, and the refusal names the layer. Other kinds have no counterpart.
+TEST(ReferenceExport, ModelsWithoutAnExactCounterpartAreRefusedWithTheReason) {
+  torch::manual_seed(0);
+  auto config = default_model_config("tetnp", "small");
+  config.options<TransformerOptions>().num_layers = 1;
+  auto model = make_model(config);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->named_parameters(true))
+      if (p.key().find("norm_k") != std::string::npos) p.value().add_(0.25);
+  }
+  NPE_EXPECT_THROW_WITH(export_reference_model(*model), CheckpointError,
+                        "normalises queries and keys with different weights");
+  auto cnp = make_model(default_model_config("cnp", "small"));
+  NPE_EXPECT_THROW_WITH(export_reference_model(*cnp), CheckpointError, "no counterpart");
 }
 
 }  // namespace

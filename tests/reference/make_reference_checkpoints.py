@@ -5,6 +5,11 @@ entries and pickled hyper-parameters) and as a bare state_dict, and writes each 
 prediction on a fixed task, so the C++ import can be checked against the reference code.
 
     make_reference_checkpoints.py REFERENCE_DIR OUTPUT_DIR
+    make_reference_checkpoints.py REFERENCE_DIR --check-export STATE_DICT KIND OUTPUT_JSON
+
+The second form builds a fresh KIND (tnp, tetnp) of the same sizes, loads STATE_DICT (from
+npe export-reference) into it with load_state_dict(strict=True) and writes its prediction on
+the same task, so the export can be checked against the reference code.
 """
 
 import functools
@@ -60,14 +65,30 @@ def main():
             MLP(in_dim=dy + 1, out_dim=dz, num_layers=2, width=dz))
         return TETNP(encoder, decoder(), HeteroscedasticNormalLikelihood())
 
-    os.makedirs(out, exist_ok=True)
-    for name, build in (("tnp", tnp), ("tetnp", tetnp)):
-        torch.manual_seed(7)
-        model = build().eval()
+    def task():
         g = torch.Generator().manual_seed(3)
         xc = 4 * torch.rand(2, 10, dx, generator=g) - 2
         yc = torch.sin(3 * xc) + 0.1 * torch.randn(2, 10, dy, generator=g)
         xt = 6 * torch.rand(2, 25, dx, generator=g) - 3
+        return xc, yc, xt
+
+    if out == "--check-export":
+        state_dict, kind, result = sys.argv[3], sys.argv[4], sys.argv[5]
+        torch.manual_seed(11)  # other weights than the exported ones, all replaced
+        model = {"tnp": tnp, "tetnp": tetnp}[kind]().eval()
+        model.load_state_dict(torch.load(state_dict), strict=True)
+        xc, yc, xt = task()
+        with torch.no_grad():
+            dist = model(xc, yc, xt)
+        with open(result, "w") as f:
+            json.dump({"mean": dist.mean.tolist(), "stddev": dist.stddev.tolist()}, f)
+        return
+
+    os.makedirs(out, exist_ok=True)
+    for name, build in (("tnp", tnp), ("tetnp", tetnp)):
+        torch.manual_seed(7)
+        model = build().eval()
+        xc, yc, xt = task()
         with torch.no_grad():
             dist = model(xc, yc, xt)
         state = model.state_dict()

@@ -46,14 +46,14 @@ std::string interpreter_message(const std::string& text) {
   return first_line(last);
 }
 
-std::string shape_text(c10::IntArrayRef sizes) {
+std::string output_shape_text(c10::IntArrayRef sizes) {
   std::string text = "[";
   for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
   return text + "]";
 }
 
-std::string shape_text(const torch::Tensor& t) {
-  return t.defined() ? shape_text(t.sizes()) : std::string("(none)");
+std::string output_shape_text(const torch::Tensor& t) {
+  return t.defined() ? output_shape_text(t.sizes()) : std::string("(none)");
 }
 
 struct Program {
@@ -196,7 +196,7 @@ std::optional<std::pair<int64_t, int64_t>> probe_dimensions(Program& program, to
           has_shape(raw.tensors[1], {1, 2, dim_y})) {
         return std::make_pair(dim_x, dim_y);
       }
-      last_error = "it returned a mean of shape " + shape_text(raw.tensors.at(0));
+      last_error = "it returned a mean of shape " + output_shape_text(raw.tensors.at(0));
     }
   }
   return std::nullopt;
@@ -413,12 +413,12 @@ class TorchScriptPredictor final : public Predictor {
       fail("returned " + std::to_string(raw.tensors.size()) + " tensors, not " +
            std::to_string(m_program.outputs));
     }
-    const auto expected = shape_text(c10::IntArrayRef{batch, targets, dim_y});
+    const auto expected = output_shape_text(c10::IntArrayRef{batch, targets, dim_y});
     const char* names[] = {"mean", "std"};
     for (size_t i = 0; i < 2; ++i) {
       const auto& t = raw.tensors[i];
       if (!has_shape(t, {batch, targets, dim_y})) {
-        fail(std::string("returned a ") + names[i] + " of shape " + shape_text(t) + " for " +
+        fail(std::string("returned a ") + names[i] + " of shape " + output_shape_text(t) + " for " +
              std::to_string(targets) + " targets: expected [B, Nt, Dy] = " + expected);
       }
       if (!t.is_floating_point()) fail(std::string("returned a ") + names[i] + " that is not float");
@@ -436,8 +436,8 @@ class TorchScriptPredictor final : public Predictor {
       const int64_t n = targets * dim_y;
       out.covariance = raw.tensors[2];
       if (!has_shape(out.covariance, {batch, n, n})) {
-        fail("returned a covariance of shape " + shape_text(out.covariance) +
-             ": expected [B, Nt*Dy, Nt*Dy] = " + shape_text(c10::IntArrayRef{batch, n, n}));
+        fail("returned a covariance of shape " + output_shape_text(out.covariance) +
+             ": expected [B, Nt*Dy, Nt*Dy] = " + output_shape_text(c10::IntArrayRef{batch, n, n}));
       }
       if (!torch::isfinite(out.covariance).all().item<bool>())
         fail("returned a covariance with NaN or infinite values");
