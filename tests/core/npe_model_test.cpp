@@ -55,6 +55,21 @@ TEST_P(EveryModel, WorksWithoutContext) {
   EXPECT_TRUE((p.stddev > 0).all().item<bool>());
 }
 
+// The caller's task is not changed: a scene's float64 task goes to several models in turn, and
+// a translation-equivariant model measures inputs from a reference point of the data (once in
+// place, on the caller's own tensors, so the next model saw the data moved back to the origin).
+TEST_P(EveryModel, LeavesTheCallersFloat64TaskAsItWas) {
+  auto model = build();
+  torch::NoGradGuard no_grad;
+  auto task = random_task(2, 5, 7).to(torch::kCPU, torch::kFloat64);
+  task.xc += 37.0;
+  task.xt += 37.0;
+  const auto xc = task.xc.clone(), xt = task.xt.clone();
+  model->predict(task);
+  EXPECT_TRUE(torch::equal(task.xc, xc));
+  EXPECT_TRUE(torch::equal(task.xt, xt));
+}
+
 TEST_P(EveryModel, IsInvariantToContextOrder) {
   auto model = build();
   torch::NoGradGuard no_grad;

@@ -66,8 +66,11 @@ torch::Tensor NeuralProcessImpl::sample_impl(const Task& task, int64_t count,
 }
 
 Task NeuralProcessImpl::model_inputs(const Task& task) const {
-  auto xc = task.xc.to(torch::kFloat64);
-  auto xt = task.xt.to(torch::kFloat64);
+  // Copies even where the task is float64 already: the coordinates are changed in place below,
+  // and the caller's task (one scene predicted by several models in turn, the candidates of a
+  // placement) must stay as it was.
+  auto xc = task.xc.to(torch::kFloat64, /*non_blocking=*/false, /*copy=*/true);
+  auto xt = task.xt.to(torch::kFloat64, /*non_blocking=*/false, /*copy=*/true);
   // Place features (the trailing inputs) are neither moved to the reference nor scaled.
   const auto dc = m_config.dim_coordinates();
   auto coordinates = [dc](const torch::Tensor& x) { return x.narrow(-1, 0, dc); };
