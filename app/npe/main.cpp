@@ -31,6 +31,7 @@ int run(int argc, char** argv) {
   const std::vector<npe::cli::Command> commands = {
       npe::cli::add_train_command(app, command_line), npe::cli::add_eval_command(app),
       npe::cli::add_bench_command(app), npe::cli::add_import_command(app), npe::cli::add_export_command(app),
+      npe::cli::add_place_command(app),
       npe::cli::add_predict_command(app)};
 
   if (argc < 2) {

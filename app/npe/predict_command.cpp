@@ -22,6 +22,7 @@
 #include "npe/runtime.h"
 #include "option_values.h"
 #include "predict_grid.h"
+#include "point_columns.h"
 #include "predict_image.h"
 
 namespace npe::cli {
@@ -44,68 +45,6 @@ struct PredictArguments {
 /// Targets whose samples are drawn at once: a joint predictive costs the square (or cube) of
 /// their number.
 constexpr int64_t kMaxSampledTargets = 4096;
-
-/// The columns holding a variable: the names given (comma-separated), else a column named
-/// `stem` ("x"), else `stem`1, `stem`2, ... for as long as they exist. Empty when there is none
-/// (or, when not `required`, when a chosen name is missing).
-std::vector<int> variable_columns(const PointTable& table, const std::string& stem,
-                                  const std::string& chosen, const std::string& file,
-                                  bool required = true) {
-  std::vector<int> columns;
-  if (!chosen.empty()) {
-    for (const auto& name : parse_list(chosen)) {
-      const int index = table.column_index(name);
-      if (index < 0 && !required) return {};
-      if (index < 0) throw DataError(file + ": no column named '" + name + "'");
-      columns.push_back(index);
-    }
-    return columns;
-  }
-  if (const int index = table.column_index(stem); index >= 0) return {index};
-  for (int d = 1;; ++d) {
-    const int index = table.column_index(stem + std::to_string(d));
-    if (index < 0) break;
-    columns.push_back(index);
-  }
-  return columns;
-}
-
-/// Rows of `columns` as a [N, D] float64 tensor, and which rows are all finite.
-torch::Tensor gather(const PointTable& table, const std::vector<int>& columns,
-                     std::vector<bool>& finite) {
-  const auto n = static_cast<int64_t>(table.rows.size());
-  auto out = torch::empty({n, static_cast<int64_t>(columns.size())}, torch::kFloat64);
-  auto a = out.accessor<double, 2>();
-  finite.assign(static_cast<size_t>(n), true);
-  for (int64_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < columns.size(); ++j) {
-      const double v = table.rows[static_cast<size_t>(i)][static_cast<size_t>(columns[j])];
-      a[i][static_cast<int64_t>(j)] = v;
-      if (!std::isfinite(v)) finite[static_cast<size_t>(i)] = false;
-    }
-  }
-  return out;
-}
-
-torch::Tensor rows_where(const torch::Tensor& values, const std::vector<bool>& keep) {
-  std::vector<int64_t> index;
-  for (size_t i = 0; i < keep.size(); ++i) {
-    if (keep[i]) index.push_back(static_cast<int64_t>(i));
-  }
-  return values.index_select(0, torch::tensor(index, torch::kInt64));
-}
-
-void report_warnings(const PointTable& table, const std::string& file) {
-  const size_t shown = std::min<size_t>(table.warnings.size(), 5);
-  for (size_t i = 0; i < shown; ++i) {
-    std::fprintf(stderr, "npe predict: %s: %s (row skipped)\n", file.c_str(),
-                 table.warnings[i].c_str());
-  }
-  if (table.warnings.size() > shown) {
-    std::fprintf(stderr, "npe predict: %s: %zu more rows skipped\n", file.c_str(),
-                 table.warnings.size() - shown);
-  }
-}
 
 // What the context says about the kernel, from predictors that weigh kernel hypotheses
 // (gp-bayes): each family's posterior probability and median scale.
@@ -198,8 +137,8 @@ int run_predict(const PredictArguments& a) {
 
   const auto context_table = read_point_table(a.context);
   const auto target_table = read_point_table(a.targets, /*min_columns=*/1);
-  report_warnings(context_table, a.context);
-  report_warnings(target_table, a.targets);
+  report_warnings("npe predict", context_table, a.context);
+  report_warnings("npe predict", target_table, a.targets);
   const auto cx = variable_columns(context_table, "x", a.x_columns, a.context);
   const auto cy = variable_columns(context_table, "y", a.y_columns, a.context);
   const auto tx = variable_columns(target_table, "x", a.x_columns, a.targets);
