@@ -944,4 +944,40 @@ TEST_F(NpeTorchScript, ABrokenModelIsAnErrorNotACrash) {
   EXPECT_FALSE(fs::exists(dir / "p.csv"));
 }
 
+// npe place: the proposals of a translation-equivariant model move with the data; a GP
+// baseline's come from its exact variance reduction.
+TEST_F(NpeCli, PlaceProposalsMoveWithTheDataForAnEquivariantModel) {
+  auto write = [&](const fs::path& path, const std::string& text) {
+    std::ofstream(path) << text;
+  };
+  auto place = [&](double shift, const std::string& model) {
+    std::ostringstream context, candidates;
+    context << "x,y\n";
+    const double xs[] = {-1.5, -0.4, 0.3, 1.1}, ys[] = {0.2, -0.7, 0.5, 1.3};
+    for (int i = 0; i < 4; ++i) context << xs[i] + shift << "," << ys[i] << "\n";
+    candidates << "x\n";
+    for (int i = 0; i <= 40; ++i) candidates << -2.0 + 0.1 * i + shift << "\n";
+    write(dir / "context.csv", context.str());
+    write(dir / "candidates.csv", candidates.str());
+    auto r = run_npe("place " + model + " --context " + (dir / "context.csv").string() +
+                     " --candidates " + (dir / "candidates.csv").string() +
+                     " --count 3 --out " + (dir / "placed.csv").string());
+    EXPECT_EQ(r.status, 0) << r.output;
+    return npe::read_point_table(dir / "placed.csv");
+  };
+  const auto tetnp = "--checkpoint " + std::string(NPE_SOURCE_DIR) + "/models/gp1d/tetnp.pt";
+  const auto here = place(0.0, tetnp), there = place(3.5, tetnp);
+  ASSERT_EQ(here.rows.size(), 3u);
+  ASSERT_EQ(there.rows.size(), 3u);
+  EXPECT_EQ(here.columns, (std::vector<std::string>{"order", "x", "score"}));
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(here.rows[k][0], double(k + 1));
+    EXPECT_NEAR(there.rows[k][1] - here.rows[k][1], 3.5, 1e-6);
+    EXPECT_NEAR(there.rows[k][2], here.rows[k][2], 1e-3);
+  }
+  const auto gp = place(0.0, "--model gp-fitted --fit-iterations 20");
+  ASSERT_EQ(gp.rows.size(), 3u);
+  EXPECT_GT(gp.rows[0][2], 0.0);
+}
+
 }  // namespace
