@@ -342,6 +342,17 @@ class FunctionExplorerTest : public QObject {
     for (const auto& entry : m_explorer->models()) named = named || entry.name == "Test TE-NP";
     QVERIFY(named);
     m_explorer->setSamples(0);
+
+    // A session remembers it, and a fresh tab opens it again from the session.
+    QTemporaryDir dir;
+    const auto file = dir.filePath("session.json");
+    m_explorer->saveSession(file);
+    m_explorer = std::make_unique<FunctionExplorer>();
+    m_explorer->loadSession(file);
+    bool restored = false;
+    for (const auto& entry : m_explorer->models())
+      restored = restored || (entry.name == "Test TE-NP" && entry.checkpoint_path == diagonal);
+    QVERIFY(restored);
   }
 
   void predictionsArriveForEveryEnabledModel() {
