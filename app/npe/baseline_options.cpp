@@ -1,6 +1,9 @@
 #include "baseline_options.h"
 
 #include "commands.h"
+#include "model_file.h"
+#include "npe/data/task_registry.h"
+#include "npe/predictors/predictor_registry.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/task_source.h"
 #include "option_values.h"
@@ -56,6 +59,33 @@ PredictorOptions baseline_predictor_options(const BaselineArguments& baseline, t
     options.gp_prior = *prior;
   }
   return options;
+}
+
+PointPredictor point_predictor(const std::string& command,
+                               const std::optional<std::string>& checkpoint,
+                               const BaselineArguments& baseline, torch::Device device) {
+  if (checkpoint.has_value() == baseline.model.has_value()) {
+    throw UsageError(command + " needs exactly one of --checkpoint PATH or --model "
+                     "{gp-fitted,gp-bayes,gp-se-ard}");
+  }
+  PointPredictor out;
+  if (checkpoint) {
+    const auto metadata = read_model_metadata(*checkpoint);
+    out.dim_x = metadata.model.dim_x;
+    out.dim_y = metadata.model.dim_y;
+    out.predictor = load_model_file(*checkpoint, device);
+  } else {
+    // gp-bayes averages over the prior of the gp1d tasks the shipped 1-D models learnt.
+    const auto gp1d = make_task_source("gp1d", nlohmann::json::object());
+    out.predictor =
+        make_predictor(*baseline.model, baseline_predictor_options(baseline, device, *gp1d));
+  }
+  if (out.predictor->info().capabilities.needs_oracle) {
+    throw UsageError("--model " + out.predictor->info().name +
+                     " needs the process that generated the data, which a file does not "
+                     "carry: use gp-fitted or gp-bayes");
+  }
+  return out;
 }
 
 }  // namespace npe::cli

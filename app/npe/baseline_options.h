@@ -34,4 +34,16 @@ void add_baseline_options(CLI::App& command, BaselineArguments& baseline, CLI::O
 PredictorOptions baseline_predictor_options(const BaselineArguments& baseline, torch::Device device,
                                             const TaskSource& prior_source);
 
+/// The predictor of a command on points (predict, place): the model file of --checkpoint (a
+/// checkpoint or a TorchScript model) or the --model baseline (gp-bayes with the gp1d prior),
+/// with the file's D_x and D_y (-1 for a baseline, which takes any). Throws UsageError for
+/// neither or both, and for a baseline that needs the generating process (gp-oracle).
+struct PointPredictor {
+  std::unique_ptr<Predictor> predictor;
+  int64_t dim_x = -1, dim_y = -1;
+};
+PointPredictor point_predictor(const std::string& command,
+                               const std::optional<std::string>& checkpoint,
+                               const BaselineArguments& baseline, torch::Device device);
+
 }  // namespace npe::cli

@@ -71,23 +71,12 @@ torch::Tensor finite_rows(const std::string& file, bool outputs, int64_t dim, co
 int run_place(const PlaceArguments& a) {
   apply_runtime_options(a.runtime);
   const auto device = parse_device(a.device);
-  if (a.checkpoint.has_value() == a.baseline.model.has_value())
-    throw UsageError("place needs exactly one of --checkpoint PATH or --model NAME");
-  std::unique_ptr<Predictor> predictor;
-  int64_t dim_x = 1, dim_y = 1;
-  if (a.checkpoint) {
-    const auto metadata = read_model_metadata(*a.checkpoint);
-    dim_x = metadata.model.dim_x;
-    dim_y = metadata.model.dim_y;
-    predictor = load_model_file(*a.checkpoint, device);
-  } else {
-    const auto gp1d = make_task_source("gp1d", nlohmann::json::object());
-    predictor =
-        make_predictor(*a.baseline.model, baseline_predictor_options(a.baseline, device, *gp1d));
-    if (predictor->info().capabilities.needs_oracle) {
-      throw UsageError("--model " + predictor->info().name +
-                       " needs the process that generated the data: use gp-fitted or gp-bayes");
-    }
+  auto [predictor, dim_x, dim_y] = point_predictor("place", a.checkpoint, a.baseline, device);
+  if (dim_x < 0) {
+    // A baseline takes the dimensions of the context file.
+    const auto table = read_point_table(a.context);
+    dim_x = int64_t(variable_columns(table, "x", "", a.context).size());
+    dim_y = int64_t(variable_columns(table, "y", "", a.context).size());
   }
   torch::Tensor yc;
   const auto xc = finite_rows(a.context, true, dim_x, "context", &yc, dim_y);

@@ -110,30 +110,7 @@ int run_predict(const PredictArguments& a) {
     throw UsageError("give --context and --targets (point files), --grid, or --image and --mask");
   }
   const auto device = parse_device(a.device);
-  if (a.checkpoint.has_value() == a.baseline.model.has_value()) {
-    throw UsageError(
-        "predict needs exactly one of --checkpoint PATH or --model "
-        "{gp-fitted,gp-bayes,gp-se-ard}");
-  }
-
-  std::unique_ptr<Predictor> predictor;
-  int64_t dim_x = -1, dim_y = -1;
-  if (a.checkpoint) {
-    const auto metadata = read_model_metadata(*a.checkpoint);
-    dim_x = metadata.model.dim_x;
-    dim_y = metadata.model.dim_y;
-    predictor = load_model_file(*a.checkpoint, device);
-  } else {
-    // gp-bayes averages over the prior of the gp1d tasks the shipped 1-D models learnt.
-    const auto gp1d = make_task_source("gp1d", nlohmann::json::object());
-    predictor =
-        make_predictor(*a.baseline.model, baseline_predictor_options(a.baseline, device, *gp1d));
-  }
-  if (predictor->info().capabilities.needs_oracle) {
-    throw UsageError("--model " + predictor->info().name +
-                     " needs the process that generated the data, which a file does not "
-                     "carry: use gp-fitted or gp-bayes");
-  }
+  auto [predictor, dim_x, dim_y] = point_predictor("predict", a.checkpoint, a.baseline, device);
 
   const auto context_table = read_point_table(a.context);
   const auto target_table = read_point_table(a.targets, /*min_columns=*/1);

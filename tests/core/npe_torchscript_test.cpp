@@ -36,28 +36,20 @@ class TorchScriptModels : public ::testing::Test {
   TaskBatch script_task() const {
     const auto context = read_point_table(folder / "context.csv");
     const auto targets = read_point_table(folder / "targets.csv", 1);
-    auto column = [](const PointTable& t, const std::string& name) {
-      for (size_t i = 0; i < t.columns.size(); ++i)
-        if (t.columns[i] == name) {
-          std::vector<float> values;
-          for (const auto& row : t.rows) values.push_back(float(row[i]));
-          return torch::tensor(values).view({1, -1, 1});
-        }
-      throw std::runtime_error("no column " + name);
-    };
     TaskBatch batch;
     batch.task = {column(context, "x"), column(context, "y"), column(targets, "x"), {}};
     return batch;
   }
   torch::Tensor expected(const std::string& name, const std::string& what) const {
-    const auto table = read_point_table(folder / (name + ".expected.csv"));
-    for (size_t i = 0; i < table.columns.size(); ++i)
-      if (table.columns[i] == what) {
-        std::vector<float> values;
-        for (const auto& row : table.rows) values.push_back(float(row[i]));
-        return torch::tensor(values).view({1, -1, 1});
-      }
-    throw std::runtime_error("no column " + what);
+    return column(read_point_table(folder / (name + ".expected.csv")), what);
+  }
+  // A table's column as [1, N, 1].
+  static torch::Tensor column(const PointTable& table, const std::string& name) {
+    const int index = table.column_index(name);
+    if (index < 0) throw std::runtime_error("no column " + name);
+    std::vector<float> values;
+    for (const auto& row : table.rows) values.push_back(float(row[size_t(index)]));
+    return torch::tensor(values).view({1, -1, 1});
   }
 
   // The message of what `f` throws as E, or a failure.
