@@ -155,8 +155,9 @@ void MainWindow::buildMenus() {
     }
     patterns.removeDuplicates();
     const auto path = QFileDialog::getOpenFileName(
-        this, tr("Open a session, checkpoint, data file or TorchScript model (which runs its own "
-                 "code)"),
+        this,
+        tr("Open a session, checkpoint, data file or TorchScript model (which runs its own "
+           "code)"),
         {}, tr("Sessions, models and data (%1);;All files (*)").arg(patterns.join(' ')));
     if (!path.isEmpty()) openFile(path);
   });

@@ -2,10 +2,10 @@
 
 #include "commands.h"
 #include "model_file.h"
-#include "npe/data/task_registry.h"
-#include "npe/predictors/predictor_registry.h"
 #include "npe/data/gp_tasks.h"
+#include "npe/data/task_registry.h"
 #include "npe/data/task_source.h"
+#include "npe/predictors/predictor_registry.h"
 #include "option_values.h"
 
 namespace npe::cli {
@@ -65,7 +65,8 @@ PointPredictor point_predictor(const std::string& command,
                                const std::optional<std::string>& checkpoint,
                                const BaselineArguments& baseline, torch::Device device) {
   if (checkpoint.has_value() == baseline.model.has_value()) {
-    throw UsageError(command + " needs exactly one of --checkpoint PATH or --model "
+    throw UsageError(command +
+                     " needs exactly one of --checkpoint PATH or --model "
                      "{gp-fitted,gp-bayes,gp-se-ard}");
   }
   PointPredictor out;

@@ -28,11 +28,13 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   std::string command_line = "npe";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
-  const std::vector<npe::cli::Command> commands = {
-      npe::cli::add_train_command(app, command_line), npe::cli::add_eval_command(app),
-      npe::cli::add_bench_command(app), npe::cli::add_import_command(app), npe::cli::add_export_command(app),
-      npe::cli::add_place_command(app),
-      npe::cli::add_predict_command(app)};
+  const std::vector<npe::cli::Command> commands = {npe::cli::add_train_command(app, command_line),
+                                                   npe::cli::add_eval_command(app),
+                                                   npe::cli::add_bench_command(app),
+                                                   npe::cli::add_import_command(app),
+                                                   npe::cli::add_export_command(app),
+                                                   npe::cli::add_place_command(app),
+                                                   npe::cli::add_predict_command(app)};
 
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);

@@ -12,8 +12,7 @@
 
 namespace npe::cli {
 
-std::unique_ptr<Predictor> load_model_file(const std::filesystem::path& path,
-                                           torch::Device device);
+std::unique_ptr<Predictor> load_model_file(const std::filesystem::path& path, torch::Device device);
 
 /// The name a table row or summary line gives the predictor: its registry name, or for a
 /// TorchScript model (which has none of its own) its display name.

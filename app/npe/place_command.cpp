@@ -71,7 +71,10 @@ torch::Tensor finite_rows(const std::string& file, bool outputs, int64_t dim, co
 int run_place(const PlaceArguments& a) {
   apply_runtime_options(a.runtime);
   const auto device = parse_device(a.device);
-  auto [predictor, dim_x, dim_y] = point_predictor("place", a.checkpoint, a.baseline, device);
+  // Plain variables, not a structured binding: C++17 lambdas cannot capture those (clang).
+  auto chosen = point_predictor("place", a.checkpoint, a.baseline, device);
+  auto predictor = std::move(chosen.predictor);
+  int64_t dim_x = chosen.dim_x, dim_y = chosen.dim_y;
   if (dim_x < 0) {
     // A baseline takes the dimensions of the context file.
     const auto table = read_point_table(a.context);
@@ -81,7 +84,8 @@ int run_place(const PlaceArguments& a) {
   torch::Tensor yc;
   const auto xc = finite_rows(a.context, true, dim_x, "context", &yc, dim_y);
   const auto candidates = finite_rows(a.candidates, false, dim_x, "candidate");
-  const auto targets = a.targets.empty() ? candidates : finite_rows(a.targets, false, dim_x, "target");
+  const auto targets =
+      a.targets.empty() ? candidates : finite_rows(a.targets, false, dim_x, "target");
   if (candidates.size(0) == 0) throw DataError(a.candidates + ": no candidate places");
 
   TaskBatch batch;
@@ -89,8 +93,8 @@ int run_place(const PlaceArguments& a) {
   PlacementOptions options;
   options.count = a.count;
   options.candidate_batch = a.batch;
-  options.score = a.score == "std" ? AcquisitionScore::predictive_std
-                                   : AcquisitionScore::variance_reduction;
+  options.score =
+      a.score == "std" ? AcquisitionScore::predictive_std : AcquisitionScore::variance_reduction;
   const int64_t total = options.score == AcquisitionScore::variance_reduction
                             ? a.count * candidates.size(0)
                             : a.count;
@@ -113,14 +117,14 @@ int run_place(const PlaceArguments& a) {
   out.columns.push_back("score");
   for (size_t k = 0; k < placed.chosen.size(); ++k) {
     std::vector<double> row{double(k + 1)};
-    for (int64_t d = 0; d < dim_x; ++d) row.push_back(candidates[placed.chosen[k]][d].item<double>());
+    for (int64_t d = 0; d < dim_x; ++d)
+      row.push_back(candidates[placed.chosen[k]][d].item<double>());
     row.push_back(placed.scores[k]);
     out.rows.push_back(row);
   }
   write_point_table(a.out, out);
   std::printf("%s: %zu proposals from %lld candidates (%s), written to %s\n",
-              row_name(*predictor).c_str(), placed.chosen.size(),
-              (long long)candidates.size(0),
+              row_name(*predictor).c_str(), placed.chosen.size(), (long long)candidates.size(0),
               options.score == AcquisitionScore::variance_reduction
                   ? "drop of the targets' summed predictive variance"
                   : "predictive std at the candidate",
@@ -157,8 +161,10 @@ Command add_place_command(CLI::App& app) {
   command->add_option("--count", a->count, "Proposals, placed greedily")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
-  command->add_option("--score", a->score, "variance (reduction at the targets) or std (at the "
-                                           "candidate: one forward per round)")
+  command
+      ->add_option("--score", a->score,
+                   "variance (reduction at the targets) or std (at the "
+                   "candidate: one forward per round)")
       ->check(CLI::IsMember({"variance", "std"}))
       ->capture_default_str();
   command->add_option("--batch", a->batch, "Candidates per batched forward")

@@ -21,8 +21,8 @@
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 #include "option_values.h"
-#include "predict_grid.h"
 #include "point_columns.h"
+#include "predict_grid.h"
 #include "predict_image.h"
 
 namespace npe::cli {
@@ -110,7 +110,10 @@ int run_predict(const PredictArguments& a) {
     throw UsageError("give --context and --targets (point files), --grid, or --image and --mask");
   }
   const auto device = parse_device(a.device);
-  auto [predictor, dim_x, dim_y] = point_predictor("predict", a.checkpoint, a.baseline, device);
+  // Plain variables, not a structured binding: C++17 lambdas cannot capture those (clang).
+  auto chosen = point_predictor("predict", a.checkpoint, a.baseline, device);
+  auto predictor = std::move(chosen.predictor);
+  int64_t dim_x = chosen.dim_x, dim_y = chosen.dim_y;
 
   const auto context_table = read_point_table(a.context);
   const auto target_table = read_point_table(a.targets, /*min_columns=*/1);

@@ -49,9 +49,11 @@ class MainWindowTest : public QObject {
     QVERIFY(QFile::copy(models.filePath("image_np.pt"), image));
     MainWindow window(torch::kCPU);
     QVERIFY(window.openFile(one_d));
-    QCOMPARE(window.currentPanel(), static_cast<npe::widgets::ExplorerPanel*>(window.functionExplorer()));
+    QCOMPARE(window.currentPanel(),
+             static_cast<npe::widgets::ExplorerPanel*>(window.functionExplorer()));
     QVERIFY(window.openFile(image));
-    QCOMPARE(window.currentPanel(), static_cast<npe::widgets::ExplorerPanel*>(window.imageExplorer()));
+    QCOMPARE(window.currentPanel(),
+             static_cast<npe::widgets::ExplorerPanel*>(window.imageExplorer()));
     // A file that is neither is refused with a message, not opened.
     const auto text = dir.filePath("notes.ts");
     QFile file(text);

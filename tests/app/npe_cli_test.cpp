@@ -866,7 +866,6 @@ TEST_F(NpeCli, CudaWithoutAGpuIsAClearError) {
   }
 }
 
-
 // TorchScript models scripted by PyTorch (tests/torchscript/make_torchscript_models.py, made at
 // build time): npe runs them as PyTorch does.
 class NpeTorchScript : public NpeCli {
@@ -947,9 +946,7 @@ TEST_F(NpeTorchScript, ABrokenModelIsAnErrorNotACrash) {
 // npe place: the proposals of a translation-equivariant model move with the data; a GP
 // baseline's come from its exact variance reduction.
 TEST_F(NpeCli, PlaceProposalsMoveWithTheDataForAnEquivariantModel) {
-  auto write = [&](const fs::path& path, const std::string& text) {
-    std::ofstream(path) << text;
-  };
+  auto write = [&](const fs::path& path, const std::string& text) { std::ofstream(path) << text; };
   auto place = [&](double shift, const std::string& model) {
     std::ostringstream context, candidates;
     context << "x,y\n";
@@ -960,8 +957,8 @@ TEST_F(NpeCli, PlaceProposalsMoveWithTheDataForAnEquivariantModel) {
     write(dir / "context.csv", context.str());
     write(dir / "candidates.csv", candidates.str());
     auto r = run_npe("place " + model + " --context " + (dir / "context.csv").string() +
-                     " --candidates " + (dir / "candidates.csv").string() +
-                     " --count 3 --out " + (dir / "placed.csv").string());
+                     " --candidates " + (dir / "candidates.csv").string() + " --count 3 --out " +
+                     (dir / "placed.csv").string());
     EXPECT_EQ(r.status, 0) << r.output;
     return npe::read_point_table(dir / "placed.csv");
   };

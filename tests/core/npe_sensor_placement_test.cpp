@@ -54,8 +54,8 @@ TEST(SensorPlacement, ForAGpTheGreedyProposalsAreTheExactVarianceReductionArgmax
 }
 
 TEST(SensorPlacement, ATranslationEquivariantModelsProposalsMoveWithTheData) {
-  const std::filesystem::path shipped = std::filesystem::path(NPE_SHIPPED_MODELS_DIR) / "gp1d" /
-                                        "tetnp.pt";
+  const std::filesystem::path shipped =
+      std::filesystem::path(NPE_SHIPPED_MODELS_DIR) / "gp1d" / "tetnp.pt";
   if (!std::filesystem::exists(shipped)) GTEST_SKIP() << "no shipped TE-TNP";
   auto model = load_predictor(shipped);
   PlacementOptions options;

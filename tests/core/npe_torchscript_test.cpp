@@ -113,8 +113,8 @@ TEST_F(TorchScriptModels, InputScaleMultipliesTheInputsBeforeForward) {
   auto predictor = load_predictor(model("image_np.pt"));
   torch::manual_seed(0);
   TaskBatch batch;
-  batch.task = {torch::randn({2, 7, 2}) * 10, torch::randn({2, 7, 1}), torch::randn({2, 5, 2}) * 10,
-                {}};
+  batch.task = {
+      torch::randn({2, 7, 2}) * 10, torch::randn({2, 7, 1}), torch::randn({2, 5, 2}) * 10, {}};
   const auto scaled = predictor->predict(batch);
   auto module = torch::jit::load(model("image_np.pt").string());
   const auto out = module.forward({batch.task.xc * 0.1, batch.task.yc, batch.task.xt * 0.1})

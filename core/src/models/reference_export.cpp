@@ -46,7 +46,8 @@ class ParameterSource {
 using Tensors = std::map<std::string, torch::Tensor>;
 
 // The project's Mlp (linear0..2) onto tnp.networks.mlp.MLP's net.0, net.2, net.4.
-void export_mlp(ParameterSource& from, const std::string& mlp, const std::string& to, Tensors& out) {
+void export_mlp(ParameterSource& from, const std::string& mlp, const std::string& to,
+                Tensors& out) {
   for (int i = 0; i < 3; ++i) {
     for (const char* p : {"weight", "bias"}) {
       out[to + ".net." + std::to_string(2 * i) + "." + p] =
@@ -104,10 +105,8 @@ Tensors export_tetnp(ParameterSource& from, const ModelConfig& c) {
   auto te_layer = [&](const std::string& layer, const std::string& to) {
     export_attention_layer(from, layer, to, out);
     // The reference kernel's first layer acts on [x_n - x_m, dots] with one bias.
-    out[to + ".attn.kernel.net.0.weight"] =
-        torch::cat({from(layer + ".attention.rho_dx.weight"),
-                    from(layer + ".attention.rho_dots.weight")},
-                   1);
+    out[to + ".attn.kernel.net.0.weight"] = torch::cat(
+        {from(layer + ".attention.rho_dx.weight"), from(layer + ".attention.rho_dots.weight")}, 1);
     out[to + ".attn.kernel.net.0.bias"] = from(layer + ".attention.rho_dots.bias");
     for (const char* p : {"weight", "bias"}) {
       out[to + ".attn.kernel.net.2." + p] = from(layer + ".attention.rho_hidden." + p);
@@ -189,20 +188,19 @@ ReferenceExport export_reference_model(NeuralProcessImpl& model) {
     }
   }
 
-  exported.architecture = {
-      {"class", tnp ? "tnp.models.tnp.TNP" : "tetnp.models.tetnp.TETNP"},
-      {"dim_x", c.dim_x},
-      {"dim_y", c.dim_y},
-      {"embed_dim", transformer.dim_model},
-      {"num_heads", transformer.num_heads},
-      {"head_dim", transformer.head_dim},
-      {"feedforward_dim", transformer.dim_model},
-      {"num_layers", transformer.num_layers},
-      {"norm_first", true},
-      {"mlp_num_layers", 2},
-      {"mlp_width", transformer.dim_model},
-      {"likelihood", "HeteroscedasticNormalLikelihood"},
-      {"min_noise", c.min_stddev}};
+  exported.architecture = {{"class", tnp ? "tnp.models.tnp.TNP" : "tetnp.models.tetnp.TETNP"},
+                           {"dim_x", c.dim_x},
+                           {"dim_y", c.dim_y},
+                           {"embed_dim", transformer.dim_model},
+                           {"num_heads", transformer.num_heads},
+                           {"head_dim", transformer.head_dim},
+                           {"feedforward_dim", transformer.dim_model},
+                           {"num_layers", transformer.num_layers},
+                           {"norm_first", true},
+                           {"mlp_num_layers", 2},
+                           {"mlp_width", transformer.dim_model},
+                           {"likelihood", "HeteroscedasticNormalLikelihood"},
+                           {"min_noise", c.min_stddev}};
   if (tetnp) {
     exported.architecture["kernel_width"] = c.options<TeAttentionOptions>().pairwise_width;
     exported.architecture["separate_mhsa_layer"] =

@@ -21,8 +21,8 @@ void check_inputs(const TaskBatch& batch, const torch::Tensor& candidates, int64
   }
   if (!candidates.defined() || candidates.dim() != 2 || candidates.size(0) < 1 ||
       candidates.size(1) != batch.task.dim_x()) {
-    throw InvalidInputError("the candidates must be [N >= 1, D_x = " +
-                            std::to_string(batch.task.dim_x()) + "] places");
+    throw InvalidInputError(
+        "the candidates must be [N >= 1, D_x = " + std::to_string(batch.task.dim_x()) + "] places");
   }
   if (!torch::isfinite(candidates).all().item<bool>())
     throw InvalidInputError("the candidates hold NaN or infinite coordinates");
@@ -64,8 +64,7 @@ int64_t best_candidate(const torch::Tensor& scores, const std::vector<bool>& pla
 Placement place_sensors(Predictor& predictor, const TaskBatch& batch,
                         const torch::Tensor& candidates_in, const PlacementOptions& options) {
   check_inputs(batch, candidates_in, options.count);
-  if (options.candidate_batch < 1)
-    throw InvalidInputError("candidates per batch must be >= 1");
+  if (options.candidate_batch < 1) throw InvalidInputError("candidates per batch must be >= 1");
   const auto candidates = candidates_in.to(torch::kCPU, batch.task.xc.scalar_type());
   const int64_t n = candidates.size(0);
   Task current = batch.task.to(torch::kCPU);
@@ -85,17 +84,16 @@ Placement place_sensors(Predictor& predictor, const TaskBatch& batch,
       ++progress.done;
       if (options.progress && !options.progress(progress)) result.complete = false;
     } else {
-      const double before = total_variance(predictor.predict({current, oracle_for(batch, 1)}))
-                                .item<double>();
+      const double before =
+          total_variance(predictor.predict({current, oracle_for(batch, 1)})).item<double>();
       std::vector<int64_t> open;
       for (int64_t c = 0; c < n; ++c)
         if (!placed[size_t(c)]) open.push_back(c);
       for (size_t start = 0; start < open.size() && result.complete;
            start += size_t(options.candidate_batch)) {
         const auto m = int64_t(std::min(open.size() - start, size_t(options.candidate_batch)));
-        const auto index =
-            torch::tensor(std::vector<int64_t>(open.begin() + long(start),
-                                               open.begin() + long(start) + m));
+        const auto index = torch::tensor(
+            std::vector<int64_t>(open.begin() + long(start), open.begin() + long(start) + m));
         const auto nc = current.num_context();
         Task with_candidate{
             torch::cat({current.xc.expand({m, nc, current.dim_x()}).contiguous(),
@@ -106,7 +104,8 @@ Placement place_sensors(Predictor& predictor, const TaskBatch& batch,
                        1),
             current.xt.expand({m, current.num_targets(), current.dim_x()}).contiguous(),
             {}};
-        const auto after = total_variance(predictor.predict({with_candidate, oracle_for(batch, m)}));
+        const auto after =
+            total_variance(predictor.predict({with_candidate, oracle_for(batch, m)}));
         scores.index_put_({index}, before - after);
         progress.done += m;
         if (options.progress && !options.progress(progress)) result.complete = false;
@@ -129,15 +128,14 @@ Placement exact_gp_placement(Predictor& predictor, const TaskBatch& batch,
                              const torch::Tensor& candidates_in, int64_t count) {
   check_inputs(batch, candidates_in, count);
   const auto candidates = candidates_in.to(torch::kCPU, batch.task.xc.scalar_type());
-  const int64_t n = candidates.size(0), nt = batch.task.num_targets(),
-                dy = batch.task.dim_y();
+  const int64_t n = candidates.size(0), nt = batch.task.num_targets(), dy = batch.task.dim_y();
   Task current = batch.task.to(torch::kCPU);
   current.yt = torch::Tensor();
   std::vector<bool> placed(size_t(n), false);
   Placement result;
   for (int64_t round = 0; round < count; ++round) {
-    const Task joint_task{current.xc, current.yc,
-                          torch::cat({current.xt, candidates.unsqueeze(0)}, 1), {}};
+    const Task joint_task{
+        current.xc, current.yc, torch::cat({current.xt, candidates.unsqueeze(0)}, 1), {}};
     const TaskBatch joint{joint_task, oracle_for(batch, 1)};
     const auto covariance = predictor.predictive_covariance(joint);
     if (!covariance.defined()) {

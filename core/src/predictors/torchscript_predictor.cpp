@@ -97,8 +97,8 @@ Program load_program(const fs::path& path, torch::Device device) {
     throw CheckpointError(quoted(path) + " cannot be loaded as a TorchScript model by libtorch " +
                           TORCH_VERSION + ": " + interpreter_message(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    throw CheckpointError(quoted(path) + " cannot be loaded as a TorchScript model: " +
-                          first_line(e.what()));
+    throw CheckpointError(quoted(path) +
+                          " cannot be loaded as a TorchScript model: " + first_line(e.what()));
   }
   program.module.eval();
   program.metadata = extra[kMetadataFile];
@@ -244,9 +244,9 @@ TorchScriptModelInfo describe(Program& program, const fs::path& path, torch::Dev
       throw CheckpointError(quoted(path) + ": its npe.json is not JSON (" + e.what() + ")");
     }
     if (!json.is_object()) throw CheckpointError(quoted(path) + ": its npe.json is not an object");
-    static const std::set<std::string> known{"name",         "task",        "dim_x",
-                                             "dim_y",        "dim_features", "input_scale",
-                                             "covariance",   "translation_equivariant"};
+    static const std::set<std::string> known{
+        "name",         "task",        "dim_x",      "dim_y",
+        "dim_features", "input_scale", "covariance", "translation_equivariant"};
     for (const auto& item : json.items()) {
       if (!known.count(item.key())) {
         std::string list;
@@ -279,8 +279,9 @@ TorchScriptModelInfo describe(Program& program, const fs::path& path, torch::Dev
     std::string last_error;
     const auto found = probe_dimensions(program, device, last_error);
     if (!found) {
-      throw CheckpointError(quoted(path) + ": its forward accepts none of D_x = 1..4, D_y = 1..3 (" +
-                            last_error + "); give dim_x and dim_y in npe.json");
+      throw CheckpointError(quoted(path) +
+                            ": its forward accepts none of D_x = 1..4, D_y = 1..3 (" + last_error +
+                            "); give dim_x and dim_y in npe.json");
     }
     if (!have_x) info.dim_x = found->first;
     if (!have_y) info.dim_y = found->second;
@@ -396,18 +397,16 @@ class TorchScriptPredictor final : public Predictor {
 
   Outputs run(const Task& task) {
     validate_task(task);
-    const int64_t batch = task.batch_size(), targets = task.num_targets(),
-                  dim_y = task.yc.size(-1);
+    const int64_t batch = task.batch_size(), targets = task.num_targets(), dim_y = task.yc.size(-1);
     if (task.xc.size(-1) != m_model.dim_x || dim_y != m_model.dim_y) {
-      throw InvalidInputError(m_model.display_name + " takes D_x = " +
-                              std::to_string(m_model.dim_x) + ", D_y = " +
-                              std::to_string(m_model.dim_y) + ", not D_x = " +
-                              std::to_string(task.xc.size(-1)) + ", D_y = " +
-                              std::to_string(dim_y));
+      throw InvalidInputError(
+          m_model.display_name + " takes D_x = " + std::to_string(m_model.dim_x) +
+          ", D_y = " + std::to_string(m_model.dim_y) +
+          ", not D_x = " + std::to_string(task.xc.size(-1)) + ", D_y = " + std::to_string(dim_y));
     }
     if (m_model.covariance) check_joint_size(targets, dim_y, m_model.display_name.c_str());
-    auto raw = call_forward(m_program.module, inputs(task.xc), task.yc.to(m_device, m_program.dtype),
-                            inputs(task.xt));
+    auto raw = call_forward(m_program.module, inputs(task.xc),
+                            task.yc.to(m_device, m_program.dtype), inputs(task.xt));
     if (!raw.error.empty()) fail("failed in forward(): " + raw.error);
     if (raw.tensors.size() != m_program.outputs) {
       fail("returned " + std::to_string(raw.tensors.size()) + " tensors, not " +
@@ -421,7 +420,8 @@ class TorchScriptPredictor final : public Predictor {
         fail(std::string("returned a ") + names[i] + " of shape " + output_shape_text(t) + " for " +
              std::to_string(targets) + " targets: expected [B, Nt, Dy] = " + expected);
       }
-      if (!t.is_floating_point()) fail(std::string("returned a ") + names[i] + " that is not float");
+      if (!t.is_floating_point())
+        fail(std::string("returned a ") + names[i] + " that is not float");
       if (!torch::isfinite(t).all().item<bool>()) {
         fail(std::string("returned a ") + names[i] + " with NaN or infinite values (" +
              std::to_string(task.num_context()) + " context points)");
@@ -491,8 +491,7 @@ std::unique_ptr<Predictor> load_torchscript_predictor(const std::filesystem::pat
                                                       torch::Device device) {
   auto program = load_program(path, device);
   auto model = describe(program, path, device);
-  return std::make_unique<TorchScriptPredictor>(std::move(program), std::move(model), path,
-                                                device);
+  return std::make_unique<TorchScriptPredictor>(std::move(program), std::move(model), path, device);
 }
 
 }  // namespace npe
