@@ -68,8 +68,7 @@ nlohmann::json machine_json(torch::Device device) {
   return {{"cpu", cpu_model()},
           {"threads", at::get_num_threads()},
           {"precision", precision_name(pairwise_precision())},
-          {"te_attention",
-           attention_implementation() == AttentionImplementation::fused ? "fused" : "plain"},
+          {"te_attention", attention_implementation_name(attention_implementation())},
           {"device", describe_device(device)},
           {"libtorch", libtorch_version()}};
 }

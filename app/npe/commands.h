@@ -38,13 +38,14 @@ Command add_predict_command(CLI::App& app);
 struct RuntimeArguments {
   int threads = 0;
   std::string precision = "auto";
-  std::string attention = "fused";
+  std::string attention = "auto";
+  int64_t attention_block_mib = 0;  // 0: from the memory available
 };
 
 /// --threads N (default 0: all cores), shared by every subcommand.
 void add_thread_option(CLI::App& command, RuntimeArguments& runtime);
-/// --threads, --precision fp32|bf16|auto and --te-attention fused|plain, for commands that run
-/// models.
+/// --threads, --precision fp32|bf16|auto, --te-attention auto|fused|plain|blocked and
+/// --te-attention-block-mib, for commands that run models.
 void add_runtime_options(CLI::App& command, RuntimeArguments& runtime);
 /// Applies the thread count, the allocator tuning, the precision and the attention
 /// implementation for models that run on `device`; returns the threads in effect.

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "npe/data/task_registry.h"
+#include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
 #include "npe/process_memory.h"
 #include "npe/runtime.h"
@@ -57,11 +59,18 @@ int bench_memory(const MemoryBenchArguments& a) {
   apply_runtime_options(a.runtime);
   const auto device = parse_device(a.device);
   nlohmann::json rows = nlohmann::json::array();
+  std::unique_ptr<TaskSource> source;
+  if (!a.task.empty()) {
+    source = make_task_source(a.task, parse_key_values(a.task_options, "--task-option"));
+  }
   for (const auto& kind : parse_list(a.models)) {
     torch::manual_seed(0);
-    auto model = make_model(default_model_config(kind, a.size));
+    auto model = make_model(source ? default_model_config(kind, a.size, *source)
+                                   : default_model_config(kind, a.size));
     model->to(device);
-    const auto task = reference_tasks(a.batch_size, a.context, a.targets, /*seed=*/0).to(device);
+    const auto task = (source ? source->sample(a.batch_size, /*seed=*/0).task
+                              : reference_tasks(a.batch_size, a.context, a.targets, /*seed=*/0))
+                          .to(device);
     release_free_memory();
     const double baseline = double(process_memory().resident_bytes);
     const auto prediction = measure([&] {
@@ -84,14 +93,18 @@ int bench_memory(const MemoryBenchArguments& a) {
     const auto& config = model->config();
     // One layer's attention weights from every target to every context point, as a model
     // that forms them in one piece would hold them (float32).
+    const auto context = task.num_context(), targets = task.num_targets();
     const double dense = 4.0 * double(a.batch_size) *
-                         double(config.options<TransformerOptions>().num_heads) *
-                         double(a.targets) * double(a.context);
+                         double(config.options<TransformerOptions>().num_heads) * double(targets) *
+                         double(context);
     rows.push_back({{"model", kind},
                     {"size", a.size},
+                    {"task", source ? source->name() : std::string("reference")},
                     {"batch", a.batch_size},
-                    {"context", a.context},
-                    {"targets", a.targets},
+                    {"context", context},
+                    {"targets", targets},
+                    {"te_attention", attention_implementation_name(attention_implementation())},
+                    {"precision", precision_name(pairwise_precision())},
                     {"baseline_mib", baseline / kMiB},
                     {"prediction_peak_growth_mib", prediction.peak_growth_bytes / kMiB},
                     {"prediction_s", prediction.seconds},
@@ -105,9 +118,14 @@ int bench_memory(const MemoryBenchArguments& a) {
     std::printf("%s\n", rows.dump().c_str());
     return 0;
   }
-  std::printf("peak resident memory above the model and data (%s), batch %lld, Nc %lld, Nt %lld\n",
-              describe_device(device).c_str(), (long long)a.batch_size, (long long)a.context,
-              (long long)a.targets);
+  std::printf(
+      "peak resident memory above the model and data (%s, TE attention %s, %s), batch %lld, "
+      "Nc %lld, Nt %lld\n",
+      describe_device(device).c_str(),
+      attention_implementation_name(attention_implementation()).c_str(),
+      precision_name(pairwise_precision()).c_str(), (long long)a.batch_size,
+      rows.empty() ? 0LL : rows[0]["context"].get<long long>(),
+      rows.empty() ? 0LL : rows[0]["targets"].get<long long>());
   std::printf("%-10s %12s %14s %12s %14s %12s %16s\n", "model", "resident MiB", "predict +MiB",
               "predict s", "train +MiB", "train s", "dense attn MiB");
   for (const auto& r : rows) {
@@ -130,11 +148,19 @@ Command add_memory_bench(CLI::App& bench) {
   memory->add_option("--size", args->size, "Size preset of the fresh models")
       ->check(CLI::IsMember(model_sizes()))
       ->capture_default_str();
-  memory->add_option("--context", args->context, "Context points per task")
+  auto* task = memory->add_option(
+      "--task", args->task,
+      "Draw the tasks from this task (" + task_names_text() +
+          ") instead of the 1-D reference tasks; its own context and target counts");
+  memory->add_option("--task-option", args->task_options, "KEY=VALUE setting of --task")
+      ->needs(task);
+  memory->add_option("--context", args->context, "Context points per task (reference tasks)")
       ->check(CLI::Range(int64_t{0}, int64_t{100000000}))
+      ->excludes(task)
       ->capture_default_str();
-  memory->add_option("--targets", args->targets, "Target points per task")
+  memory->add_option("--targets", args->targets, "Target points per task (reference tasks)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
+      ->excludes(task)
       ->capture_default_str();
   memory->add_option("--batch-size", args->batch_size, "Tasks")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}))

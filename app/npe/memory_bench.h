@@ -4,6 +4,7 @@
 // not with N_c * N_t (BSA-TNP at N_t 100,000 and N_c 10,000).
 
 #include <string>
+#include <vector>
 
 #include "commands.h"
 
@@ -11,6 +12,10 @@ namespace npe::cli {
 
 struct MemoryBenchArguments {
   std::string models = "bsatnp", size = "paper", device = "cpu";
+  /// Empty: the reference tasks (1-D, --context and --targets points); else tasks drawn from
+  /// this task (its own context and target counts), e.g. tfmnist.
+  std::string task;
+  std::vector<std::string> task_options;
   int64_t context = 10000, targets = 100000, batch_size = 1;
   bool json = false;
   RuntimeArguments runtime;

@@ -40,8 +40,17 @@ void add_runtime_options(CLI::App& command, RuntimeArguments& runtime) {
       ->capture_default_str();
   command
       .add_option("--te-attention", runtime.attention,
-                  "TE attention on the CPU: fused (tiled kernel) or plain (libtorch ops)")
-      ->check(CLI::IsMember({"fused", "plain"}))
+                  "TE attention: fused (the CPU's tiled kernel, float32), plain (libtorch ops "
+                  "on whole pair tensors), blocked (query blocks recomputed in the backward pass: "
+                  "memory bounded by one block, any device) or auto (fused on the CPU unless its "
+                  "training memory would not fit, blocked on CUDA)")
+      ->check(CLI::IsMember({"auto", "fused", "plain", "blocked"}))
+      ->capture_default_str();
+  command
+      .add_option("--te-attention-block-mib", runtime.attention_block_mib,
+                  "Memory of one block of the blocked TE attention (0: a sixteenth of the "
+                  "available memory on the CPU, an eighth of the free memory on CUDA)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
 }
 
@@ -52,8 +61,8 @@ int apply_runtime_options(const RuntimeArguments& runtime, torch::Device device)
   // there it keeps float32 unless bf16 is asked for.
   const bool auto_on_cuda = runtime.precision == "auto" && device.is_cuda();
   set_pairwise_precision(auto_on_cuda ? Precision::fp32 : parse_precision(runtime.precision));
-  set_attention_implementation(runtime.attention == "plain" ? AttentionImplementation::plain
-                                                            : AttentionImplementation::fused);
+  set_attention_implementation(parse_attention_implementation(runtime.attention));
+  set_attention_block_bytes(runtime.attention_block_mib * (int64_t{1} << 20));
   return threads;
 }
 

@@ -35,4 +35,16 @@ bool reset_peak_resident_memory() {
          after.peak_resident_bytes <= after.resident_bytes + (int64_t{4} << 20);
 }
 
+int64_t available_system_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name;
+  int64_t kilobytes = 0;
+  std::string unit;
+  while (meminfo >> name >> kilobytes) {
+    std::getline(meminfo, unit);
+    if (name == "MemAvailable:") return kilobytes * 1024;
+  }
+  return 0;
+}
+
 }  // namespace npe

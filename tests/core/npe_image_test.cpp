@@ -198,6 +198,24 @@ TEST_F(ImageData, SplitsUseDisjointImagesAndTargetsCanBeCapped) {
   EXPECT_LT(torch::cat({test.task.yc, test.task.yt}, 1).max().item<float>(), 150.0f / 255.0f);
 }
 
+TEST_F(ImageData, TargetsCanBeTheWholeCanvas) {
+  auto whole = config;
+  whole.targets_include_context = true;
+  whole.min_context_fraction = whole.max_context_fraction = 0.25;
+  ImageTaskSource source(whole);
+  const auto task = source.sample(2, 3).task;
+  const int64_t pixels = whole.canvas * whole.canvas;
+  EXPECT_EQ(task.num_targets(), pixels);
+  EXPECT_EQ(task.num_context(), pixels / 4);
+  // Every context pixel is also a target, with the same value.
+  const auto pair = (task.xc[0].unsqueeze(1) - task.xt[0].unsqueeze(0)).abs().sum(-1) == 0;
+  EXPECT_TRUE(pair.any(1).all().item<bool>());
+  const auto where = pair.to(torch::kFloat32).argmax(1);
+  EXPECT_TRUE(torch::equal(task.yt[0].index_select(0, where), task.yc[0]));
+  auto rebuilt = ImageTaskConfig::from_json(whole.to_json());
+  EXPECT_TRUE(rebuilt.targets_include_context);
+}
+
 TEST_F(ImageData, MissingDatasetIsAClearError) {
   auto missing = config;
   missing.data_dir = dir / "nowhere";

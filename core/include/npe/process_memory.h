@@ -18,4 +18,8 @@ ProcessMemory process_memory();
 /// that a later peak measures one piece of work. Returns false where that is not possible.
 bool reset_peak_resident_memory();
 
+/// Memory the system could give a process now without swapping (MemAvailable of
+/// /proc/meminfo); 0 where that is not known.
+int64_t available_system_memory();
+
 }  // namespace npe

@@ -45,6 +45,7 @@ nlohmann::json ImageTaskConfig::to_json() const {
           {"min_context_fraction", min_context_fraction},
           {"max_context_fraction", max_context_fraction},
           {"max_targets", max_targets},
+          {"targets_include_context", targets_include_context},
           {"validation_images", validation_images}};
 }
 
@@ -64,6 +65,8 @@ ImageTaskConfig ImageTaskConfig::from_json(const nlohmann::json& json) {
   read_json_field(json, "min_context_fraction", c.min_context_fraction, "image task configuration");
   read_json_field(json, "max_context_fraction", c.max_context_fraction, "image task configuration");
   read_json_field(json, "max_targets", c.max_targets, "image task configuration");
+  read_json_field(json, "targets_include_context", c.targets_include_context,
+                  "image task configuration");
   read_json_field(json, "validation_images", c.validation_images, "image task configuration");
   c.validate();
   return c;
@@ -136,7 +139,7 @@ TaskBatch ImageTaskSource::sample(int64_t batch_size, uint64_t seed, const Trans
   const auto nc_low = static_cast<int64_t>(std::ceil(m_config.min_context_fraction * n));
   const auto nc_high = std::max(nc_low, static_cast<int64_t>(m_config.max_context_fraction * n));
   const int64_t nc = std::uniform_int_distribution<int64_t>(nc_low, nc_high)(engine);
-  const int64_t remaining = n - nc;
+  const int64_t remaining = m_config.targets_include_context ? n : n - nc;
   const int64_t nt =
       m_config.max_targets > 0 ? std::min(remaining, m_config.max_targets) : remaining;
   std::uniform_int_distribution<int64_t> pick(0, pool.size(0) - 1);
@@ -152,7 +155,8 @@ TaskBatch ImageTaskSource::sample(int64_t batch_size, uint64_t seed, const Trans
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), engine);
     auto perm = torch::tensor(order, torch::kLong);
-    auto ctx = perm.slice(0, 0, nc), tgt = perm.slice(0, nc, nc + nt);
+    const int64_t first_target = m_config.targets_include_context ? 0 : nc;
+    auto ctx = perm.slice(0, 0, nc), tgt = perm.slice(0, first_target, first_target + nt);
     xc.push_back(coordinates.index_select(0, ctx));
     yc.push_back(values.index_select(0, ctx));
     xt.push_back(coordinates.index_select(0, tgt));

@@ -1,5 +1,6 @@
 #include "npe/models/compute_settings.h"
 
+#include <dlfcn.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,13 +13,29 @@
 
 #include "first_line.h"
 #include "npe/errors.h"
+#include "npe/process_memory.h"
 #include "pairwise_kernel_attention.h"
 
 namespace npe {
 namespace {
 
 std::atomic<Precision> g_precision{Precision::fp32};
-std::atomic<AttentionImplementation> g_attention{AttentionImplementation::fused};
+std::atomic<AttentionImplementation> g_attention{AttentionImplementation::automatic};
+std::atomic<int64_t> g_block_bytes{0};
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// Free memory of the current CUDA device, asked of the CUDA runtime that a CUDA build of
+// libtorch has loaded (looked up by name, so that core builds and runs without CUDA); 0 where
+// there is none or it does not answer.
+int64_t free_cuda_memory() {
+  using MemGetInfo = int (*)(size_t*, size_t*);
+  static const auto mem_get_info =
+      reinterpret_cast<MemGetInfo>(dlsym(RTLD_DEFAULT, "cudaMemGetInfo"));
+  size_t free = 0, total = 0;
+  if (mem_get_info == nullptr || mem_get_info(&free, &total) != 0) return 0;
+  return static_cast<int64_t>(free);
+}
 
 // One tile of the training workload for the fused TE attention kernel: 8 heads of 16, rho width
 // 128 and 64 x 64 = 4,096 pairs, the tile size the kernel trains with. The whole kernel, not one
@@ -140,6 +157,41 @@ void set_attention_implementation(AttentionImplementation implementation) {
 
 AttentionImplementation attention_implementation() {
   return g_attention.load();
+}
+
+AttentionImplementation parse_attention_implementation(const std::string& name) {
+  if (name == "auto") return AttentionImplementation::automatic;
+  if (name == "fused") return AttentionImplementation::fused;
+  if (name == "plain") return AttentionImplementation::plain;
+  if (name == "blocked") return AttentionImplementation::blocked;
+  throw ConfigError("unknown TE attention '" + name + "' (known: auto, fused, plain, blocked)");
+}
+
+std::string attention_implementation_name(AttentionImplementation implementation) {
+  switch (implementation) {
+    case AttentionImplementation::automatic:
+      return "auto";
+    case AttentionImplementation::fused:
+      return "fused";
+    case AttentionImplementation::plain:
+      return "plain";
+    case AttentionImplementation::blocked:
+      return "blocked";
+  }
+  return "auto";
+}
+
+void set_attention_block_bytes(int64_t bytes) {
+  g_block_bytes.store(std::max<int64_t>(0, bytes));
+}
+
+int64_t attention_block_bytes(bool cuda) {
+  if (const auto chosen = g_block_bytes.load(); chosen > 0) return chosen;
+  // Large enough that a block's products run at full speed, small enough that what the rest of
+  // a training step holds (the blocks' outputs, the other layers, the optimiser) still fits.
+  const int64_t available = cuda ? free_cuda_memory() / 8 : available_system_memory() / 16;
+  if (available <= 0) return 1024 * kMiB;
+  return std::clamp<int64_t>(available, 64 * kMiB, 2048 * kMiB);
 }
 
 Bf16Autocast::Bf16Autocast(bool enabled, bool cuda) : m_enabled(enabled), m_cuda(cuda) {

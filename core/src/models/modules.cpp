@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include "blocked_queries.h"
 #include "npe/models/compute_settings.h"
 #include "pairwise_kernel_attention.h"
 #include "pairwise_location_update.h"
@@ -164,62 +165,121 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward(const torch::
   }
   // Under bf16 autocast the projections come out in bfloat16; the pairwise part takes float32
   // (its own kernel decides what runs in bf16).
-  auto k = m_k->forward(zk)
-               .to(zq.scalar_type())
-               .view({b, nk, m_heads, m_head_dim})
-               .permute({0, 2, 1, 3});
-  auto v = m_v->forward(zk)
-               .to(zq.scalar_type())
-               .view({b, nk, m_heads, m_head_dim})
-               .permute({0, 2, 1, 3});
-  // Per pair: rho's hidden layer and, with distance_frequencies, its cos/sin features.
-  const int64_t width = m_rho_hidden->options.in_features() +
-                        (m_rho_fourier ? m_rho_fourier->options.in_features() : 0);
-  const int64_t per_query = b * nk * width;
-  if (torch::GradMode::is_enabled() || nq * per_query <= kPairwiseElementBudget) {
-    return forward_chunk(zq, xq, k, v, xk, return_weights);
+  auto project = [&](torch::nn::Linear& layer, const torch::Tensor& z) {
+    return layer->forward(z).to(zq.scalar_type()).view({b, z.size(1), m_heads, m_head_dim});
+  };
+  const auto q = project(m_q, zq);                        // [B,Nq,H,Dh]
+  const auto k = project(m_k, zk).permute({0, 2, 1, 3});  // [B,H,Nk,Dh]
+  const auto v = project(m_v, zk).permute({0, 2, 1, 3});
+  Pairwise pairwise;
+  {
+    // The pairwise MLP, softmax and weighted sum are outside autocast: the fused kernel runs
+    // its own bf16 tiles, and the plain path is the float32 reference.
+    const AutocastOff pairwise_in_float32;
+    pairwise = pairwise_part_in_blocks(q, xq, k, v, xk, return_weights);
   }
-  // Queries do not interact, so chunking them gives the same result with bounded memory.
-  const int64_t chunk = std::max<int64_t>(1, kPairwiseElementBudget / per_query);
-  std::vector<torch::Tensor> zs, xs, ws;
-  for (int64_t start = 0; start < nq; start += chunk) {
-    const auto end = std::min(nq, start + chunk);
-    using torch::indexing::Slice;
-    auto part = forward_chunk(zq.index({Slice(), Slice(start, end)}),
-                              xq.index({Slice(), Slice(start, end)}), k, v, xk, return_weights);
-    zs.push_back(part.z);
-    xs.push_back(part.x);
-    if (return_weights) ws.push_back(part.weights);
-  }
-  Output out{torch::cat(zs, 1), torch::cat(xs, 1), {}};
-  if (return_weights) out.weights = torch::cat(ws, 2);
+  Output out{m_out->forward(pairwise.attended), m_update_locations ? pairwise.x : xq, {}};
+  if (return_weights) out.weights = pairwise.weights;
   return out;
 }
 
-TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
-    const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& k,
-    const torch::Tensor& v, const torch::Tensor& xk, bool return_weights) {
-  const auto b = zq.size(0), nq = zq.size(1);
-  auto q = m_q->forward(zq).to(zq.scalar_type()).view({b, nq, m_heads, m_head_dim});
-  // The pairwise MLP, softmax and weighted sum are outside autocast: the fused kernel runs its
-  // own bf16 tiles, and the plain path is the float32 reference.
-  std::optional<AutocastOff> pairwise_in_float32(std::in_place);
+int64_t TeMultiHeadAttentionImpl::pair_bytes(const torch::Tensor& q, bool fused) const {
+  const int64_t width = m_rho_hidden->options.in_features();
+  const int64_t dim_x = m_rho_dx->options.in_features();
+  if (fused) {
+    // What the fused kernel keeps per pair: rho's second activation (in bfloat16 under bf16)
+    // and the attention weights.
+    const int64_t hidden = pairwise_precision() == Precision::bf16 ? 2 : 4;
+    return width * hidden + m_heads * 4;
+  }
+  // The plain path while it is differentiated, counted from its operations: rho's five
+  // width-wide tensors (phi's four more with the location update), the logits, weights and
+  // their gradients, the differences and Fourier features.
+  const int64_t fourier = m_rho_fourier ? m_rho_fourier->options.in_features() : 0;
+  const int64_t floats =
+      (m_update_locations ? 12 : 8) * width + 8 * m_heads + 4 * dim_x + 3 * fourier;
+  return floats * static_cast<int64_t>(q.element_size());
+}
+
+TeMultiHeadAttentionImpl::Pairwise TeMultiHeadAttentionImpl::pairwise_part_in_blocks(
+    const torch::Tensor& q, const torch::Tensor& xq, const torch::Tensor& k, const torch::Tensor& v,
+    const torch::Tensor& xk, bool return_weights) {
+  const auto b = q.size(0), nq = q.size(1), nk = k.size(2);
+  // The fused kernel's first layer sees the dot products and the raw difference only.
+  const bool fused_applies = pairwise_kernel_attention_applies(q) && !m_rho_fourier;
+  const auto implementation = attention_implementation();
+  const bool cuda = q.device().is_cuda();
+  const int64_t budget = attention_block_bytes(cuda);
+  const bool fused = implementation != AttentionImplementation::plain && fused_applies;
+  if (torch::GradMode::is_enabled()) {
+    const double kept = double(b) * double(nq) * double(nk) * double(pair_bytes(q, fused));
+    const bool blocked = implementation == AttentionImplementation::blocked ||
+                         (implementation == AttentionImplementation::automatic &&
+                          (cuda || kept > 4.0 * double(budget)));
+    if (!blocked) return pairwise_part(q, xq, k, v, xk, return_weights, fused);
+    // The plain path's count bounds the fused one's too, so one count serves both.
+    auto blocks = plan_query_blocks(b, nq, nk * pair_bytes(q, /*fused=*/false), budget);
+    auto self = std::static_pointer_cast<TeMultiHeadAttentionImpl>(shared_from_this());
+    const bool update = m_update_locations;
+    auto block = [self, return_weights, fused, update](
+                     const torch::Tensor& q, const torch::Tensor& xq, const torch::Tensor& k,
+                     const torch::Tensor& v, const torch::Tensor& xk) {
+      auto part = self->pairwise_part(q, xq, k, v, xk, return_weights, fused);
+      std::vector<torch::Tensor> outputs{part.attended};
+      if (update) outputs.push_back(part.x);
+      // Query rows second, as the blocks are cut: [b, rows, H, Nk].
+      if (return_weights) outputs.push_back(part.weights.transpose(1, 2));
+      return outputs;
+    };
+    std::vector<torch::Tensor> parameters;
+    for (const auto& p : this->parameters()) {
+      if (p.requires_grad()) parameters.push_back(p);
+    }
+    const auto outputs =
+        blocked_over_queries(block, std::move(blocks), q, xq, k, v, xk, parameters);
+    Pairwise result{outputs[0], update ? outputs[1] : torch::Tensor(), {}};
+    if (return_weights) result.weights = outputs.back().transpose(1, 2);
+    return result;
+  }
+  // Without gradients nothing is kept, and queries are taken in chunks whose pair tensors stay
+  // small enough for image-sized query sets.
+  const int64_t per_query = b * nk * m_rho_hidden->options.in_features();
+  if (nq * per_query <= kPairwiseElementBudget) {
+    return pairwise_part(q, xq, k, v, xk, return_weights, fused);
+  }
+  const int64_t chunk = std::max<int64_t>(1, kPairwiseElementBudget / per_query);
+  std::vector<torch::Tensor> attended, xs, weights;
+  for (int64_t start = 0; start < nq; start += chunk) {
+    const auto rows = std::min(nq - start, chunk);
+    auto part = pairwise_part(q.narrow(1, start, rows), xq.narrow(1, start, rows), k, v, xk,
+                              return_weights, fused);
+    attended.push_back(part.attended);
+    if (m_update_locations) xs.push_back(part.x);
+    if (return_weights) weights.push_back(part.weights);
+  }
+  Pairwise result{torch::cat(attended, 1), {}, {}};
+  if (m_update_locations) result.x = torch::cat(xs, 1);
+  if (return_weights) result.weights = torch::cat(weights, 2);
+  return result;
+}
+
+TeMultiHeadAttentionImpl::Pairwise TeMultiHeadAttentionImpl::pairwise_part(
+    const torch::Tensor& q, const torch::Tensor& xq, const torch::Tensor& k, const torch::Tensor& v,
+    const torch::Tensor& xk, bool return_weights, bool fused) {
+  const auto b = q.size(0), nq = q.size(1);
   // Differences are formed before any projection: projecting x_n and x_m separately and
   // subtracting would cancel large, rounded numbers when the inputs are far from the origin.
   torch::Tensor diff;             // [B,Nq,Nk,Dx], built on the plain path or when needed below
   torch::Tensor alpha, attended;  // alpha [B,Nq,Nk,H] sums to 1 over the keys
   torch::Tensor weights;          // [B,H,Nq,Nk]
-  // The fused kernel's first layer sees the dot products and the raw difference only.
-  const bool fused_path = attention_implementation() == AttentionImplementation::fused &&
-                          pairwise_kernel_attention_applies(q) && !m_rho_fourier;
-  if (fused_path) {
-    auto fused =
+  if (fused) {
+    auto kernel =
         pairwise_kernel_attention(q, k.permute({0, 2, 1, 3}), v.permute({0, 2, 1, 3}), xq, xk,
                                   torch::cat({m_rho_dots->weight, m_rho_dx->weight}, 1),
                                   m_rho_dots->bias, m_rho_hidden->weight, m_rho_hidden->bias,
                                   m_rho_out->weight, m_rho_out->bias, pairwise_precision());
-    attended = fused[0].reshape({b, nq, m_heads * m_head_dim});
-    weights = fused[1];
+    attended = kernel[0].reshape({b, nq, m_heads * m_head_dim});
+    weights = kernel[1];
     alpha = weights.permute({0, 2, 3, 1});
   } else {
     // [B,H,Nq,Nk] -> [B,Nq,Nk,H]: the pairwise MLP works on the last dimension.
@@ -237,11 +297,11 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
     weights = alpha.permute({0, 3, 1, 2});
     attended = weights.matmul(v).permute({0, 2, 1, 3}).reshape({b, nq, m_heads * m_head_dim});
   }
-  Output out{{}, xq, {}};
+  Pairwise out{attended, {}, {}};
   if (m_update_locations) {
     // Paper eq. 10: x_n + (1/Nk) sum_m (x_n - x_m) phi(alpha_nm), with phi acting on the
     // attention weights (post-softmax), as in the paper and the authors' code.
-    if (fused_path) {
+    if (fused) {
       const auto& phi = m_phi->layers();
       TORCH_CHECK(phi.size() == 3, "phi has ", phi.size(), " layers, the fused update takes 3");
       out.x = pairwise_location_update(weights, xq, xk, phi[0]->weight, phi[0]->bias,
@@ -253,8 +313,6 @@ TeMultiHeadAttentionImpl::Output TeMultiHeadAttentionImpl::forward_chunk(
       out.x = xq + (diff * s).mean(2);
     }
   }
-  pairwise_in_float32.reset();
-  out.z = m_out->forward(attended);
   if (return_weights) out.weights = weights;
   return out;
 }

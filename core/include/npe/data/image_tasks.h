@@ -19,8 +19,9 @@ std::filesystem::path default_fashion_mnist_dir();
 /// train_max_translation for the training and validation splits and test_max_translation for
 /// the test split. Inputs are pixel coordinates relative to the canvas centre, (row - canvas/2,
 /// column - canvas/2) (D_x = 2); outputs are grey values / 255 (D_y = 1). Nc ~ U{ceil(N/100) ..
-/// floor(N/3)} per batch with N = canvas^2; the remaining pixels are targets, at most
-/// max_targets of them (0 = all) to keep CPU training affordable.
+/// floor(N/3)} per batch with N = canvas^2; the remaining pixels are targets (or every pixel:
+/// targets_include_context), at most max_targets of them (0 = all) to keep CPU training
+/// affordable.
 struct ImageTaskConfig {
   std::string name = "tfmnist";
   std::filesystem::path data_dir;  ///< empty: default_fashion_mnist_dir()
@@ -32,6 +33,9 @@ struct ImageTaskConfig {
   double min_context_fraction = 0.01;
   double max_context_fraction = 1.0 / 3.0;
   int64_t max_targets = 0;
+  /// Targets drawn from every pixel, the context's included (as in the papers' image
+  /// experiments, where the model predicts the whole canvas), instead of the remaining ones.
+  bool targets_include_context = false;
   /// The test file's first images form the validation split, the rest the test split.
   int64_t validation_images = 5000;
 

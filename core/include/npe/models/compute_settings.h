@@ -2,6 +2,7 @@
 // How TE models compute their pairwise MLPs and attention: process-wide run-time choices, like
 // the thread count (they do not change what a checkpoint holds).
 
+#include <cstdint>
 #include <string>
 
 namespace npe {
@@ -20,14 +21,34 @@ std::string precision_name(Precision precision);
 void set_pairwise_precision(Precision precision);
 Precision pairwise_precision();
 
-/// fused: on the CPU in float32, TE attention runs its pairwise MLP, softmax and weighted sum
-/// tile by tile (pairwise_kernel_attention.h), storing only what the backward pass needs.
-/// plain: one libtorch operation after another on whole pair tensors (kept as the reference
-/// the fused kernel is tested and benchmarked against).
-enum class AttentionImplementation { fused, plain };
+/// How TE attention computes its pairwise part (the MLP rho on every query-key pair, the
+/// softmax and the weighted sum):
+/// - fused: on the CPU in float32, pair tiles that stay in cache from the dot products to the
+///   weighted sum (pairwise_kernel_attention.h), keeping rho's second activation for the
+///   backward pass; elsewhere (CUDA, float64) the plain operations.
+/// - plain: one libtorch operation after another on whole pair tensors (the reference the
+///   others are tested and benchmarked against).
+/// - blocked: query rows a block at a time, nothing inside a block kept for the backward pass,
+///   which recomputes each block (blocked_queries.h): memory bounded by one block's pair
+///   tensors (attention_block_bytes), on every device; inside a block, fused where it applies.
+/// - automatic (the default): fused on the CPU in float32 unless what it would keep for the
+///   backward pass of one call exceeds four block budgets, blocked otherwise (CUDA, float64,
+///   image-sized trainings), since there the pair tensors of whole layers do not fit.
+enum class AttentionImplementation { automatic, fused, plain, blocked };
 
 void set_attention_implementation(AttentionImplementation implementation);
 AttentionImplementation attention_implementation();
+
+/// "auto", "fused", "plain" or "blocked"; throws ConfigError for other names.
+AttentionImplementation parse_attention_implementation(const std::string& name);
+std::string attention_implementation_name(AttentionImplementation implementation);
+
+/// The memory one block of the blocked TE attention may take while it is recomputed and
+/// differentiated. 0 (the default) chooses from the memory available now: on the CPU a
+/// sixteenth of the system's available memory, on CUDA an eighth of the device's free memory
+/// (where the CUDA runtime answers; else 1 GiB), each between 64 MiB and 2 GiB.
+void set_attention_block_bytes(int64_t bytes);
+int64_t attention_block_bytes(bool cuda);
 
 /// Inside its scope, when `enabled`, libtorch's autocast runs linear layers and matrix products
 /// on `device` with bfloat16 inputs (float32 accumulation inside the products); element-wise

@@ -96,8 +96,22 @@ class TeMultiHeadAttentionImpl : public torch::nn::Module {
                  const torch::Tensor& xk, bool return_weights = false);
 
  private:
-  Output forward_chunk(const torch::Tensor& zq, const torch::Tensor& xq, const torch::Tensor& k,
-                       const torch::Tensor& v, const torch::Tensor& xk, bool return_weights);
+  // Between the projections: from q [B,Nq,H,Dh], k and v [B,H,Nk,Dh] to the attended values
+  // [B,Nq,H*Dh], the moved locations (with the location update) and the weights [B,H,Nq,Nk]
+  // (when asked for).
+  struct Pairwise {
+    torch::Tensor attended, x, weights;
+  };
+  // Chooses the implementation (compute_settings.h) and how the queries are split.
+  Pairwise pairwise_part_in_blocks(const torch::Tensor& q, const torch::Tensor& xq,
+                                   const torch::Tensor& k, const torch::Tensor& v,
+                                   const torch::Tensor& xk, bool return_weights);
+  Pairwise pairwise_part(const torch::Tensor& q, const torch::Tensor& xq, const torch::Tensor& k,
+                         const torch::Tensor& v, const torch::Tensor& xk, bool return_weights,
+                         bool fused);
+  // Bytes per query-key pair that the fused kernel keeps for the backward pass (fused) or
+  // that the plain path holds while it is differentiated.
+  int64_t pair_bytes(const torch::Tensor& q, bool fused) const;
 
   torch::nn::Linear m_q{nullptr}, m_k{nullptr}, m_v{nullptr}, m_out{nullptr};
   // rho's first layer is split into a part acting on the dot products and a part acting on
