@@ -215,7 +215,7 @@ TeMultiHeadAttentionImpl::Pairwise TeMultiHeadAttentionImpl::pairwise_part_in_bl
     const double kept = double(b) * double(nq) * double(nk) * double(pair_bytes(q, fused));
     const bool blocked = implementation == AttentionImplementation::blocked ||
                          (implementation == AttentionImplementation::automatic &&
-                          (cuda || kept > 4.0 * double(budget)));
+                          (cuda || kept > double(budget) / 4.0));
     if (!blocked) return pairwise_part(q, xq, k, v, xk, return_weights, fused);
     // The plain path's count bounds the fused one's too, so one count serves both.
     auto blocks = plan_query_blocks(b, nq, nk * pair_bytes(q, /*fused=*/false), budget);

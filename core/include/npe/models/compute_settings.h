@@ -32,8 +32,10 @@ Precision pairwise_precision();
 ///   which recomputes each block (blocked_queries.h): memory bounded by one block's pair
 ///   tensors (attention_block_bytes), on every device; inside a block, fused where it applies.
 /// - automatic (the default): fused on the CPU in float32 unless what it would keep for the
-///   backward pass of one call exceeds four block budgets, blocked otherwise (CUDA, float64,
-///   image-sized trainings), since there the pair tensors of whole layers do not fit.
+///   backward pass of one call exceeds a quarter of a block budget, blocked otherwise (CUDA,
+///   float64, image-sized trainings). A training step makes many calls (a paper-size TE-PT-TNP
+///   15), each keeping its pairs until the backward pass: at a budget of a sixteenth of the
+///   available memory, fifteen such calls keep at most a quarter of it.
 enum class AttentionImplementation { automatic, fused, plain, blocked };
 
 void set_attention_implementation(AttentionImplementation implementation);
