@@ -31,6 +31,7 @@ Command add_bench_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_place_command(CLI::App& app);
+Command add_devices_command(CLI::App& app);
 Command add_predict_command(CLI::App& app);
 
 /// How a command computes: threads, and for commands that run models the precision and the TE

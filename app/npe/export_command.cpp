@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands.h"
+#include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/reference_export.h"
 #include "option_values.h"

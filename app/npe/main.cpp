@@ -34,7 +34,8 @@ int run(int argc, char** argv) {
                                                    npe::cli::add_import_command(app),
                                                    npe::cli::add_export_command(app),
                                                    npe::cli::add_place_command(app),
-                                                   npe::cli::add_predict_command(app)};
+                                                   npe::cli::add_predict_command(app),
+                                                   npe::cli::add_devices_command(app)};
 
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);

@@ -92,8 +92,13 @@ struct TrainArguments {
 // One JSON object per line on stdout, flushed at once: the protocol of --progress-json.
 void emit(const nlohmann::json& event) {
   const auto line = event.dump() + "\n";
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fflush(stdout);
+  const bool written = std::fwrite(line.data(), 1, line.size(), stdout) == line.size();
+  if (std::fflush(stdout) != 0 || !written) {
+    // The reader is gone (a dropped ssh connection, a closed pipe): stop after a final
+    // checkpoint instead of training on unseen. Later lines are dropped, not retried.
+    std::clearerr(stdout);
+    TrainingControl::output_lost();
+  }
 }
 
 TrainingSpec new_training_spec(const TrainArguments& a, const std::string& command_line) {

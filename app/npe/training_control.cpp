@@ -28,6 +28,11 @@ extern "C" void on_stop_signal(int signal) {
 TrainingControl::TrainingControl(bool read_commands) {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+  // A training run on another computer over ssh loses its terminal or its connection as a
+  // hang-up, or as a pipe with nobody reading it: both end it after a final checkpoint, never
+  // in the middle of writing one (SIGPIPE would end it at the next event line, wherever it is).
+  std::signal(SIGHUP, on_stop_signal);
+  std::signal(SIGPIPE, SIG_IGN);
   if (read_commands) {
     // Detached: it blocks in read() until a command or end of input, and the process may end
     // while it waits. It holds the state, not this object.
@@ -70,6 +75,10 @@ void TrainingControl::State::command(const char* text) {
       return;
   }
   changed.notify_all();
+}
+
+void TrainingControl::output_lost() {
+  g_signalled = 1;
 }
 
 bool TrainingControl::stop_requested() const {

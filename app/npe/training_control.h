@@ -1,6 +1,7 @@
 #pragma once
-// How a running `npe train` is told to pause, resume or stop: SIGINT/SIGTERM (Ctrl-C, kill)
-// ask it to stop after a final checkpoint; with --progress-json it also reads the commands
+// How a running `npe train` is told to pause, resume or stop: SIGINT/SIGTERM (Ctrl-C, kill) and
+// SIGHUP (a closed terminal or ssh connection) ask it to stop after a final checkpoint, and so
+// does an event line that cannot be written (output_lost: nobody reads it any more); with --progress-json it also reads the commands
 // "pause", "resume" and "stop", one per line, from standard input (the GUI's training tab
 // drives it that way).
 
@@ -22,7 +23,9 @@ class TrainingControl {
   /// Called between steps: blocks while paused (calling `on_pause(true)` when a pause begins
   /// and `on_pause(false)` when it ends) and returns whether training should go on.
   bool proceed(const std::function<void(bool paused)>& on_pause);
-  /// Whether a stop was asked for (by a signal or a command).
+  /// Standard output was closed under the run (its reader is gone): stop as after SIGHUP.
+  static void output_lost();
+  /// Whether a stop was asked for (by a signal, a command or lost output).
   bool stop_requested() const;
 
  private:

@@ -456,6 +456,43 @@ TEST_F(NpeCli, BenchMemoryReportsEachPhasePerModel) {
   EXPECT_NE(bad.output.find("--targets"), std::string::npos) << bad.output;
 }
 
+// Tasks drawn from a named task, and the TE attention that the step ran with, in each row.
+TEST_F(NpeCli, BenchMemoryDrawsFromATaskAndNamesTheAttention) {
+  auto result = run_npe(
+      "bench memory --models tetnp --size small --task gp1d --batch-size 2 --threads 1 "
+      "--te-attention blocked --te-attention-block-mib 1 --json");
+  ASSERT_EQ(result.status, 0) << result.output;
+  const auto rows = nlohmann::json::parse(result.stdout_only);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("task"), "gp1d");
+  EXPECT_EQ(rows[0].at("te_attention"), "blocked");
+  EXPECT_GT(rows[0].at("context").get<int64_t>(), 0);
+  EXPECT_GT(rows[0].at("targets").get<int64_t>(), 0);
+  auto both = run_npe("bench memory --task gp1d --context 5");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.output.find("excludes"), std::string::npos) << both.output;
+  auto unknown = run_npe("train --model tetnp --steps 1 --te-attention tiled --out x.pt");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.output.find("--te-attention"), std::string::npos) << unknown.output;
+}
+
+// The answer a training tab reads from an npe on another computer to fill its Device list.
+TEST_F(NpeCli, DevicesListsWhatTrainCanUse) {
+  auto result = run_npe("devices --json");
+  ASSERT_EQ(result.status, 0) << result.output;
+  const auto answer = nlohmann::json::parse(result.stdout_only);
+  EXPECT_EQ(answer.at("protocol"), 1);
+  const auto& devices = answer.at("devices");
+  ASSERT_GE(devices.size(), 1u);
+  EXPECT_EQ(devices[0].at("name"), "cpu");
+  EXPECT_EQ(devices.size(), torch::cuda::is_available() ? 2u : 1u);
+  for (const auto& d : devices) {
+    // Every name is one `npe train --device` takes.
+    const auto name = d.at("name").get<std::string>();
+    EXPECT_TRUE(name == "cpu" || name == "cuda") << name;
+  }
+}
+
 TEST_F(NpeCli, BenchPeakTimesBothPrecisions) {
   auto result = run_npe("bench peak --seconds 0.06 --json");
   ASSERT_EQ(result.status, 0) << result.output;

@@ -96,6 +96,24 @@ class Child {
     EXPECT_EQ(::write(m_stdin, text.data(), text.size()), ssize_t(text.size()));
   }
   void kill(int signal) { ::kill(m_pid, signal); }
+  // Closes our end of its stdout, as a dropped ssh connection does: its next line fails.
+  void close_output() {
+    std::fclose(m_stdout);
+    m_stdout = nullptr;
+  }
+  // Exit status as wait() gives it, or 1000 when it has not ended within `seconds` (then it is
+  // killed).
+  int wait_at_most(int seconds) {
+    for (int i = 0; i < seconds * 10; ++i) {
+      int status = 0;
+      if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+        m_pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return 1000;
+  }
   // Exit status, or -signal when killed.
   int wait() {
     int status = 0;
@@ -250,6 +268,37 @@ TEST_F(NpeTrainJob, TerminateSignalStopsAfterAFinalCheckpoint) {
   EXPECT_EQ(finished["stopped"], true);
   EXPECT_EQ(child.wait(), 0);
   EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, finished["step"].get<int64_t>());
+}
+
+// A closed terminal or ssh session (SIGHUP) and a reader that went away (its next event line
+// fails: a dropped connection) both end the run as a stop does, with a final checkpoint,
+// instead of killing it wherever it is (SIGHUP's and SIGPIPE's default).
+TEST_F(NpeTrainJob, HangUpStopsAfterAFinalCheckpoint) {
+  const auto out = dir / "m.pt";
+  Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "0", "--out", out.string(),
+                           "--progress-json"}),
+              dir / "err.log");
+  ASSERT_FALSE(child.next("progress").is_null());
+  child.kill(SIGHUP);
+  const auto finished = child.next("finished");
+  ASSERT_FALSE(finished.is_null());
+  EXPECT_EQ(finished["stopped"], true);
+  EXPECT_EQ(child.wait(), 0);
+  EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, finished["step"].get<int64_t>());
+}
+
+TEST_F(NpeTrainJob, LostOutputStopsAfterAFinalCheckpoint) {
+  const auto out = dir / "m.pt";
+  Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "0", "--out", out.string(),
+                           "--progress-json"}),
+              dir / "err.log");
+  const auto progress = child.next("progress");
+  ASSERT_FALSE(progress.is_null());
+  child.close_output();
+  ASSERT_EQ(child.wait_at_most(120), 0) << "npe train went on (or died) after its output closed";
+  const auto meta = npe::read_checkpoint_metadata(out);
+  EXPECT_GE(meta.steps, progress["step"].get<int64_t>());
+  EXPECT_LT(meta.steps, 100000);
 }
 
 // Without --progress-json (a run under nohup): SIGTERM still ends with a final checkpoint, and
