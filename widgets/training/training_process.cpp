@@ -36,7 +36,8 @@ TrainingProcess::~TrainingProcess() {
 void TrainingProcess::start(const QString& program, const QStringList& arguments) {
   m_stdout_buffer.clear();
   m_last_error.clear();
-  m_stop_requested = m_finished_event = m_stopped_event = false;
+  m_stop_requested = m_finished_event = m_stopped_event = m_started_event = false;
+  m_last_log_line.clear();
   m_process.start(program, arguments);
 }
 
@@ -82,7 +83,9 @@ void TrainingProcess::readEvents() {
     }
     const auto object = document.object();
     const auto kind = object.value("event").toString();
-    if (kind == "finished") {
+    if (kind == "start") {
+      m_started_event = true;
+    } else if (kind == "finished") {
       m_finished_event = true;
       m_stopped_event = object.value("stopped").toBool();
     } else if (kind == "error") {
@@ -98,6 +101,7 @@ void TrainingProcess::readLog() {
     // The terminal progress bar redraws with carriage returns; keep the last state.
     line = line.section('\r', -1);
     if (line.startsWith("npe: error: ")) m_last_error = line.mid(12);
+    if (!line.trimmed().isEmpty()) m_last_log_line = line;
     Q_EMIT logLine(line);
   }
 }

@@ -24,6 +24,11 @@ class TrainingProcess final : public QObject {
   bool isRunning() const;
   /// The running process's id (0 when none): for tests that kill it as a crash would.
   qint64 processId() const { return m_process.processId(); }
+  /// Whether the job said it started (its "start" event): a connection lost before that is a
+  /// failure to connect, after it a disconnection.
+  bool started() const { return m_started_event; }
+  /// The last line of its log (ssh's own message when the connection failed).
+  QString lastLogLine() const { return m_last_log_line; }
   void pause();
   void resume();
   /// Asks the job to stop after a final checkpoint; kills it if it has not ended within
@@ -52,6 +57,8 @@ class TrainingProcess final : public QObject {
   QString m_last_error;
   bool m_stop_requested = false;
   bool m_finished_event = false;
+  bool m_started_event = false;
+  QString m_last_log_line;
   bool m_stopped_event = false;
 };
 

@@ -1,5 +1,9 @@
 #include "training/training_queue.h"
 
+#include <filesystem>
+#include <system_error>
+
+#include <QDir>
 #include <QFileInfo>
 #include <QJsonObject>
 
@@ -26,6 +30,8 @@ QString job_state_text(TrainingQueue::JobState state) {
       return QObject::tr("stopped");
     case JobState::Failed:
       return QObject::tr("failed");
+    case JobState::Disconnected:
+      return QObject::tr("disconnected");
   }
   return {};
 }
@@ -48,7 +54,9 @@ QStringList TrainingQueue::add(const TrainingRequest& request, bool use_in_explo
   }
   auto problems = validate_request(request);
   if (!problems.isEmpty()) return problems;
-  if (npe_executable().isEmpty()) return {tr("Cannot find the npe program (set NPE_EXECUTABLE).")};
+  if (request.host.kind == TrainingHost::Kind::ThisComputer && npe_executable().isEmpty()) {
+    return {tr("Cannot find the npe program (set NPE_EXECUTABLE).")};
+  }
   auto job = std::make_unique<Job>();
   job->request = request;
   job->task = request.task;
@@ -113,11 +121,15 @@ int TrainingQueue::indexOf(const Job& job) const {
 void TrainingQueue::scheduleJobs() {
   for (auto& job : m_jobs) {
     if (job->state != JobState::Queued) continue;
-    const auto device = job_device(job->request.device);
+    // One job per device of each host at a time.
+    auto place = [](const Job& j) {
+      const auto& host = j.request.host;
+      return host.name + '\n' + (host.remote() ? j.request.device : job_device(j.request.device));
+    };
     bool busy = false;
     for (const auto& other : m_jobs) {
       busy = busy || ((other->state == JobState::Running || other->state == JobState::Paused) &&
-                      job_device(other->request.device) == device);
+                      place(*other) == place(*job));
     }
     if (!busy) startJob(*job);
   }
@@ -133,9 +145,15 @@ void TrainingQueue::startJob(Job& job) {
           [this, &job](bool completed, bool stopped, const QString& failure) {
             onEnded(job, completed, stopped, failure);
           });
-  appendLog(job, "$ npe " + job.request.arguments().join(' '));
+  const auto command = job.request.host.npe_command(job.request.arguments());
+  if (job.request.host.remote()) {
+    appendLog(job, tr("On %1: $ %2").arg(job.request.host.label(),
+                                         command.arguments.join(' ')));
+  } else {
+    appendLog(job, "$ npe " + job.request.arguments().join(' '));
+  }
   setState(job, JobState::Running);
-  job.process->start(npe_executable(), job.request.arguments());
+  job.process->start(command.program, command.arguments);
 }
 
 void TrainingQueue::onEvent(Job& job, const QJsonObject& event) {
@@ -161,14 +179,18 @@ void TrainingQueue::onEvent(Job& job, const QJsonObject& event) {
   } else if (kind == "validation") {
     if (event.value("val_ll").isDouble()) job.validation_ll = event.value("val_ll").toDouble();
   } else if (kind == "checkpoint") {
-    job.has_checkpoint = true;
+    if (!job.request.host.remote()) job.has_checkpoint = true;
     // Progress events are throttled: the checkpoint's step is the latest one (after a stop, the
     // step the job will resume from).
     job.step = std::max(job.step, event.value("step").toInt());
     appendLog(job, tr("Checkpoint at step %1: %2")
                        .arg(event.value("step").toInt())
                        .arg(event.value("path").toString()));
-    if (job.use_in_explorer) Q_EMIT checkpointForExplorer(job.request.output_path);
+    if (job.request.host.remote()) {
+      copyBack(job, event.value("step").toInt());
+    } else {
+      checkpointArrived(job);
+    }
   } else if (kind == "finished") {
     // A stop saves its checkpoint after the last progress report: this is the step it holds.
     job.step = event.value("step").toInt(job.step);
@@ -182,7 +204,94 @@ void TrainingQueue::onEvent(Job& job, const QJsonObject& event) {
   Q_EMIT jobChanged(indexOf(job));
 }
 
+void TrainingQueue::checkpointArrived(Job& job) {
+  if (job.use_in_explorer) Q_EMIT checkpointForExplorer(job.request.output_path);
+}
+
+void TrainingQueue::copyBack(Job& job, int step) {
+  if (job.copy) {  // one copy at a time; the newest checkpoint follows the one under way
+    job.copy_pending_step = step;
+    return;
+  }
+  // Into a folder beside the output, then renamed over it: the output path always holds a
+  // whole checkpoint (the previous one until the new one has fully arrived).
+  const QFileInfo output(job.request.output_path);
+  const auto incoming = output.absolutePath() + "/.npe-incoming-" + output.fileName();
+  QDir().mkpath(incoming);
+  const auto& host = job.request.host;
+  const auto command = host.copy_back(host.host_path(job.request.output_path), incoming);
+  job.copy = std::make_unique<QProcess>();
+  job.copy->setProcessChannelMode(QProcess::MergedChannels);
+  connect(job.copy.get(), &QProcess::finished, this,
+          [this, &job, step, incoming](int exit_code, QProcess::ExitStatus status) {
+            onCopied(job, step, exit_code == 0 && status == QProcess::NormalExit, incoming);
+          });
+  connect(job.copy.get(), &QProcess::errorOccurred, this,
+          [this, &job, step, incoming](QProcess::ProcessError error) {
+            if (error == QProcess::FailedToStart) onCopied(job, step, false, incoming);
+          });
+  job.copy->start(command.program, command.arguments);
+}
+
+void TrainingQueue::onCopied(Job& job, int step, bool ok, const QString& incoming) {
+  const auto output = QFileInfo(job.request.output_path).absoluteFilePath();
+  const auto name = QFileInfo(output).fileName();
+  std::error_code error;
+  if (ok) {
+    // The metadata first, then the checkpoint it describes; each rename replaces atomically.
+    for (const auto& suffix : {QStringLiteral(".json"), QString()}) {
+      std::filesystem::rename((incoming + '/' + name + suffix).toStdString(),
+                              (output + suffix).toStdString(), error);
+      if (error) break;
+    }
+  }
+  if (ok && !error) {
+    job.copied_step = step;
+    job.has_checkpoint = true;
+    appendLog(job, tr("Copied the checkpoint at step %1 to %2").arg(step).arg(output));
+    Q_EMIT checkpointCopied(indexOf(job), step);
+    checkpointArrived(job);
+  } else {
+    const auto why = error ? QString::fromStdString(error.message())
+                           : QString::fromUtf8(job.copy ? job.copy->readAll() : QByteArray())
+                                 .trimmed();
+    appendLog(job, tr("Could not copy the checkpoint at step %1 from %2: %3 (the one here is "
+                      "kept)")
+                       .arg(step)
+                       .arg(job.request.host.label(), why.isEmpty() ? tr("scp failed") : why));
+  }
+  if (job.copy) job.copy.release()->deleteLater();
+  if (job.copy_pending_step > 0) {
+    const int next = job.copy_pending_step;
+    job.copy_pending_step = 0;
+    copyBack(job, next);
+  }
+  Q_EMIT jobChanged(indexOf(job));
+}
+
 void TrainingQueue::onEnded(Job& job, bool completed, bool stopped, const QString& failure) {
+  if (job.request.host.remote() && !completed && !stopped && job.process) {
+    // ssh's own message (exit status 255: connection refused or lost, authentication, host key)
+    // or the host shell's (127: no npe there) says more than a status.
+    const auto said = job.process->lastLogLine();
+    if (job.process->started()) {
+      appendLog(job, tr("The connection to %1 was lost at step %2 (%3). npe there stops after "
+                        "a final checkpoint; the copy here is at step %4. Resume continues it "
+                        "on the host.")
+                         .arg(job.request.host.label())
+                         .arg(job.step)
+                         .arg(said.isEmpty() ? failure : said)
+                         .arg(job.copied_step));
+      job.request.resume_path = job.request.output_path;
+      setState(job, JobState::Disconnected);
+      Q_EMIT statusMessage(tr("%1: disconnected").arg(job.model_name));
+      job.process.release()->deleteLater();
+      scheduleJobs();
+      return;
+    }
+    appendLog(job, tr("Could not start the job on %1: %2")
+                       .arg(job.request.host.label(), said.isEmpty() ? failure : said));
+  }
   if (!failure.isEmpty()) appendLog(job, tr("Failed: %1").arg(failure));
   if (stopped) {
     appendLog(job, tr("Stopped at step %1; the checkpoint %2 is kept (Resume continues it)")
@@ -191,7 +300,8 @@ void TrainingQueue::onEnded(Job& job, bool completed, bool stopped, const QStrin
   }
   if (completed) appendLog(job, tr("Finished: %1 steps").arg(job.step));
   // Further runs of this job continue its checkpoint.
-  if (job.has_checkpoint || QFileInfo::exists(job.request.output_path)) {
+  const bool on_host = job.request.host.remote() && job.process && job.process->started();
+  if (job.has_checkpoint || on_host || QFileInfo::exists(job.request.output_path)) {
     job.request.resume_path = job.request.output_path;
   }
   setState(job, completed ? JobState::Finished : stopped ? JobState::Stopped : JobState::Failed);
@@ -223,7 +333,8 @@ void TrainingQueue::resume(int index) {
   if (!job) return;
   if (job->state == JobState::Paused && job->process) {
     job->process->resume();
-  } else if (job->state == JobState::Stopped || job->state == JobState::Failed) {
+  } else if (job->state == JobState::Stopped || job->state == JobState::Failed ||
+             job->state == JobState::Disconnected) {
     // A new process continues the checkpoint (npe train --resume).
     job->request.resume_path = job->request.output_path;
     job->request.steps = std::max(job->total_steps, job->step);

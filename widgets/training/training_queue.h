@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <QObject>
+#include <QProcess>
 #include <QStringList>
 
 #include "training/training_curves.h"
@@ -22,7 +23,9 @@ class TrainingQueue final : public QObject {
   Q_DISABLE_COPY_MOVE(TrainingQueue)
 
  public:
-  enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed };
+  /// Disconnected: the connection to the job's SSH host was lost while it ran (npe there stops
+  /// after a final checkpoint); Resume continues it on the host.
+  enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed, Disconnected };
 
   struct Job {
     int id = 0;
@@ -38,6 +41,10 @@ class TrainingQueue final : public QObject {
     double eta_s = NAN;
     double validation_ll = NAN;
     bool has_checkpoint = false;
+    /// SSH hosts: the step of the last checkpoint copied back here (0: none yet).
+    int copied_step = 0;
+    std::unique_ptr<QProcess> copy;  // the scp copying a checkpoint back, while it runs
+    int copy_pending_step = 0;       // a newer checkpoint to copy once it has finished
     /// Show the model in the explorer tab of its task at every checkpoint.
     bool use_in_explorer = false;
     std::unique_ptr<TrainingProcess> process;
@@ -81,6 +88,8 @@ class TrainingQueue final : public QObject {
   void jobStateChanged(int index, npe::widgets::TrainingQueue::JobState state);
   /// A job marked "use in explorer" has a (new) checkpoint.
   void checkpointForExplorer(const QString& path);
+  /// A job on an SSH host has a checkpoint copied back to its output path, at `step`.
+  void checkpointCopied(int index, int step);
   void statusMessage(const QString& message);
 
  private:
@@ -93,6 +102,9 @@ class TrainingQueue final : public QObject {
   void onEnded(Job& job, bool completed, bool stopped, const QString& failure);
   void setState(Job& job, JobState state);
   void appendLog(Job& job, const QString& line);
+  void copyBack(Job& job, int step);
+  void onCopied(Job& job, int step, bool ok, const QString& incoming);
+  void checkpointArrived(Job& job);
 
   std::vector<std::unique_ptr<Job>> m_jobs;
   int m_next_id = 1;
@@ -100,8 +112,8 @@ class TrainingQueue final : public QObject {
 
 /// "queued", "running", ... for the job list and status messages.
 QString job_state_text(TrainingQueue::JobState state);
-/// The device a job runs on, "auto" resolved: CUDA when this libtorch sees a GPU. Jobs queue
-/// per resolved device.
+/// The device a job runs on, "auto" resolved: CUDA when this libtorch sees a GPU (on an SSH
+/// host "auto" stays: the host resolves it). Jobs queue per host and resolved device.
 QString job_device(const QString& device);
 
 }  // namespace npe::widgets

@@ -49,7 +49,7 @@ bool modelHasOption(const QString& kind, const QString& name) {
 QStringList TrainingRequest::arguments() const {
   QStringList args{"train"};
   if (!resume_path.isEmpty()) {
-    args << "--resume" << resume_path << "--steps" << QString::number(steps);
+    args << "--resume" << host.host_path(resume_path) << "--steps" << QString::number(steps);
   } else {
     args << "--task" << task << "--model" << model << "--steps" << QString::number(steps)
          << "--batch-size" << QString::number(batch_size) << "--lr"
@@ -74,7 +74,7 @@ QStringList TrainingRequest::arguments() const {
     }
   }
   args << "--device" << device << "--checkpoint-every" << QString::number(checkpoint_every)
-       << "--out" << output_path << "--progress-json";
+       << "--out" << host.host_path(output_path) << "--progress-json";
   return args;
 }
 
@@ -90,7 +90,8 @@ QString TrainingRequest::label() const {
 QStringList validate_request(const TrainingRequest& r) {
   QStringList problems;
   if (r.steps < 1) problems << QObject::tr("Steps must be at least 1.");
-  if (r.device == "cuda" && !torch::cuda::is_available()) {
+  if (const auto p = r.host.problem(); !p.isEmpty()) problems << p;
+  if (r.device == "cuda" && !r.host.remote() && !torch::cuda::is_available()) {
     problems << QObject::tr("CUDA was chosen but no CUDA GPU is available to this libtorch.");
   }
   if (r.checkpoint_every < 0) problems << QObject::tr("Checkpoint interval must be >= 0.");
@@ -137,6 +138,9 @@ QStringList validate_request(const TrainingRequest& r) {
                                         {"num_pseudo_tokens", r.num_pseudo_tokens}});
     }
     make_model(config);
+  } catch (const DataError& e) {
+    // The host has its own copy of the data (or says in the log that it has none).
+    if (!r.host.remote()) problems << QString::fromStdString(e.what());
   } catch (const Error& e) {
     problems << QString::fromStdString(e.what());
   }

@@ -5,6 +5,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "training/training_host.h"
+
 namespace npe::widgets {
 
 struct TrainingRequest {
@@ -22,14 +24,18 @@ struct TrainingRequest {
   int batch_size = 16;
   double learning_rate = 5e-4;
   int seed = 0;
-  /// "auto", "cpu" or "cuda".
+  /// "auto", "cpu" or "cuda" (on the host).
   QString device = QStringLiteral("auto");
+  /// Where the job runs. On an SSH host it writes host.host_path(output_path) there, and
+  /// output_path here is where each checkpoint is copied back.
+  TrainingHost host = this_computer();
   QString output_path;
   int checkpoint_every = 100;
   int validation_every = 100;
   int validation_tasks = 64;
 
-  /// Arguments of `npe` (after the executable): "train ... --progress-json".
+  /// Arguments of `npe` (after the executable): "train ... --progress-json", with the paths
+  /// the host sees.
   QStringList arguments() const;
   /// Short label for lists: "TE-TNP · gp1d" (or the checkpoint's file name when resuming).
   QString label() const;
@@ -41,7 +47,8 @@ bool modelHasOption(const QString& kind, const QString& name);
 
 /// Problems with the request, one sentence each (empty when it can start): unknown or
 /// incompatible model, invalid sizes, a task whose data is missing, an output path that cannot
-/// be written, CUDA chosen without a GPU, a checkpoint that cannot be resumed.
+/// be written, CUDA chosen without a GPU, a checkpoint that cannot be resumed. For an SSH host
+/// the data and the devices are the host's: npe there reports their problems in the job's log.
 QStringList validate_request(const TrainingRequest& request);
 
 /// Where `npe` is: $NPE_EXECUTABLE, next to this program (installed), or the build tree's.

@@ -102,7 +102,7 @@ QWidget* TrainingTab::buildJobView() {
   auto* column = new QVBoxLayout(panel);
   m_list = new QTreeWidget(panel);
   m_list->setHeaderLabels(
-      {tr("Job"), tr("Device"), tr("State"), tr("Step"), tr("Validation LL"), tr("Checkpoint")});
+      {tr("Job"), tr("Host · device"), tr("State"), tr("Step"), tr("Validation LL"), tr("Checkpoint")});
   m_list->setRootIsDecorated(false);
   m_list->setMaximumHeight(130);
   m_list->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -159,7 +159,13 @@ void TrainingTab::updateJobRow(int index) {
   if (!item) return;
   const auto& job = m_jobs->job(index);
   item->setText(0, QString("#%1 %2").arg(job.id).arg(job.model_name));
-  item->setText(1, job_device(job.request.device).toUpper());
+  // The host, then the device there ("auto" on an SSH host is the host's to resolve).
+  const auto& host = job.request.host;
+  const auto device =
+      (host.remote() ? job.request.device : job_device(job.request.device)).toUpper();
+  item->setText(1, host.kind == TrainingHost::Kind::ThisComputer ? device
+                                                                 : host.name + " · " + device);
+  item->setToolTip(1, host.label());
   item->setText(2, job_state_text(job.state));
   item->setText(3, QString("%1 / %2").arg(job.step).arg(job.total_steps));
   item->setText(4, std::isfinite(job.validation_ll) ? QString::number(job.validation_ll, 'f', 3)
@@ -175,6 +181,7 @@ void TrainingTab::updateJobView() {
   const bool paused = job && job->state == JobState::Paused;
   m_pause->setEnabled(running);
   m_resume->setEnabled(job && (paused || job->state == JobState::Stopped ||
+                               job->state == JobState::Disconnected ||
                                (job->state == JobState::Failed && job->has_checkpoint)));
   m_stop->setEnabled(running || paused || (job && job->state == JobState::Queued));
   m_use->setEnabled(job != nullptr);
