@@ -22,17 +22,18 @@ constexpr int kDevicesProtocol = 1;
 int list_devices(bool json) {
   nlohmann::json devices = nlohmann::json::array();
   const auto cores = static_cast<int>(std::thread::hardware_concurrency());
-  devices.push_back({{"name", "cpu"}, {"description", "CPU (" + std::to_string(cores) + " cores)"}});
+  devices.push_back(
+      {{"name", "cpu"}, {"description", "CPU (" + std::to_string(cores) + " cores)"}});
   // The names `npe train --device` takes: it trains on the first GPU.
   if (torch::cuda::is_available()) {
     const auto gpus = torch::cuda::device_count();
-    devices.push_back({{"name", "cuda"},
-                       {"description", "CUDA (" + std::to_string(gpus) +
-                                           (gpus == 1 ? " GPU)" : " GPUs; npe trains on the first)")}});
+    devices.push_back(
+        {{"name", "cuda"},
+         {"description", "CUDA (" + std::to_string(gpus) +
+                             (gpus == 1 ? " GPU)" : " GPUs; npe trains on the first)")}});
   }
-  const nlohmann::json answer = {{"protocol", kDevicesProtocol},
-                                 {"libtorch", libtorch_version()},
-                                 {"devices", devices}};
+  const nlohmann::json answer = {
+      {"protocol", kDevicesProtocol}, {"libtorch", libtorch_version()}, {"devices", devices}};
   if (json) {
     std::printf("%s\n", answer.dump().c_str());
     return 0;

@@ -12,9 +12,12 @@ namespace {
 
 QString kind_name(TrainingHost::Kind kind) {
   switch (kind) {
-    case TrainingHost::Kind::ThisComputer: return QStringLiteral("this-computer");
-    case TrainingHost::Kind::LocalProgram: return QStringLiteral("program");
-    case TrainingHost::Kind::Ssh: return QStringLiteral("ssh");
+    case TrainingHost::Kind::ThisComputer:
+      return QStringLiteral("this-computer");
+    case TrainingHost::Kind::LocalProgram:
+      return QStringLiteral("program");
+    case TrainingHost::Kind::Ssh:
+      return QStringLiteral("ssh");
   }
   return {};
 }
@@ -39,9 +42,12 @@ TrainingHost this_computer() {
 
 QString TrainingHost::label() const {
   switch (kind) {
-    case Kind::ThisComputer: return name;
-    case Kind::LocalProgram: return QObject::tr("%1 (%2)").arg(name, npe_path);
-    case Kind::Ssh: return QObject::tr("%1 (ssh %2)").arg(name, destination);
+    case Kind::ThisComputer:
+      return name;
+    case Kind::LocalProgram:
+      return QObject::tr("%1 (%2)").arg(name, npe_path);
+    case Kind::Ssh:
+      return QObject::tr("%1 (ssh %2)").arg(name, destination);
   }
   return name;
 }
@@ -65,16 +71,19 @@ QString TrainingHost::problem() const {
 
 HostCommand TrainingHost::npe_command(const QStringList& npe_arguments) const {
   switch (kind) {
-    case Kind::ThisComputer: return {npe_executable(), npe_arguments};
-    case Kind::LocalProgram: return {npe_path, npe_arguments};
-    case Kind::Ssh: break;
+    case Kind::ThisComputer:
+      return {npe_executable(), npe_arguments};
+    case Kind::LocalProgram:
+      return {npe_path, npe_arguments};
+    case Kind::Ssh:
+      break;
   }
   // ssh joins its words with spaces and the host's shell splits them again: one quoted word
   // each. `exec` leaves npe as the session's process, so that a hang-up reaches it.
   QStringList words{shell_quote(npe_path)};
   for (const auto& a : npe_arguments) words << shell_quote(a);
-  const auto remote = QStringLiteral("mkdir -p %1 && exec %2")
-                          .arg(shell_quote(remote_folder), words.join(' '));
+  const auto remote =
+      QStringLiteral("mkdir -p %1 && exec %2").arg(shell_quote(remote_folder), words.join(' '));
   return {QStringLiteral("ssh"),
           ssh_options + kNonInteractive + QStringList{"-T", destination, "--", remote}};
 }
@@ -95,12 +104,10 @@ HostCommand TrainingHost::copy_back(const QString& host_file, const QString& fol
 }
 
 QJsonObject TrainingHost::to_json() const {
-  return {{"kind", kind_name(kind)},
-          {"name", name},
-          {"destination", destination},
-          {"npe_path", npe_path},
-          {"remote_folder", remote_folder},
-          {"ssh_options", QJsonArray::fromStringList(ssh_options)}};
+  return {
+      {"kind", kind_name(kind)},        {"name", name},
+      {"destination", destination},     {"npe_path", npe_path},
+      {"remote_folder", remote_folder}, {"ssh_options", QJsonArray::fromStringList(ssh_options)}};
 }
 
 TrainingHost TrainingHost::from_json(const QJsonObject& json) {

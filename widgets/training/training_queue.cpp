@@ -147,8 +147,7 @@ void TrainingQueue::startJob(Job& job) {
           });
   const auto command = job.request.host.npe_command(job.request.arguments());
   if (job.request.host.remote()) {
-    appendLog(job, tr("On %1: $ %2").arg(job.request.host.label(),
-                                         command.arguments.join(' ')));
+    appendLog(job, tr("On %1: $ %2").arg(job.request.host.label(), command.arguments.join(' ')));
   } else {
     appendLog(job, "$ npe " + job.request.arguments().join(' '));
   }
@@ -252,9 +251,9 @@ void TrainingQueue::onCopied(Job& job, int step, bool ok, const QString& incomin
     Q_EMIT checkpointCopied(indexOf(job), step);
     checkpointArrived(job);
   } else {
-    const auto why = error ? QString::fromStdString(error.message())
-                           : QString::fromUtf8(job.copy ? job.copy->readAll() : QByteArray())
-                                 .trimmed();
+    const auto why =
+        error ? QString::fromStdString(error.message())
+              : QString::fromUtf8(job.copy ? job.copy->readAll() : QByteArray()).trimmed();
     appendLog(job, tr("Could not copy the checkpoint at step %1 from %2: %3 (the one here is "
                       "kept)")
                        .arg(step)

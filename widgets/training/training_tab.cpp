@@ -101,8 +101,8 @@ QWidget* TrainingTab::buildJobView() {
   auto* panel = new QWidget;
   auto* column = new QVBoxLayout(panel);
   m_list = new QTreeWidget(panel);
-  m_list->setHeaderLabels(
-      {tr("Job"), tr("Host · device"), tr("State"), tr("Step"), tr("Validation LL"), tr("Checkpoint")});
+  m_list->setHeaderLabels({tr("Job"), tr("Host · device"), tr("State"), tr("Step"),
+                           tr("Validation LL"), tr("Checkpoint")});
   m_list->setRootIsDecorated(false);
   m_list->setMaximumHeight(130);
   m_list->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -163,8 +163,8 @@ void TrainingTab::updateJobRow(int index) {
   const auto& host = job.request.host;
   const auto device =
       (host.remote() ? job.request.device : job_device(job.request.device)).toUpper();
-  item->setText(1, host.kind == TrainingHost::Kind::ThisComputer ? device
-                                                                 : host.name + " · " + device);
+  item->setText(
+      1, host.kind == TrainingHost::Kind::ThisComputer ? device : host.name + " · " + device);
   item->setToolTip(1, host.label());
   item->setText(2, job_state_text(job.state));
   item->setText(3, QString("%1 / %2").arg(job.step).arg(job.total_steps));
