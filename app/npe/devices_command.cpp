@@ -54,7 +54,11 @@ Command add_devices_command(CLI::App& app) {
   devices->add_flag("--json", *json, "One JSON object: protocol, libtorch, devices");
   // Accepted like every other command's, so that one command line template serves them all.
   add_thread_option(*devices, *runtime);
-  return {devices, [json] { return list_devices(*json); }};
+  // The lambda owns what the options write into: CLI11 keeps pointers to it until parsing.
+  return {devices, [json, runtime] {
+            (void)runtime;
+            return list_devices(*json);
+          }};
 }
 
 }  // namespace npe::cli
