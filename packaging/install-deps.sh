@@ -33,6 +33,9 @@ packages=(
   libvtk9-dev
   # GUI tests and screenshots run under a virtual X server.
   xvfb xauth libgl1-mesa-dri
+  # Training hosts: the tab runs jobs on other computers with the user's ssh and copies their
+  # checkpoints back with scp; the hosts test starts its own sshd on 127.0.0.1.
+  openssh-client openssh-server
 )
 
 if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi

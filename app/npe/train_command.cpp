@@ -14,6 +14,7 @@
 #include "npe/models/checkpoint.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
+#include "npe/output_lock.h"
 #include "npe/runtime.h"
 #include "npe/training/distributed.h"
 #include "npe/training/training_job.h"
@@ -161,7 +162,15 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
 
   std::unique_ptr<TrainingJob> job;
   std::filesystem::path out = a.out;
+  OutputLock output_lock;
   try {
+    const auto locked_path = out.empty() ? std::filesystem::path(a.resume) : out;
+    if (leader && !locked_path.empty()) {  // none: new_training_spec says what is missing
+      // One writer per checkpoint. A resume waits for a run still ending on this file (after a
+      // dropped SSH connection it writes its final checkpoint, which the resume continues).
+      using namespace std::chrono_literals;
+      output_lock = OutputLock::acquire(locked_path, a.resume.empty() ? 0ms : 120000ms);
+    }
     if (!a.resume.empty()) {
       job = TrainingJob::resume(a.resume, device, command_line);
       if (a.steps_given) job->set_total_steps(a.options.steps);

@@ -12,6 +12,7 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QVBoxLayout>
@@ -22,6 +23,7 @@
 #include "npe/errors.h"
 #include "npe/models/model_config.h"
 #include "npe/models/model_registry.h"
+#include "training/training_hosts_dialog.h"
 
 namespace npe::widgets {
 namespace {
@@ -32,6 +34,20 @@ QString gpu_description() {
   smi.start("nvidia-smi", {"--query-gpu=name,memory.total", "--format=csv,noheader"});
   if (!smi.waitForFinished(3000) || smi.exitCode() != 0) return {};
   return QString::fromUtf8(smi.readAllStandardOutput()).section('\n', 0, 0).trimmed();
+}
+
+// This computer's devices: the GPU's name once (nvidia-smi takes a moment).
+const HostDevicesAnswer& this_computers_devices() {
+  static const HostDevicesAnswer answer = [] {
+    HostDevicesAnswer a;
+    a.devices.push_back({"cpu", QObject::tr("CPU")});
+    if (torch::cuda::is_available()) {
+      const auto gpu = gpu_description();
+      a.devices.push_back({"cuda", QObject::tr("CUDA — %1").arg(gpu.isEmpty() ? "GPU 0" : gpu)});
+    }
+    return a;
+  }();
+  return answer;
 }
 
 }  // namespace
@@ -72,17 +88,15 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_learning_rate->setSingleStep(0.0001);
   m_learning_rate->setValue(5e-4);
   m_seed = spin(0, 1000000, 0, tr("Seed of the weights and the training tasks"));
+  m_host = new QComboBox(box);
+  m_host->setObjectName("host");
+  auto* edit_hosts = new QPushButton(tr("Hosts…"), box);
+  edit_hosts->setToolTip(tr("Add, edit and test SSH hosts and other npe programs"));
+  auto* host_row = new QHBoxLayout;
+  host_row->addWidget(m_host, 1);
+  host_row->addWidget(edit_hosts);
   m_device = new QComboBox(box);
-  m_device->addItem(tr("auto"), "auto");
-  m_device->addItem(tr("CPU"), "cpu");
-  const bool cuda = torch::cuda::is_available();
-  const auto gpu = cuda ? gpu_description() : QString();
-  m_device->addItem(cuda ? tr("CUDA — %1").arg(gpu.isEmpty() ? tr("GPU 0") : gpu) : tr("CUDA"),
-                    "cuda");
-  if (!cuda) {
-    m_device->setItemData(2, tr("No CUDA GPU is available to this libtorch"), Qt::ToolTipRole);
-  }
-  m_device->setToolTip(cuda ? tr("auto trains on the GPU") : tr("No GPU: auto trains on the CPU"));
+  m_probe = new HostDevicesProbe(this);
   m_output = new QLineEdit(box);
   auto* browse = new QPushButton(tr("…"), box);
   browse->setToolTip(tr("Choose the checkpoint file"));
@@ -106,6 +120,7 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_form->addRow(tr("Batch size"), m_batch);
   m_form->addRow(tr("Learning rate"), m_learning_rate);
   m_form->addRow(tr("Seed"), m_seed);
+  m_form->addRow(tr("Host"), host_row);
   m_form->addRow(tr("Device"), m_device);
   m_form->addRow(tr("Output"), output_row);
   m_form->addRow(tr("Checkpoint every"), m_checkpoint_every);
@@ -144,12 +159,25 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
                                                    tr("Checkpoints (*.pt)"));
     if (!path.isEmpty()) m_output->setText(path);
   });
+  connect(m_host, &QComboBox::currentIndexChanged, this, [this] {
+    m_message->clear();
+    refreshDevices();
+  });
+  connect(edit_hosts, &QPushButton::clicked, this, &TrainingForm::editHosts);
+  connect(m_probe, &HostDevicesProbe::answered, this,
+          [this](const TrainingHost& host, const HostDevicesAnswer& answer) {
+            m_host_devices[host.name] = answer;
+            if (host.name == currentHost().name) refreshDevices();
+            Q_EMIT hostDevicesAnswered(host.name);
+          });
   connect(start, &QPushButton::clicked, this, &TrainingForm::startRequested);
   connect(open, &QPushButton::clicked, this, [this] {
     const auto path =
         QFileDialog::getOpenFileName(this, tr("Open training job"), {}, tr("Checkpoints (*.pt)"));
     if (!path.isEmpty()) Q_EMIT openRequested(path);
   });
+  QSettings settings;
+  setHosts(load_training_hosts(settings));
   refreshModels();
   updateSizeFields();
   // After refreshModels: the default file is named after the model kind.
@@ -255,6 +283,89 @@ QString TrainingForm::defaultOutputPath() const {
            QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss"));
 }
 
+const TrainingHost& TrainingForm::currentHost() const {
+  const int index = std::max(0, m_host->currentIndex());
+  return m_hosts.at(std::min<int>(index, static_cast<int>(m_hosts.size()) - 1));
+}
+
+void TrainingForm::setHosts(const QList<TrainingHost>& hosts) {
+  const auto chosen = m_host->currentData().toString();
+  m_hosts.clear();
+  m_hosts << this_computer();
+  for (const auto& host : hosts) {
+    if (host.kind != TrainingHost::Kind::ThisComputer) m_hosts << host;
+  }
+  // An edited host may have another npe: ask again.
+  m_host_devices.clear();
+  refreshHosts(chosen);
+}
+
+void TrainingForm::refreshHosts(const QString& chosen) {
+  {
+    QSignalBlocker block(m_host);
+    m_host->clear();
+    for (const auto& host : m_hosts) {
+      m_host->addItem(host.name, host.name);
+      m_host->setItemData(m_host->count() - 1, host.label(), Qt::ToolTipRole);
+    }
+    m_host->setCurrentIndex(std::max(0, m_host->findData(chosen)));
+  }
+  refreshDevices();
+}
+
+const HostDevicesAnswer* TrainingForm::hostDevices(const QString& host_name) const {
+  const auto found = m_host_devices.find(host_name);
+  return found == m_host_devices.end() ? nullptr : &found->second;
+}
+
+void TrainingForm::refreshDevices() {
+  const auto previous = m_device->currentData().toString();
+  const auto& host = currentHost();
+  const bool here = host.kind == TrainingHost::Kind::ThisComputer;
+  const HostDevicesAnswer* answer = here ? &this_computers_devices() : hostDevices(host.name);
+  QSignalBlocker block(m_device);
+  m_device->clear();
+  m_device->addItem(tr("auto"), "auto");
+  const auto has = [answer](const QString& name) {
+    return answer && std::any_of(answer->devices.begin(), answer->devices.end(),
+                                 [&name](const HostDevice& d) { return d.name == name; });
+  };
+  if (answer && answer->ok()) {
+    for (const auto& d : answer->devices) {
+      m_device->addItem(d.name == "cpu" && here ? tr("CPU") : d.description, d.name);
+    }
+    if (!has("cuda")) {
+      m_device->addItem(tr("CUDA"), "cuda");
+      m_device->setItemData(m_device->count() - 1,
+                            here ? tr("No CUDA GPU is available to this libtorch")
+                                 : tr("npe on %1 sees no CUDA GPU").arg(host.name),
+                            Qt::ToolTipRole);
+    }
+    m_device->setToolTip(has("cuda") ? tr("auto trains on the GPU")
+                                     : tr("No GPU: auto trains on the CPU"));
+  } else {
+    // Not answered (yet): the names npe train takes, for the host to check when it starts.
+    m_device->addItem(tr("CPU"), "cpu");
+    m_device->addItem(tr("CUDA"), "cuda");
+    if (!answer) {
+      m_device->setToolTip(tr("Asking npe on %1 which devices it has…").arg(host.name));
+      if (!m_probe->busy() || !(m_probe->host() == host)) m_probe->ask(host);
+    } else {
+      m_device->setToolTip(answer->problem);
+      m_message->setText(answer->problem);
+    }
+  }
+  m_device->setCurrentIndex(std::max(0, m_device->findData(previous)));
+}
+
+void TrainingForm::editHosts() {
+  TrainingHostsDialog dialog(m_hosts, this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  QSettings settings;
+  save_training_hosts(settings, dialog.hosts());
+  setHosts(dialog.hosts());
+}
+
 TrainingRequest TrainingForm::request() const {
   TrainingRequest r;
   r.task = m_task->currentData().toString();
@@ -269,6 +380,7 @@ TrainingRequest TrainingForm::request() const {
   r.learning_rate = m_learning_rate->value();
   r.seed = m_seed->value();
   r.device = m_device->currentData().toString();
+  r.host = currentHost();
   r.output_path = m_output->text().trimmed();
   r.checkpoint_every = m_checkpoint_every->value();
   r.validation_every = m_validation_every->value();
@@ -288,6 +400,14 @@ void TrainingForm::setRequest(const TrainingRequest& r) {
   m_batch->setValue(r.batch_size);
   m_learning_rate->setValue(r.learning_rate);
   m_seed->setValue(r.seed);
+  auto hosts = m_hosts;
+  if (std::none_of(hosts.begin(), hosts.end(),
+                   [&r](const TrainingHost& h) { return h.name == r.host.name; })) {
+    hosts << r.host;  // a job's host since removed from the list: offered again
+    setHosts(hosts);
+  }
+  m_host->setCurrentIndex(std::max(0, m_host->findData(r.host.name)));
+  if (m_device->findData(r.device) < 0) m_device->addItem(r.device.toUpper(), r.device);
   m_device->setCurrentIndex(std::max(0, m_device->findData(r.device)));
   m_output->setText(r.output_path);
   m_checkpoint_every->setValue(r.checkpoint_every);

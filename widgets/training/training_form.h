@@ -1,12 +1,15 @@
 #pragma once
 // The training tab's form for a new job: task, model kind and size (custom widths only where
-// the kind has them), steps, device and output file, with "Start" and "Open job…".
+// the kind has them), steps, the host and its device (asked of npe there), output file, with
+// "Start" and "Open job…".
 
 #include <map>
 #include <memory>
 
+#include <QList>
 #include <QWidget>
 
+#include "training/host_devices.h"
 #include "training/training_request.h"
 
 class QCheckBox;
@@ -43,14 +46,27 @@ class TrainingForm final : public QWidget {
   void outputUsed(const QString& output_path);
   /// "Δ = 4" or "Δ = (10, 10)": the task's shift outside its training range (curve labels).
   QString shiftLabel(const QString& task);
+  /// The hosts offered (this computer first), and replacing them (the hosts dialog; tests).
+  /// Not saved here: the dialog saves what the user accepts.
+  QList<TrainingHost> hosts() const { return m_hosts; }
+  void setHosts(const QList<TrainingHost>& hosts);
+  /// What the host's npe said about its devices (null before it answered).
+  const HostDevicesAnswer* hostDevices(const QString& host_name) const;
+  QComboBox* deviceList() const { return m_device; }
 
  Q_SIGNALS:
   void startRequested();
   /// The user chose a checkpoint whose job to open.
   void openRequested(const QString& path);
+  /// The chosen host's npe answered (tests wait on it).
+  void hostDevicesAnswered(const QString& host_name);
 
  private:
   void refreshModels();
+  void refreshHosts(const QString& chosen);
+  void refreshDevices();
+  void editHosts();
+  const TrainingHost& currentHost() const;
   void updateSizeFields();
   QString defaultOutputPath() const;
   void followDefaultOutput();
@@ -67,6 +83,7 @@ class TrainingForm final : public QWidget {
   QSpinBox* m_batch = nullptr;
   QDoubleSpinBox* m_learning_rate = nullptr;
   QSpinBox* m_seed = nullptr;
+  QComboBox* m_host = nullptr;
   QComboBox* m_device = nullptr;
   QLineEdit* m_output = nullptr;
   QSpinBox* m_checkpoint_every = nullptr;
@@ -78,6 +95,10 @@ class TrainingForm final : public QWidget {
   // Task sources made for listing the kinds that fit a task, kept (making one reads data).
   std::map<QString, std::shared_ptr<const TaskSource>> m_sources;
   std::map<QString, QString> m_source_problems;
+  QList<TrainingHost> m_hosts;
+  // Each host's answer to `npe devices --json`, asked once per host (its edits ask again).
+  std::map<QString, HostDevicesAnswer> m_host_devices;
+  HostDevicesProbe* m_probe = nullptr;
 };
 
 }  // namespace npe::widgets

@@ -69,7 +69,7 @@ QString TrainingHost::problem() const {
   return {};
 }
 
-HostCommand TrainingHost::npe_command(const QStringList& npe_arguments) const {
+HostCommand TrainingHost::npe_command(const QStringList& npe_arguments, bool create_folder) const {
   switch (kind) {
     case Kind::ThisComputer:
       return {npe_executable(), npe_arguments};
@@ -82,8 +82,9 @@ HostCommand TrainingHost::npe_command(const QStringList& npe_arguments) const {
   // each. `exec` leaves npe as the session's process, so that a hang-up reaches it.
   QStringList words{shell_quote(npe_path)};
   for (const auto& a : npe_arguments) words << shell_quote(a);
-  const auto remote =
-      QStringLiteral("mkdir -p %1 && exec %2").arg(shell_quote(remote_folder), words.join(' '));
+  const auto remote = create_folder ? QStringLiteral("mkdir -p %1 && exec %2")
+                                          .arg(shell_quote(remote_folder), words.join(' '))
+                                    : QStringLiteral("exec %1").arg(words.join(' '));
   return {QStringLiteral("ssh"),
           ssh_options + kNonInteractive + QStringList{"-T", destination, "--", remote}};
 }

@@ -7,6 +7,7 @@
 
 #include <QJsonObject>
 #include <QList>
+#include <QMetaType>
 #include <QString>
 #include <QStringList>
 
@@ -42,8 +43,8 @@ struct TrainingHost {
   QString problem() const;
 
   /// How to run `npe npe_arguments` there (for ssh: the remote command, each word quoted for
-  /// the host's shell, after creating the checkpoint folder).
-  HostCommand npe_command(const QStringList& npe_arguments) const;
+  /// the host's shell, after creating the checkpoint folder unless `create_folder` is false).
+  HostCommand npe_command(const QStringList& npe_arguments, bool create_folder = true) const;
   /// Where the host writes the checkpoint whose local copy is `local_path`: the remote folder
   /// and the same file name. Here: `local_path` itself.
   QString host_path(const QString& local_path) const;
@@ -67,3 +68,5 @@ QList<TrainingHost> load_training_hosts(QSettings& settings);
 void save_training_hosts(QSettings& settings, const QList<TrainingHost>& hosts);
 
 }  // namespace npe::widgets
+
+Q_DECLARE_METATYPE(npe::widgets::TrainingHost)

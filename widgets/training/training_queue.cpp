@@ -10,6 +10,7 @@
 #include <torch/cuda.h>
 
 #include "npe/errors.h"
+#include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
 #include "npe/training/training_job.h"
 #include "training/training_process.h"
@@ -245,6 +246,12 @@ void TrainingQueue::onCopied(Job& job, int step, bool ok, const QString& incomin
     }
   }
   if (ok && !error) {
+    // The host may have written a newer checkpoint since the event that asked for this copy:
+    // the step is the one the copied file holds.
+    try {
+      step = static_cast<int>(read_checkpoint_metadata(output.toStdString()).steps);
+    } catch (const Error&) {
+    }
     job.copied_step = step;
     job.has_checkpoint = true;
     appendLog(job, tr("Copied the checkpoint at step %1 to %2").arg(step).arg(output));
