@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "npe/models/auto_precision.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/tile_matmul.h"
 #include "stopwatch.h"

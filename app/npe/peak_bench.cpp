@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu_peak.h"
+#include "npe/models/auto_precision.h"
 #include "npe/models/compute_settings.h"
 #include "npe/runtime.h"
 

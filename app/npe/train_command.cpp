@@ -11,6 +11,7 @@
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
+#include "npe/models/auto_precision.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
@@ -70,11 +71,7 @@ int apply_runtime_options(const RuntimeArguments& runtime, torch::Device device)
 std::string describe_precision(const RuntimeArguments& runtime, torch::Device device) {
   std::string text = precision_name(pairwise_precision());
   if (runtime.precision != "auto" || device.is_cuda()) return text;
-  const double speedup = measure_bf16_speedup();  // measured once, by parse_precision("auto")
-  if (speedup == 0.0) return text + " (auto: this CPU has no bf16 products)";
-  char note[96];
-  std::snprintf(note, sizeof note, " (auto: the TE kernel ran %.2fx faster in bf16 here)", speedup);
-  return text + note;
+  return text + " (auto: " + auto_precision().reason + ")";  // decided by parse_precision("auto")
 }
 
 namespace {

@@ -23,6 +23,7 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "npe/models/auto_precision.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/compute_settings.h"
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "npe/models/auto_precision.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/tile_matmul.h"
 

@@ -3,18 +3,14 @@
 #include <dlfcn.h>
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <mutex>
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
-#include "first_line.h"
 #include "npe/errors.h"
+#include "npe/models/auto_precision.h"
 #include "npe/process_memory.h"
-#include "pairwise_kernel_attention.h"
 
 namespace npe {
 namespace {
@@ -36,49 +32,6 @@ int64_t free_cuda_memory() {
   if (mem_get_info == nullptr || mem_get_info(&free, &total) != 0) return 0;
   return static_cast<int64_t>(free);
 }
-
-// One tile of the training workload for the fused TE attention kernel: 8 heads of 16, rho width
-// 128 and 64 x 64 = 4,096 pairs, the tile size the kernel trains with. The whole kernel, not one
-// product, is timed: on an Intel Xeon with AVX512-BF16 but no AMX, libtorch's bfloat16 product
-// ran 2.7x faster than its float32 one (OpenBLAS), yet the reference training step was 12 %
-// slower in bfloat16 than in float32 once both ran on oneDNN (2026-11-23).
-class AttentionKernelProbe {
- public:
-  AttentionKernelProbe() {
-    // A generator of its own: reseeding the global one would change what a caller draws next.
-    auto generator = at::detail::createCPUGenerator(0);
-    auto randn = [&generator](std::vector<int64_t> shape) {
-      return torch::randn(shape, generator);
-    };
-    constexpr int64_t heads = 8, head_dim = 16, queries = 64, keys = 64, width = 128;
-    m_q = randn({1, queries, heads, head_dim});
-    m_k = randn({1, keys, heads, head_dim});
-    m_v = randn({1, keys, heads, head_dim});
-    m_xq = randn({1, queries, 1});
-    m_xk = randn({1, keys, 1});
-    auto parameter = [&randn](std::vector<int64_t> shape) {
-      return (0.1 * randn(std::move(shape))).requires_grad_();
-    };
-    m_w1 = parameter({width, heads + 1});
-    m_b1 = parameter({width});
-    m_w2 = parameter({width, width});
-    m_b2 = parameter({width});
-    m_w3 = parameter({heads, width});
-    m_b3 = parameter({heads});
-  }
-
-  // One forward and backward pass, in seconds.
-  double seconds(Precision precision) const {
-    const auto start = std::chrono::steady_clock::now();
-    const auto out = pairwise_kernel_attention(m_q, m_k, m_v, m_xq, m_xk, m_w1, m_b1, m_w2, m_b2,
-                                               m_w3, m_b3, precision);
-    out[0].sum().backward();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-
- private:
-  torch::Tensor m_q, m_k, m_v, m_xq, m_xk, m_w1, m_b1, m_w2, m_b2, m_w3, m_b3;
-};
 
 // Autocast state per device type. libtorch 2.4 replaced the per-device functions
 // (is_cpu_enabled, get_autocast_gpu_dtype, ...) by ones that take the device type and deprecated
@@ -133,9 +86,7 @@ Precision parse_precision(const std::string& name) {
     }
     return Precision::bf16;
   }
-  if (name == "auto") {
-    return measure_bf16_speedup() > kAutoBf16Speedup ? Precision::bf16 : Precision::fp32;
-  }
+  if (name == "auto") return auto_precision().precision;
   throw ConfigError("unknown precision '" + name + "' (known: fp32, bf16, auto)");
 }
 
@@ -223,44 +174,6 @@ AutocastOff::AutocastOff()
 AutocastOff::~AutocastOff() {
   set_autocast_enabled(c10::DeviceType::CPU, m_cpu);
   set_autocast_enabled(c10::DeviceType::CUDA, m_cuda);
-}
-
-const std::string& bf16_unavailable_reason() {
-  static const std::string reason = [] {
-    torch::AutoGradMode grad(true);
-    try {
-      AttentionKernelProbe().seconds(Precision::bf16);
-      return std::string();
-    } catch (const std::exception& e) {  // c10::Error from oneDNN: "could not create a primitive"
-      return std::string("this CPU cannot run the bfloat16 products (") + first_line(e.what()) +
-             ")";
-    }
-  }();
-  return reason;
-}
-
-double measure_bf16_speedup() {
-  static std::once_flag once;
-  static double speedup = 0.0;
-  std::call_once(once, [] {
-    if (!bf16_unavailable_reason().empty()) return;
-    torch::AutoGradMode grad(true);
-    // The precisions take turns, best of several each, so that a burst of load from elsewhere
-    // (a virtual machine waking up, another process) slows both alike instead of deciding the
-    // ratio; with one burst-sized block per precision, "auto" once chose fp32 on a CPU where
-    // bf16 trains 1.7x faster. The first pass of each builds its primitives: not timed.
-    const AttentionKernelProbe probe;
-    probe.seconds(Precision::fp32);
-    probe.seconds(Precision::bf16);
-    constexpr int kRounds = 7;
-    double fp32 = 1e30, bf16 = 1e30;
-    for (int round = 0; round < kRounds; ++round) {
-      fp32 = std::min(fp32, probe.seconds(Precision::fp32));
-      bf16 = std::min(bf16, probe.seconds(Precision::bf16));
-    }
-    speedup = fp32 / bf16;
-  });
-  return speedup;
 }
 
 }  // namespace npe

@@ -13,8 +13,8 @@ namespace npe {
 /// loss and the optimiser state stay in float32.
 enum class Precision { fp32, bf16 };
 
-/// "fp32", "bf16" or "auto" (bf16 where measure_bf16_speedup() > kAutoBf16Speedup, else fp32).
-/// Throws ConfigError for other names.
+/// "fp32", "bf16" or "auto" (what auto_precision() chose, auto_precision.h). Throws ConfigError
+/// for other names, and for bf16 where this CPU cannot run it.
 Precision parse_precision(const std::string& name);
 std::string precision_name(Precision precision);
 
@@ -79,19 +79,5 @@ class AutocastOff {
  private:
   bool m_cpu, m_cuda;
 };
-
-/// How many times faster the fused TE attention kernel (forward and backward, one tile of the
-/// training workload's shape) runs on this CPU in bfloat16 than in float32, measured once
-/// (the precisions alternating, best of 7 each; about 0.1 s) and remembered. Below 1 on CPUs
-/// without bf16 instructions, where libtorch emulates them, and on some with them; 0 where this CPU
-/// cannot run the kernel in bfloat16 at all (bf16_unavailable_reason() says why).
-double measure_bf16_speedup();
-
-/// Empty where the fused TE attention kernel runs in bfloat16 on this CPU; else why not (oneDNN
-/// builds no bfloat16 products on CPUs without AVX-512, e.g. some AMD EPYC). Checked once.
-const std::string& bf16_unavailable_reason();
-
-/// "auto" precision picks bf16 above this speedup: the rest of a training step gains less.
-inline constexpr double kAutoBf16Speedup = 1.15;
 
 }  // namespace npe
