@@ -47,8 +47,16 @@ void TrainingControl::read_commands(const std::shared_ptr<State>& state) {
     const auto n = ::read(STDIN_FILENO, buffer, sizeof buffer);
     // A signal (SIGSTOP/SIGCONT, SIGTERM) may interrupt the read: that is not end of input.
     if (n < 0 && errno == EINTR) continue;
-    // End of input (a closed pipe, /dev/null) is not a command: training goes on.
-    if (n <= 0) return;
+    // End of input (a closed pipe, /dev/null) is not a command: a running training goes on,
+    // a paused one stops (proceed).
+    if (n <= 0) {
+      {
+        std::lock_guard lock(state->mutex);
+        state->input_ended = true;
+      }
+      state->changed.notify_all();
+      return;
+    }
     for (ssize_t i = 0; i < n; ++i) {
       if (buffer[i] == '\n') {
         state->command(line.c_str());
@@ -88,14 +96,15 @@ bool TrainingControl::stop_requested() const {
 bool TrainingControl::proceed(const std::function<void(bool)>& on_pause) {
   auto& state = *m_state;
   std::unique_lock lock(state.mutex);
-  if (state.paused && !stop_requested()) {
+  if (state.paused && !stop_requested() && !state.input_ended) {
     on_pause(true);
     // Signals cannot notify a condition variable: poll for them while paused.
-    while (state.paused && !stop_requested()) {
+    while (state.paused && !stop_requested() && !state.input_ended) {
       state.changed.wait_for(lock, std::chrono::milliseconds(200));
     }
     on_pause(false);
   }
+  if (state.paused && state.input_ended) state.stop = true;
   return !stop_requested();
 }
 

@@ -3,7 +3,9 @@
 // SIGHUP (a closed terminal or ssh connection) ask it to stop after a final checkpoint, and so
 // does an event line that cannot be written (output_lost: nobody reads it any more); with
 // --progress-json it also reads the commands "pause", "resume" and "stop", one per line, from
-// standard input (the GUI's training tab drives it that way).
+// standard input (the GUI's training tab drives it that way). Input that ends while the run is
+// paused stops it too: nobody is left to resume it (the tab's ssh connection dropped while the
+// job was paused; a host-side run would otherwise hold its checkpoint for ever).
 
 #include <atomic>
 #include <condition_variable>
@@ -35,6 +37,7 @@ class TrainingControl {
     std::mutex mutex;
     std::condition_variable changed;
     bool paused = false;
+    bool input_ended = false;
     std::atomic<bool> stop{false};
     void command(const char* text);
   };

@@ -97,6 +97,11 @@ class Child {
     EXPECT_EQ(::write(m_stdin, text.data(), text.size()), ssize_t(text.size()));
   }
   void kill(int signal) { ::kill(m_pid, signal); }
+  // Closes its standard input, as sshd does when the connection drops.
+  void close_input() {
+    ::close(m_stdin);
+    m_stdin = -1;
+  }
   // Closes our end of its stdout, as a dropped ssh connection does: its next line fails.
   void close_output() {
     std::fclose(m_stdout);
@@ -300,6 +305,37 @@ TEST_F(NpeTrainJob, LostOutputStopsAfterAFinalCheckpoint) {
   const auto meta = npe::read_checkpoint_metadata(out);
   EXPECT_GE(meta.steps, progress["step"].get<int64_t>());
   EXPECT_LT(meta.steps, 100000);
+}
+
+// A paused run whose input ends (the ssh connection dropped while the tab had it paused) can
+// never be resumed: it stops after a final checkpoint instead of holding its output for ever.
+// A running one goes on (a user's `npe train --progress-json < /dev/null`).
+TEST_F(NpeTrainJob, InputEndingWhilePausedStopsAfterAFinalCheckpoint) {
+  const auto out = dir / "m.pt";
+  Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "0", "--out", out.string(),
+                           "--progress-json"}),
+              dir / "err.log");
+  ASSERT_FALSE(child.next("progress").is_null());
+  child.send("pause");
+  const auto paused = child.next("paused");
+  ASSERT_FALSE(paused.is_null());
+  child.close_input();
+  const auto finished = child.next("finished");
+  ASSERT_FALSE(finished.is_null());
+  EXPECT_EQ(finished["stopped"], true);
+  EXPECT_EQ(finished["step"], paused["step"]);
+  ASSERT_EQ(child.wait_at_most(120), 0);
+  EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, paused["step"].get<int64_t>());
+
+  Child running(join(quick, {"--steps", "30", "--checkpoint-every", "0", "--out",
+                             (dir / "r.pt").string(), "--progress-json"}),
+                dir / "err2.log");
+  running.close_input();
+  const auto done = running.next("finished");
+  ASSERT_FALSE(done.is_null());
+  EXPECT_EQ(done["stopped"], false);
+  EXPECT_EQ(done["step"], 30);
+  EXPECT_EQ(running.wait(), 0);
 }
 
 // Without --progress-json (a run under nohup): SIGTERM still ends with a final checkpoint, and
