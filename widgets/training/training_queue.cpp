@@ -137,6 +137,7 @@ void TrainingQueue::scheduleJobs() {
 }
 
 void TrainingQueue::startJob(Job& job) {
+  job.checkpoint_event_step = -1;
   job.process = std::make_unique<TrainingProcess>();
   connect(job.process.get(), &TrainingProcess::event, this,
           [this, &job](const QJsonObject& e) { onEvent(job, e); });
@@ -179,21 +180,20 @@ void TrainingQueue::onEvent(Job& job, const QJsonObject& event) {
   } else if (kind == "validation") {
     if (event.value("val_ll").isDouble()) job.validation_ll = event.value("val_ll").toDouble();
   } else if (kind == "checkpoint") {
-    if (!job.request.host.remote()) job.has_checkpoint = true;
-    // Progress events are throttled: the checkpoint's step is the latest one (after a stop, the
-    // step the job will resume from).
+    // Progress events are throttled: the checkpoint's step is the latest one.
     job.step = std::max(job.step, event.value("step").toInt());
     appendLog(job, tr("Checkpoint at step %1: %2")
                        .arg(event.value("step").toInt())
                        .arg(event.value("path").toString()));
-    if (job.request.host.remote()) {
-      copyBack(job, event.value("step").toInt());
-    } else {
-      checkpointArrived(job);
-    }
+    onCheckpoint(job, event.value("step").toInt());
   } else if (kind == "finished") {
     // A stop saves its checkpoint after the last progress report: this is the step it holds.
+    // That final checkpoint has no event of its own (the one before it may be many steps
+    // earlier): on a host it must be copied back now, or Resume here would lose those steps.
     job.step = event.value("step").toInt(job.step);
+    if (event.contains("checkpoint") && job.step != job.checkpoint_event_step) {
+      onCheckpoint(job, job.step);
+    }
   } else if (kind == "paused") {
     setState(job, JobState::Paused);
   } else if (kind == "resumed") {
@@ -202,6 +202,16 @@ void TrainingQueue::onEvent(Job& job, const QJsonObject& event) {
     appendLog(job, tr("Error: %1").arg(event.value("message").toString()));
   }
   Q_EMIT jobChanged(indexOf(job));
+}
+
+void TrainingQueue::onCheckpoint(Job& job, int step) {
+  job.checkpoint_event_step = step;
+  if (job.request.host.remote()) {
+    copyBack(job, step);
+  } else {
+    job.has_checkpoint = true;
+    checkpointArrived(job);
+  }
 }
 
 void TrainingQueue::checkpointArrived(Job& job) {

@@ -45,6 +45,7 @@ class TrainingQueue final : public QObject {
     int copied_step = 0;
     std::unique_ptr<QProcess> copy;  // the scp copying a checkpoint back, while it runs
     int copy_pending_step = 0;       // a newer checkpoint to copy once it has finished
+    int checkpoint_event_step = -1;  // the step of the last checkpoint npe reported
     /// Show the model in the explorer tab of its task at every checkpoint.
     bool use_in_explorer = false;
     std::unique_ptr<TrainingProcess> process;
@@ -104,6 +105,8 @@ class TrainingQueue final : public QObject {
   void appendLog(Job& job, const QString& line);
   void copyBack(Job& job, int step);
   void onCopied(Job& job, int step, bool ok, const QString& incoming);
+  /// npe wrote a checkpoint at `step`: copied back from a host, else shown where asked.
+  void onCheckpoint(Job& job, int step);
   void checkpointArrived(Job& job);
 
   std::vector<std::unique_ptr<Job>> m_jobs;
