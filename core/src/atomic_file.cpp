@@ -1,6 +1,7 @@
 #include "npe/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,9 +15,40 @@ namespace {
 
 constexpr const char* kTemporaryMarker = ".tmp-";
 
+// PATH.tmp-PID-N: the writer's process id tells a temporary whose writer was killed (the window
+// killed during Save session) from one being written now.
 std::filesystem::path temporary_sibling(const std::filesystem::path& path) {
   std::random_device random;
-  return path.string() + kTemporaryMarker + std::to_string(random());
+  return path.string() + kTemporaryMarker + std::to_string(::getpid()) + "-" +
+         std::to_string(random());
+}
+
+// The process that wrote the temporary `name` (PATH.tmp-PID-N) has ended. False when the name
+// does not say (an older PATH.tmp-N) or the process is alive.
+bool writer_has_ended(const std::string& name, size_t prefix_size) {
+  const auto rest = name.substr(prefix_size);
+  const auto dash = rest.find('-');
+  if (dash == std::string::npos || dash == 0) return false;
+  long pid = 0;
+  for (size_t i = 0; i < dash; ++i) {
+    if (rest[i] < '0' || rest[i] > '9' || pid > 1'000'000'000L) return false;
+    pid = pid * 10 + (rest[i] - '0');
+  }
+  return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// Removes the temporaries of `path` for which `stale(name, prefix size)` holds.
+template <class Stale>
+void remove_temporaries(const std::filesystem::path& path, Stale stale) {
+  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const auto prefix = path.filename().string() + kTemporaryMarker;
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(folder, ec)) {
+    const auto name = item.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0 && stale(name, prefix.size())) {
+      std::filesystem::remove(item.path(), ec);
+    }
+  }
 }
 
 // Flushes a file's (or folder's) contents to the disk: a rename is only as durable as what it
@@ -70,6 +102,8 @@ void write_atomically(const std::filesystem::path& path,
   }
   const auto problem = commit_temporary(tmp, path);
   if (!problem.empty()) throw Error("cannot replace '" + path.string() + "': " + problem);
+  // What earlier writers of this file that were killed mid-write left behind.
+  remove_temporaries(path, writer_has_ended);
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& contents) {
@@ -91,13 +125,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 }
 
 void remove_stale_temporaries(const std::filesystem::path& path) {
-  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const auto prefix = path.filename().string() + kTemporaryMarker;
-  std::error_code ec;
-  for (const auto& item : std::filesystem::directory_iterator(folder, ec)) {
-    const auto name = item.path().filename().string();
-    if (name.compare(0, prefix.size(), prefix) == 0) std::filesystem::remove(item.path(), ec);
-  }
+  remove_temporaries(path, [](const std::string&, size_t) { return true; });
 }
 
 }  // namespace npe
