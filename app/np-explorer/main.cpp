@@ -203,7 +203,10 @@ int main(int argc, char** argv) {
   auto save = [&](bool complete) {
     const bool saved = window.grab().save(out);
     // What the status bar says (models' times, any subsets of a large context).
-    std::printf("np-explorer: %s\n", qPrintable(window.statusText()));
+    // (Nothing on a tab without one: the Training tab with no job.)
+    if (!window.statusText().isEmpty()) {
+      std::printf("np-explorer: %s\n", qPrintable(window.statusText()));
+    }
     std::fflush(stdout);
     if (!saved) std::fprintf(stderr, "np-explorer: cannot write %s\n", qPrintable(out));
     if (!complete) {

@@ -341,6 +341,31 @@ TEST_F(NpeTrainJob, InputEndingWhilePausedStopsAfterAFinalCheckpoint) {
 // Without --progress-json (a run under nohup): SIGTERM still ends with a final checkpoint, and
 // the PATH.json copy is rewritten with every checkpoint, so a run that dies between checkpoints
 // leaves a matching pair on disk.
+// A checkpoint read while another run rewrites it (a tab reloading the job it shows) is always a
+// whole one: the old or the new, never half of each.
+TEST_F(NpeTrainJob, ACheckpointReadWhileARunRewritesItIsAlwaysWhole) {
+  const auto out = dir / "m.pt";
+  Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "1", "--out", out.string(),
+                           "--progress-json"}),
+              dir / "err.log");
+  int newer = 0;
+  for (int load = 0; load < 40; ++load) {
+    const auto event = child.next("checkpoint");
+    ASSERT_FALSE(event.is_null()) << "npe train ended";
+    // The run writes its next checkpoint while this one is read.
+    npe::LoadedCheckpoint loaded;
+    ASSERT_NO_THROW(loaded = npe::load_checkpoint(out)) << "load " << load;
+    const auto step = event["step"].get<int64_t>();
+    ASSERT_GE(loaded.metadata.steps, step);
+    newer += loaded.metadata.steps > step;
+    ASSERT_NO_THROW(npe::read_checkpoint_metadata(out));
+  }
+  child.send("stop");
+  EXPECT_FALSE(child.next("finished").is_null());
+  EXPECT_EQ(child.wait_at_most(120), 0);
+  RecordProperty("loads_of_a_newer_checkpoint", newer);
+}
+
 TEST_F(NpeTrainJob, TerminateSignalWithoutProgressJsonAndMetadataCopiesMatchEveryCheckpoint) {
   const auto out = dir / "m.pt";
   const auto copy = dir / "m.pt.json";
