@@ -1,8 +1,12 @@
 // GUI tests of the 1-D explorer: simulated mouse edits, undo/redo, the Δ shift, predictions
 // for every enabled model, sessions, export and request coalescing.
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -58,6 +62,35 @@ void send_mouse(QWidget* widget, QEvent::Type type, QPointF pixel, Qt::MouseButt
                 Qt::MouseButtons buttons) {
   QMouseEvent event(type, pixel, widget->mapToGlobal(pixel), button, buttons, Qt::NoModifier);
   QApplication::sendEvent(widget, &event);
+}
+
+// While it lives, no file this process writes grows beyond `bytes`: a write past it fails with
+// EFBIG as on a full disk with ENOSPC (SIGXFSZ ignored). Tests run one after another here.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    m_old_handler = ::signal(SIGXFSZ, SIG_IGN);
+    ::getrlimit(RLIMIT_FSIZE, &m_old);
+    const rlimit limit{bytes, m_old.rlim_max};
+    m_set = ::setrlimit(RLIMIT_FSIZE, &limit) == 0;
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &m_old);
+    ::signal(SIGXFSZ, m_old_handler);
+  }
+  bool set() const { return m_set; }
+
+ private:
+  rlimit m_old{};
+  sighandler_t m_old_handler = SIG_DFL;
+  bool m_set = false;
+};
+
+QByteArray read_all(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
 bool wait_for_refined_round(FunctionExplorer& explorer, int timeout_ms = 60000) {
@@ -599,6 +632,40 @@ class FunctionExplorerTest : public QObject {
     try_load(
         R"({"format":"np-explorer-session","version":1,"models":{"checkpoints":["/no/such.pt"]}})");
     QVERIFY_THROWS_EXCEPTION(npe::Error, m_explorer->loadSession(dir.filePath("missing.json")));
+  }
+
+  // A full disk while a session, the predictions' CSV or a picture of the view is written: an
+  // error naming the file, and the file written before stays as it was, with nothing beside it.
+  void aFullDiskKeepsTheFilesWrittenBefore() {
+    QTemporaryDir dir;
+    m_explorer->sampleContext(8);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    const std::vector<std::pair<QString, std::function<void(const QString&)>>> writers = {
+        {"session.json", [&](const QString& path) { m_explorer->saveSession(path); }},
+        {"predictions.csv", [&](const QString& path) { m_explorer->exportPredictions(path); }},
+        {"view.png", [&](const QString& path) { m_explorer->exportView(path); }},
+        {"view.pdf", [&](const QString& path) { m_explorer->exportView(path); }},
+        {"view.svg", [&](const QString& path) { m_explorer->exportView(path); }}};
+    for (const auto& [name, write] : writers) {
+      const auto path = dir.filePath(name);
+      write(path);
+      const auto before = read_all(path);
+      QVERIFY2(before.size() > 100, qPrintable(name));
+      QString message;
+      {
+        const FileSizeLimit limit(static_cast<rlim_t>(before.size() / 2));
+        QVERIFY(limit.set());
+        try {
+          write(path);
+        } catch (const npe::Error& e) {
+          message = QString::fromUtf8(e.what());
+        }
+      }
+      QVERIFY2(message.contains(path), qPrintable(name + ": " + message));
+      QVERIFY2(read_all(path) == before, qPrintable(name));
+    }
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(),
+             static_cast<int>(writers.size()));
   }
 
   void exportWritesPngPdfAndSvg() {

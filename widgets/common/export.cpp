@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include <QBuffer>
 #include <QFileInfo>
 #include <QPageSize>
 #include <QPainter>
@@ -15,10 +16,13 @@
 
 namespace npe::widgets {
 
-void write_atomically(const QString& path, const std::function<bool(const QString&)>& write) {
-  npe::write_atomically(path.toStdString(), [&write](const std::filesystem::path& temporary) {
-    return write(QString::fromStdString(temporary.string()));
-  });
+void write_encoded_atomically(const QString& path, const std::function<bool(QIODevice&)>& encode) {
+  QBuffer buffer;
+  buffer.open(QIODevice::WriteOnly);
+  if (!encode(buffer))
+    throw Error(("cannot write '" + path + "': the encoder failed").toStdString());
+  const auto& bytes = buffer.data();
+  write_file_atomically(path.toStdString(), std::string(bytes.constData(), bytes.size()));
 }
 
 void export_widget(QWidget* widget, const QString& path) {
@@ -26,16 +30,16 @@ void export_widget(QWidget* widget, const QString& path) {
   if (suffix != "png" && suffix != "pdf" && suffix != "svg") {
     throw Error(("cannot export to '" + path + "': use .png, .pdf or .svg").toStdString());
   }
-  write_atomically(path, [&](const QString& temporary) {
+  write_encoded_atomically(path, [&](QIODevice& device) {
     if (suffix == "png") {
       QPixmap pixmap(widget->size() * 2);
       pixmap.setDevicePixelRatio(2.0);
       pixmap.fill(Qt::white);
       widget->render(&pixmap);
-      return pixmap.save(temporary, "PNG");
+      return pixmap.save(&device, "PNG");
     }
     if (suffix == "pdf") {
-      QPdfWriter writer(temporary);
+      QPdfWriter writer(&device);
       writer.setPageSize(QPageSize(widget->size(), QPageSize::Point));
       writer.setPageMargins({0, 0, 0, 0});
       writer.setResolution(72);
@@ -45,7 +49,7 @@ void export_widget(QWidget* widget, const QString& path) {
       return painter.end();
     }
     QSvgGenerator generator;
-    generator.setFileName(temporary);
+    generator.setOutputDevice(&device);
     generator.setSize(widget->size());
     generator.setViewBox(widget->rect());
     generator.setTitle(QObject::tr("NP Explorer"));

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <QFileInfo>
+#include <QIODevice>
+#include <QPageSize>
+#include <QPdfWriter>
 #include <QSvgGenerator>
 
 #include "common/export.h"
@@ -485,20 +489,32 @@ void FunctionPlot::exportTo(const QString& path) {
   if (suffix != "png" && suffix != "pdf" && suffix != "svg") {
     throw Error(("cannot export to '" + path + "': use .png, .pdf or .svg").toStdString());
   }
-  // QCustomPlot's own writers keep PDF and SVG as vector graphics.
-  write_atomically(path, [&](const QString& temporary) {
-    if (suffix == "png") return savePng(temporary, 0, 0, 2.0);
-    if (suffix == "pdf") return savePdf(temporary);
-    QSvgGenerator generator;
-    generator.setFileName(temporary);
-    generator.setSize(size());
-    generator.setViewBox(rect());
-    generator.setTitle(tr("NP Explorer plot"));
+  // Vector graphics for PDF and SVG, as QCustomPlot's savePdf draws them, but into memory:
+  // savePdf writes to a file and reports no failed write.
+  write_encoded_atomically(path, [&](QIODevice& device) {
+    if (suffix == "png") return toPixmap(0, 0, 2.0).save(&device, "PNG");
     QCPPainter painter;
-    if (!painter.begin(&generator)) return false;
+    std::unique_ptr<QPaintDevice> target;
+    if (suffix == "pdf") {
+      auto writer = std::make_unique<QPdfWriter>(&device);
+      writer->setPageSize(QPageSize(size(), QPageSize::Point));
+      writer->setPageMargins({0, 0, 0, 0});
+      writer->setResolution(72);
+      writer->setCreator(tr("NP Explorer"));
+      target = std::move(writer);
+    } else {
+      auto generator = std::make_unique<QSvgGenerator>();
+      generator->setOutputDevice(&device);
+      generator->setSize(size());
+      generator->setViewBox(rect());
+      generator->setTitle(tr("NP Explorer plot"));
+      target = std::move(generator);
+    }
+    if (!painter.begin(target.get())) return false;
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
     toPainter(&painter, width(), height());
-    painter.end();
-    return true;
+    return painter.end();
   });
 }
 
