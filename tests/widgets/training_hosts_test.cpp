@@ -288,8 +288,12 @@ class TrainingHostsTest : public QObject {
         bad_copies << QString("step %1: %2").arg(step).arg(e.what());
       }
     });
+    // Shown in the explorer while it trains: each copied checkpoint is offered to the explorer.
+    QStringList shown;
+    connect(&queue, &TrainingQueue::checkpointForExplorer, this,
+            [&](const QString& path) { shown << path; });
     const auto r = request("ssh.pt", m_host);
-    QVERIFY(queue.add(r, false).isEmpty());
+    QVERIFY(queue.add(r, true).isEmpty());
     const auto& job = queue.job(0);
     // Each step waits on an event, never on the clock: how fast the machine trains (a loaded CI
     // runner trains this job four times slower) changes nothing.
@@ -336,6 +340,8 @@ class TrainingHostsTest : public QObject {
                               qPrintable(describe(queue, 0)), kTimeoutMs);
     QVERIFY2(bad_copies.isEmpty(), qPrintable(bad_copies.join("; ")));
     QVERIFY(copies >= 3);
+    QCOMPARE(shown.size(), copies);
+    QVERIFY(shown.count(r.output_path) == shown.size());
     const auto meta = npe::read_checkpoint_metadata(r.output_path.toStdString());
     QCOMPARE(meta.steps, r.steps);
     QVERIFY(meta.sessions.size() >= 3);  // started, resumed after the stop and after the drop
