@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "file_size_limit.h"
 #include "npe/data/task.h"
 #include "npe/data/task_source.h"
 #include "npe/errors.h"
@@ -47,27 +48,10 @@ class TemporaryFolderTest : public SeededTest {
   std::filesystem::path dir;
 };
 
-/// While it lives, no file this process writes can grow beyond `bytes` (RLIMIT_FSIZE, with
-/// SIGXFSZ ignored): a write past it fails with EFBIG ("File too large") the way a full disk
-/// fails with ENOSPC. ctest runs every test in a process of its own, so nothing else is limited.
-class FileSizeLimit {
+/// ProcessFileSizeLimit whose failure to take effect fails the test.
+class FileSizeLimit : public ProcessFileSizeLimit {
  public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    m_old_handler = ::signal(SIGXFSZ, SIG_IGN);
-    ::getrlimit(RLIMIT_FSIZE, &m_old);
-    const rlimit limit{bytes, m_old.rlim_max};
-    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
-  }
-  FileSizeLimit(const FileSizeLimit&) = delete;
-  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-  ~FileSizeLimit() {
-    ::setrlimit(RLIMIT_FSIZE, &m_old);
-    ::signal(SIGXFSZ, m_old_handler);
-  }
-
- private:
-  rlimit m_old{};
-  sighandler_t m_old_handler = SIG_DFL;
+  explicit FileSizeLimit(rlim_t bytes) : ProcessFileSizeLimit(bytes) { EXPECT_TRUE(set()); }
 };
 
 // Learning tests: a training run must lower a loss. What they assert is measured, not guessed:

@@ -1,9 +1,6 @@
 // GUI tests of the 1-D explorer: simulated mouse edits, undo/redo, the Δ shift, predictions
 // for every enabled model, sessions, export and request coalescing.
 
-#include <signal.h>
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -21,6 +18,7 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "../file_size_limit.h"
 #include "common/model_list.h"
 #include "common/prediction_service.h"
 #include "common/shift_control.h"
@@ -64,29 +62,7 @@ void send_mouse(QWidget* widget, QEvent::Type type, QPointF pixel, Qt::MouseButt
   QApplication::sendEvent(widget, &event);
 }
 
-// While it lives, no file this process writes grows beyond `bytes`: a write past it fails with
-// EFBIG as on a full disk with ENOSPC (SIGXFSZ ignored). Tests run one after another here.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    m_old_handler = ::signal(SIGXFSZ, SIG_IGN);
-    ::getrlimit(RLIMIT_FSIZE, &m_old);
-    const rlimit limit{bytes, m_old.rlim_max};
-    m_set = ::setrlimit(RLIMIT_FSIZE, &limit) == 0;
-  }
-  FileSizeLimit(const FileSizeLimit&) = delete;
-  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-  ~FileSizeLimit() {
-    ::setrlimit(RLIMIT_FSIZE, &m_old);
-    ::signal(SIGXFSZ, m_old_handler);
-  }
-  bool set() const { return m_set; }
-
- private:
-  rlimit m_old{};
-  sighandler_t m_old_handler = SIG_DFL;
-  bool m_set = false;
-};
+using npe::testing::ProcessFileSizeLimit;
 
 QByteArray read_all(const QString& path) {
   QFile file(path);
@@ -653,7 +629,7 @@ class FunctionExplorerTest : public QObject {
       QVERIFY2(before.size() > 100, qPrintable(name));
       QString message;
       {
-        const FileSizeLimit limit(static_cast<rlim_t>(before.size() / 2));
+        const ProcessFileSizeLimit limit(static_cast<rlim_t>(before.size() / 2));
         QVERIFY(limit.set());
         try {
           write(path);
