@@ -165,8 +165,8 @@ TEST_F(AtomicFileTest, AFolderThatCannotBeWrittenIsAnErrorNamingTheFile) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-      const bool unprivileged = ::setgid(65534) == 0 && ::setuid(65534) == 0 &&
-                                ::access(locked.c_str(), W_OK) != 0;
+      const bool unprivileged =
+          ::setgid(65534) == 0 && ::setuid(65534) == 0 && ::access(locked.c_str(), W_OK) != 0;
       const auto message = unprivileged ? try_to_replace() : std::string("not unprivileged");
       ::_exit(message.find("Permission denied") != std::string::npos &&
                       message.find(locked.string()) != std::string::npos
