@@ -197,8 +197,22 @@ class TrainingHostsTest : public QObject {
     // npe with one thread, as the CLI tests run it: two OpenMP threads on a runner whose cores
     // other tests keep busy wait on each other at every parallel region and train this job
     // twenty times slower (164 s instead of 8 s for its 200 steps under three busy loops here).
+    // sshd starts the command with a clean environment, where the job trained here inherits
+    // this test's: a variable that picks other kernels (CI sets OPENBLAS_CORETYPE=Haswell on
+    // some machines) would make the host's weights differ from here's by rounding (1.1e-6 after
+    // 200 steps), which is not what the test is about. The host is this machine: give it the
+    // same numerical environment.
+    QString numerics;
+    for (const char* name : {"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_VERBOSE",
+                             "OMP_NUM_THREADS", "OMP_DYNAMIC", "ATEN_CPU_CAPABILITY",
+                             "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA", "GLIBC_TUNABLES"}) {
+      numerics += qEnvironmentVariableIsSet(name)
+                      ? QString("export %1=%2\n")
+                            .arg(name, npe::widgets::shell_quote(qEnvironmentVariable(name)))
+                      : QString("unset %1\n").arg(name);
+    }
     QVERIFY(write_text(path("npe-one-thread"),
-                       "#!/bin/sh\nexec " +
+                       "#!/bin/sh\n" + numerics + "exec " +
                            npe::widgets::shell_quote(npe::widgets::npe_executable()) +
                            " \"$@\" --threads 1\n"));
     QFile::setPermissions(path("npe-one-thread"),
