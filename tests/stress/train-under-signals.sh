@@ -31,6 +31,7 @@ for round in $(seq 1 "$rounds"); do
     args=(--model "$kind" --task "$task" --size small --steps 1000000 --batch-size 8
       --val-every 200 --val-tasks 16 --out "$checkpoint")
   fi
+  : >"$log"  # there before the wait below reads it
   "$npe" train "${args[@]}" --precision bf16 --threads "$threads" --checkpoint-every 50 \
     --progress-json </dev/null >"$log" 2>&1 &
   pid=$!

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs a GoogleTest program in shards (GTEST_TOTAL_SHARDS), JOBS processes side by side, and fails
+# if any shard fails; a shard's log is printed only when it fails.
+#   tests/run-gtest-shards.sh PROGRAM JOBS [GTEST_ARGUMENTS...]
+# For CI's repeat runs (another BLAS kernel, the sanitizer builds): ctest starts a process per
+# test case, and a process that loads libtorch takes about a second to start (more under
+# AddressSanitizer), which for the 442 core cases is as long as their running time. The README's
+# test command keeps ctest, which isolates every case; this is for suites that pass there.
+# Four shards per job even out the slow suites, which sit next to each other in the program.
+set -uo pipefail
+program=${1:?program} jobs=${2:?jobs}
+shift 2
+shards=$((4 * jobs))
+logs=$(mktemp -d)
+export program logs shards
+run_shard() {
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$1 "$program" "${@:2}" >"$logs/shard$1.log" 2>&1
+  echo $? >"$logs/shard$1.status"
+}
+export -f run_shard
+seq 0 $((shards - 1)) | xargs -P "$jobs" -I{} bash -c 'run_shard "$@"' _ {} "$@"
+failed=0 passed=0
+for ((i = 0; i < shards; i++)); do
+  status=$(cat "$logs/shard$i.status" 2>/dev/null || echo "none")
+  if [ "$status" = 0 ]; then
+    passed=$((passed + $(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$logs/shard$i.log")))
+  else
+    echo "shard $i of $shards of $program FAILED (exit status $status); its log:"
+    cat "$logs/shard$i.log"
+    failed=1
+  fi
+done
+echo "$program: $passed test cases passed in $shards shards"
+rm -rf "$logs"
+exit $failed
