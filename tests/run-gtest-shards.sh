@@ -19,17 +19,18 @@ run_shard() {
 }
 export -f run_shard
 seq 0 $((shards - 1)) | xargs -P "$jobs" -I{} bash -c 'run_shard "$@"' _ {} "$@"
-failed=0 passed=0
+failed=0 passed=0 skipped=0
 for ((i = 0; i < shards; i++)); do
   status=$(cat "$logs/shard$i.status" 2>/dev/null || echo "none")
   if [ "$status" = 0 ]; then
     passed=$((passed + $(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$logs/shard$i.log")))
+    skipped=$((skipped + $(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$logs/shard$i.log" | head -n 1 | grep . || echo 0)))
   else
     echo "shard $i of $shards of $program FAILED (exit status $status); its log:"
     cat "$logs/shard$i.log"
     failed=1
   fi
 done
-echo "$program: $passed test cases passed in $shards shards"
+echo "$program: $passed test cases passed, $skipped skipped, in $shards shards"
 rm -rf "$logs"
 exit $failed
