@@ -3,8 +3,9 @@
 # if any shard fails; a shard's log is printed only when it fails.
 #   tests/run-gtest-shards.sh PROGRAM JOBS [GTEST_ARGUMENTS...]
 # For CI's repeat runs (another BLAS kernel, the sanitizer builds): ctest starts a process per
-# test case, and a process that loads libtorch takes about a second to start (more under
-# AddressSanitizer), which for the 442 core cases is as long as their running time. The README's
+# test case, and a process that loads libtorch takes about a second to start (1.3 s measured
+# for a one-case run beside a build here; more under AddressSanitizer), minutes over the 442
+# core cases. The README's
 # test command keeps ctest, which isolates every case; this is for suites that pass there.
 # Four shards per job even out the slow suites, which sit next to each other in the program.
 set -uo pipefail
