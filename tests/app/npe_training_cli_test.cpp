@@ -143,6 +143,11 @@ int run(const std::vector<std::string>& arguments, const fs::path& log,
   return child.wait();
 }
 
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
 std::vector<std::string> join(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -545,6 +550,23 @@ TEST_F(NpeTrainJob, ResumeKeepsTheRunsPrecisionUnlessToldOtherwise) {
                 dir / "override.log"),
             0);
   EXPECT_EQ(npe::read_checkpoint_metadata(out).sessions.back().precision, "bf16");
+}
+
+// Issue 79: the products of the fused kernels (oneDNN's JIT code, which the sanitizers cannot
+// see) run on guarded copies of their operands (NPE_TILE_MATMUL_GUARD, tile_matmul.cpp): a
+// write beside an output, or into a hole of a strided one, ends the run with the product's
+// layout named. Two threads, as the parallel tiles run; bf16 where this CPU has its products.
+TEST_F(NpeTrainJob, TheFusedKernelsProductsWriteOnlyTheirOutputs) {
+  const std::string precision = npe::bf16_unavailable_reason().empty() ? "bf16" : "fp32";
+  for (const std::string kind : {"tetnpnd", "tetnp", "tepttnp", "bsatnp"}) {
+    const auto log = dir / (kind + ".log");
+    EXPECT_EQ(run({"train", "--model", kind, "--size", "small", "--steps", "3", "--batch-size", "4",
+                   "--val-tasks", "8", "--val-every", "3", "--threads", "2", "--precision",
+                   precision, "--out", (dir / (kind + ".pt")).string()},
+                  log, {"NPE_TILE_MATMUL_GUARD=1"}),
+              0)
+        << kind << ": " << slurp(log);
+  }
 }
 
 TEST_F(NpeTrainJob, ResumeRefusesOptionsTheCheckpointFixes) {

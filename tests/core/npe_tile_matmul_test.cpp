@@ -1,9 +1,12 @@
 // The attention kernels' tile product (oneDNN where the build has it) against libtorch's plain
 // products, for every epilogue, operand layout and dtype the kernels use, batched per head too.
 
+#include <optional>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "models/guarded_operands.h"
 #include "npe/models/auto_precision.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/tile_matmul.h"
@@ -183,6 +186,89 @@ TEST(TileMatmulArguments, RefusesMismatchedShapesAndDtypes) {
   const auto wrong_bias = torch::randn({4});
   EXPECT_THROW(tile_matmul(out, torch::randn({4, 3}), torch::randn({3, 5}), {&wrong_bias, false}),
                c10::Error);
+}
+
+// The guarded copies that NPE_TILE_MATMUL_GUARD runs every product on: a write beside a view,
+// or into a hole of a strided one, is found and placed; writes to the view's elements are not.
+TEST(GuardedOperand, FindsWritesOutsideTheViewAndNothingElse) {
+  const auto whole = torch::arange(4 * 10, torch::kFloat32).view({4, 10});
+  const auto strided = whole.narrow(1, 0, 6).t();  // [6, 4], strides (1, 10): holes between rows
+  EXPECT_EQ(strided_extent_bytes(strided), (3 * 10 + 5 + 1) * 4);
+  {
+    const GuardedOperand guarded(strided);
+    EXPECT_TRUE(torch::equal(guarded.view(), strided));
+    guarded.view().mul_(2.0);
+    EXPECT_EQ(guarded.find_stray_write(true), "");
+    EXPECT_NE(guarded.find_stray_write(false), "") << "an input changed";
+  }
+  {
+    const GuardedOperand guarded(strided);
+    guarded.view().data_ptr<float>()[3 * 10 + 5 + 1] = 1.0f;  // just past the last element
+    const auto problem = guarded.find_stray_write(true);
+    EXPECT_NE(problem.find("0 bytes past the view's end"), std::string::npos) << problem;
+  }
+  {
+    const GuardedOperand guarded(strided);
+    guarded.view().data_ptr<float>()[7] = 1.0f;  // row 0, column 7: not one of the view's
+    const auto problem = guarded.find_stray_write(true);
+    EXPECT_NE(problem.find("in a hole of the view, 28 bytes from its start"), std::string::npos)
+        << problem;
+  }
+  {
+    const GuardedOperand guarded(strided);
+    (guarded.view().data_ptr<float>() - 2)[0] = 1.0f;
+    const auto problem = guarded.find_stray_write(true);
+    EXPECT_NE(problem.find("8 bytes before the view"), std::string::npos) << problem;
+  }
+  // bfloat16, and an odd misalignment kept: the kernel sees the layout it would have seen.
+  const auto bf16 = torch::randn({101}).to(torch::kBFloat16).narrow(0, 3, 97);
+  const GuardedOperand guarded(bf16);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(guarded.view().data_ptr()) % 64,
+            reinterpret_cast<uintptr_t>(bf16.data_ptr()) % 64);
+  EXPECT_TRUE(torch::equal(guarded.view(), bf16));
+}
+
+// Every layout of the kernels' products, on guarded copies: nothing but the output changes.
+TEST(GuardedOperand, TileProductsWriteOnlyTheirOutput) {
+  torch::manual_seed(3);
+  for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+    if (dtype == torch::kBFloat16 && !bf16_unavailable_reason().empty()) continue;
+    const int64_t heads = 4, rows = 23, keys = 59, dim = 16, width = 32;
+    const auto q = torch::randn({rows, heads, dim}).to(dtype);
+    const auto k = torch::randn({keys, heads, dim}).to(dtype);
+    const auto buffer = torch::zeros({heads, 8142});  // [H, max pairs], a part used
+    const auto dots = buffer.narrow(1, 0, rows * keys).view({heads, rows, keys});
+    const auto bias = torch::randn({width}).to(dtype);
+    const auto u_t = torch::randn({heads + 2, 8142}).to(dtype).narrow(1, 0, rows * keys);
+    const auto w1t = torch::randn({heads + 2, width}).to(dtype);
+    const auto h1 = torch::empty({8142, width}, dtype).narrow(0, 0, rows * keys);
+    struct Product {
+      torch::Tensor out, a, b;
+      TileMatmulEpilogue epilogue;
+    };
+    const std::vector<Product> products{
+        {dots, q.permute({1, 0, 2}), k.permute({1, 2, 0}), {}},
+        {h1, u_t.t(), w1t, {&bias, true}},
+        {torch::zeros({heads + 2, width}), u_t, h1, {nullptr, false, true}},
+        {torch::zeros({rows, heads, dim}).permute({1, 0, 2}),
+         dots.to(dtype),
+         k.permute({1, 0, 2}),
+         {}},
+    };
+    for (const auto& p : products) {
+      const GuardedOperand out(p.out), a(p.a), b(p.b);
+      std::optional<GuardedOperand> guarded_bias;
+      auto epilogue = p.epilogue;
+      if (epilogue.bias) epilogue.bias = &guarded_bias.emplace(*epilogue.bias).view();
+      tile_matmul(out.view(), a.view(), b.view(), epilogue);
+      EXPECT_EQ(out.find_stray_write(true), "") << p.out.sizes() << " = " << p.a.sizes();
+      EXPECT_EQ(a.find_stray_write(false), "");
+      EXPECT_EQ(b.find_stray_write(false), "");
+      if (guarded_bias) {
+        EXPECT_EQ(guarded_bias->find_stray_write(false), "");
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 #include "npe/models/tile_matmul.h"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -10,6 +14,8 @@
 #ifdef NPE_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
+
+#include "guarded_operands.h"
 
 namespace npe {
 namespace {
@@ -203,16 +209,67 @@ void onednn_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch
   state.stream.wait();
 }
 
+// The product on guarded copies of its operands (guarded_operands.h), checked afterwards; the
+// result is copied back. A stray write throws, naming the product's layout.
+void guarded_onednn_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                           const TileMatmulEpilogue& epilogue) {
+  const GuardedOperand guarded_out(out), guarded_a(a), guarded_b(b);
+  std::optional<GuardedOperand> guarded_bias;
+  if (epilogue.bias) guarded_bias.emplace(*epilogue.bias);
+  TileMatmulEpilogue guarded_epilogue = epilogue;
+  if (guarded_bias) guarded_epilogue.bias = &guarded_bias->view();
+  onednn_matmul(guarded_out.view(), guarded_a.view(), guarded_b.view(), guarded_epilogue);
+  std::string problem;
+  const char* name = "";
+  auto check = [&](const GuardedOperand& operand, const char* what, bool is_output) {
+    if (!problem.empty()) return;
+    problem = operand.find_stray_write(is_output);
+    name = what;
+  };
+  check(guarded_out, "out", true);
+  check(guarded_a, "a", false);
+  check(guarded_b, "b", false);
+  if (guarded_bias) check(*guarded_bias, "bias", false);
+  if (!problem.empty()) {
+    std::ostringstream layout;
+    for (const auto& [t, what] : {std::pair{&out, "out"}, {&a, "a"}, {&b, "b"}}) {
+      layout << " " << what << " " << t->sizes() << " strides " << t->strides() << " "
+             << t->scalar_type() << ";";
+    }
+    TORCH_CHECK(false, "tile_matmul: the product wrote outside its output (operand ", name, ": ",
+                problem, "; bias ", epilogue.bias != nullptr, ", relu ", epilogue.relu,
+                ", accumulate ", epilogue.accumulate, ";", layout.str(), ")");
+  }
+  out.copy_(guarded_out.view());
+}
+
 #endif
 
+std::atomic<bool>& guard_switch() {
+  static std::atomic<bool> on{std::getenv("NPE_TILE_MATMUL_GUARD") != nullptr};
+  return on;
+}
+
 }  // namespace
+
+void set_tile_matmul_guard(bool on) {
+  guard_switch() = on;
+}
+
+bool tile_matmul_guard() {
+  return guard_switch();
+}
 
 void tile_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
                  const TileMatmulEpilogue& epilogue) {
   check_arguments(out, a, b, epilogue);
 #ifdef NPE_HAVE_ONEDNN
   if (a.device().is_cpu() && out.device().is_cpu() && a.numel() > 0 && b.numel() > 0) {
-    onednn_matmul(out, a, b, epilogue);
+    if (tile_matmul_guard()) {
+      guarded_onednn_matmul(out, a, b, epilogue);
+    } else {
+      onednn_matmul(out, a, b, epilogue);
+    }
     return;
   }
 #endif

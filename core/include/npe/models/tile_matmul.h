@@ -33,4 +33,12 @@ void tile_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::
 /// Whether tile_matmul runs on oneDNN in this build.
 bool tile_matmul_uses_onednn();
 
+/// Runs every oneDNN product on guarded copies of its operands (4 KiB of a known pattern around
+/// each, the holes of strided views filled too) and checks them afterwards: a product that
+/// writes outside its output throws, naming its layout. A hunt for stray writes in the JIT
+/// kernels, which the sanitizers cannot see; several times slower. Process-wide; on at start
+/// when the environment sets NPE_TILE_MATMUL_GUARD.
+void set_tile_matmul_guard(bool on);
+bool tile_matmul_guard();
+
 }  // namespace npe
