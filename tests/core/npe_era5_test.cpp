@@ -694,6 +694,30 @@ TEST_F(Era5Files, ElevationAndLandFractionAreInputsAlignedByCoordinates) {
   EXPECT_GT(testing::max_abs_diff(model->predict(task).mean, model->predict(other).mean), 1e-5);
 }
 
+// feature_noise jitters the place features of training tasks only: the same windows, points and
+// values as without it, the coordinates untouched, the features off by noise of the stated
+// spread; validation and test tasks keep the exact features.
+TEST_F(Era5Files, FeatureNoiseJittersTheFeaturesOfTrainingTasksOnly) {
+  SKIP_WITHOUT_ERA5();
+  if (!fs::exists(default_era5_invariants_path())) GTEST_SKIP() << "no invariants file";
+  Era5TaskConfig noisy_config;
+  noisy_config.feature_noise = 0.1;
+  const Era5TaskSource exact, noisy(noisy_config);
+  const auto a = exact.sample(8, 11, {}, Split::Train), b = noisy.sample(8, 11, {}, Split::Train);
+  EXPECT_TRUE(torch::equal(a.task.yc, b.task.yc));
+  EXPECT_TRUE(torch::equal(a.task.xc.narrow(2, 0, 3), b.task.xc.narrow(2, 0, 3)));
+  const auto jitter = (b.task.xc.narrow(2, 3, 2) - a.task.xc.narrow(2, 3, 2)).to(torch::kFloat64);
+  EXPECT_NEAR(jitter.mean().item<double>(), 0.0, 0.02);
+  EXPECT_NEAR(jitter.std().item<double>(), 0.1, 0.02);
+  for (const auto split : {Split::Validation, Split::Test}) {
+    const auto c = exact.sample(4, 3, {}, split), d = noisy.sample(4, 3, {}, split);
+    EXPECT_TRUE(torch::equal(c.task.xc, d.task.xc) && torch::equal(c.task.xt, d.task.xt));
+  }
+  EXPECT_EQ(Era5TaskConfig::from_json(noisy_config.to_json()).feature_noise, 0.1);
+  noisy_config.feature_noise = -1.0;
+  NPE_EXPECT_THROW_WITH(noisy_config.validate(), ConfigError, "feature_noise");
+}
+
 TEST_F(Era5Files, GribAndTestRegionOptionsAndErrors) {
   SKIP_WITHOUT_ERA5();
   auto grib = make_task_source("era5", {{"data", grib_file().string()}, {"test_region", "south"}});

@@ -116,6 +116,7 @@ nlohmann::json Era5TaskConfig::to_json() const {
           {"test_region", to_string(test_region)},
           {"features", features},
           {"invariants", invariants.string()},
+          {"feature_noise", feature_noise},
           {"mean", json_number_or_null(mean)},
           {"stddev", json_number_or_null(stddev)},
           {"origin_longitude", json_number_or_null(origin_longitude)},
@@ -169,6 +170,7 @@ Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
   read_json_field(json, "test_block", c.test_block, kWhat);
   read_json_field(json, "features", c.features, kWhat);
   read_json_field(json, "invariants", invariants, kWhat);
+  read_json_field(json, "feature_noise", c.feature_noise, kWhat);
   c.invariants = invariants;
   read_json_number_or_nan(json, "mean", c.mean, kWhat);
   read_json_number_or_nan(json, "stddev", c.stddev, kWhat);
@@ -216,6 +218,8 @@ void Era5TaskConfig::validate() const {
       fail("feature '" + features[i] + "' is named twice");
   }
   if (std::isfinite(stddev) && !(stddev > 0.0)) fail("stddev must be positive");
+  if (!(feature_noise >= 0.0 && feature_noise <= 100.0))
+    fail("feature_noise must be in 0..100 (a standard deviation in the features' units)");
   for (double unit : {latitude_unit, longitude_unit}) {
     if (!std::isnan(unit) && !(unit > 0.0 && std::isfinite(unit)))
       fail("latitude_unit and longitude_unit must be positive degrees");
@@ -453,6 +457,7 @@ TaskBatch Era5TaskSource::sample(int64_t batch_size, uint64_t seed, const Transl
   const auto& values = m_field->values;
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::vector<torch::Tensor> xc, yc, xt, yt;
+  std::mt19937_64 noise_engine(seed ^ 0x9E3779B97F4A7C15ull);
   for (int64_t b = 0; b < batch_size; ++b) {
     torch::Tensor y;
     int64_t r0 = 0, c0 = 0;
@@ -469,6 +474,15 @@ TaskBatch Era5TaskSource::sample(int64_t batch_size, uint64_t seed, const Transl
       }
     }
     auto x = inputs(row_of + r0, col_of + c0, step_of);
+    if (split == Split::Train && m_config.feature_noise > 0.0 && m_features->count() > 0) {
+      // Its own generator, so that the windows and points drawn are those of the exact tasks.
+      std::normal_distribution<float> noise(0.0f, static_cast<float>(m_config.feature_noise));
+      auto features = x.narrow(1, 3, m_features->count());
+      auto drawn = torch::empty(features.sizes(), features.options());
+      for (float *v = drawn.data_ptr<float>(), *end = v + drawn.numel(); v != end; ++v)
+        *v = noise(noise_engine);
+      features.add_(drawn);
+    }
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), engine);
     auto perm = torch::tensor(order, torch::kLong);

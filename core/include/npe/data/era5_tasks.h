@@ -76,6 +76,12 @@ struct Era5TaskConfig {
   /// Place features of every point (known_place_features()); empty: coordinates only.
   std::vector<std::string> features = {"elevation", "land_sea"};
   std::filesystem::path invariants;  ///< empty: default_era5_invariants_path()
+  /// Standard deviation of Gaussian noise added to every place feature of training tasks (in
+  /// the features' units: km of elevation, land fraction), drawn afresh per point and task. A
+  /// regulariser: exact features let a model tell the training region's places apart and learn
+  /// what each did on the training days; noisy ones keep their physical effect (a lapse rate)
+  /// learnable. Validation and test tasks always see the exact features. 0: none.
+  double feature_noise = 0.0;
   /// Standardisation and coordinate origin; NaN: computed from the data (training region and
   /// period for the statistics, the grid's central longitude for the origin).
   double mean = std::nan("");
