@@ -227,7 +227,14 @@ int main(int argc, char** argv) {
   }
   QObject::connect(panel, &npe::widgets::ExplorerPanel::predictionsUpdated, &app,
                    [&](bool refined) {
-                     if (refined) QTimer::singleShot(200, &app, [&] { save(true); });
+                     if (!refined) return;
+                     auto shoot = [&] { QTimer::singleShot(200, &app, [&] { save(true); }); };
+                     if (panel->extrasPending()) {
+                       QObject::connect(panel, &npe::widgets::ExplorerPanel::extrasDone, &app,
+                                        shoot, Qt::SingleShotConnection);
+                     } else {
+                       shoot();
+                     }
                    });
   QTimer::singleShot(limit_ms, &app, [&] { save(false); });
   return app.exec();

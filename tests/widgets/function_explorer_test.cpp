@@ -28,7 +28,9 @@
 #include "function1d/ground_truth_box.h"
 #include "function1d/kernel_posterior_box.h"
 #include "function1d/model_presets.h"
+#include "function1d/observation_suggester.h"
 #include "function1d/point_set.h"
+#include "function1d/suggestion_box.h"
 #include "function1d/sweep_dialog.h"
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
@@ -773,6 +775,57 @@ class FunctionExplorerTest : public QObject {
   }
 
   // A tab behind others computes nothing until it is in front again, then catches up.
+  // Issue 82: "Where to observe next?" with the GP of the true kernel, context on the left
+  // half only: its proposal is the top of the score strip under the plot, on the right half
+  // (the far side from the data); Add observes there at the model's mean (undoable); off
+  // clears the strip. A session keeps the setting.
+  void theSuggestionProposesWhereTheModelKnowsLeastAndAddsIt() {
+    m_explorer->undoStack()->push(new npe::widgets::ReplacePointsCommand(
+        m_explorer->points(), {QPointF(-3.5, 0.2), QPointF(-2.5, -0.4), QPointF(-1.5, 0.6)},
+        "left"));
+    m_explorer->plot()->xAxis->setRange(-4, 4);
+    auto* box = m_explorer->suggestionBox();
+    auto* suggester = m_explorer->suggester();
+    QSignalSpy answered(suggester, &npe::widgets::ObservationSuggester::answered);
+    box->setModel("gp-oracle");
+    box->setScore(npe::AcquisitionScore::variance_reduction);
+    box->setEnabledSuggestion(true);
+    QVERIFY(answered.wait(30000));
+    QVERIFY(!suggester->pending());
+    QVERIFY(m_explorer->extrasPending() == false);
+    const auto proposal = suggester->proposal();
+    QVERIFY(proposal.has_value());
+    QVector<double> x;
+    const auto score = m_explorer->plot()->acquisitionCurve(&x);
+    QCOMPARE(score.size(), int(npe::widgets::ObservationSuggester::kCandidates));
+    const auto best = std::max_element(score.begin(), score.end()) - score.begin();
+    QCOMPARE(proposal->x(), x[int(best)]);
+    QVERIFY2(proposal->x() > 0.0, qPrintable(QString::number(proposal->x())));
+    for (double v : score) QVERIFY(std::isfinite(v) && v >= 0.0);
+    QVERIFY(score[int(best)] > 0.0);
+
+    const auto session = m_explorer->session();
+    QCOMPARE(session.suggestion_model, QString("gp-oracle"));
+    QCOMPARE(npe::widgets::Session::from_json(session.to_json()).suggestion_model,
+             QString("gp-oracle"));
+
+    auto* add = box->findChild<QPushButton*>();
+    QVERIFY(add && add->isEnabled());
+    add->click();
+    QCOMPARE(m_explorer->points()->points().size(), size_t(4));
+    QCOMPARE(m_explorer->points()->points().back(), *proposal);
+    // The next proposal follows the new data.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        suggester->proposal().has_value() && suggester->proposal()->x() != proposal->x(), 30000);
+    m_explorer->undoStack()->undo();
+    QCOMPARE(m_explorer->points()->points().size(), size_t(3));
+
+    box->setEnabledSuggestion(false);
+    QVERIFY(!m_explorer->plot()->hasAcquisition());
+    QVERIFY(!suggester->proposal().has_value());
+    QVERIFY(m_explorer->session().suggestion_model.isEmpty());
+  }
+
   void anInactiveTabDefersItsRoundsUntilActive() {
     QVERIFY(m_explorer->isActive());
     m_explorer->sampleContext(4);

@@ -79,6 +79,10 @@ class ExplorerPanel : public QWidget {
   /// Opens a data file of one of dataSuffixes(). Throws npe::Error; the state is kept on error.
   virtual void openDataFile(const QString& path) { (void)path; }
   virtual void fitView() {}
+  /// Whether work that follows the predictions (a sensor-placement proposal) is still being
+  /// computed for what is shown; extrasDone() is emitted when it is drawn. --screenshot waits
+  /// for it.
+  virtual bool extrasPending() const { return false; }
   /// Why the tab cannot predict anything now (e.g. no data file), or empty when it can.
   virtual QString unavailableReason() const { return {}; }
   /// Whether this is the tab in front. A tab behind others runs no prediction rounds: they wait
@@ -126,6 +130,8 @@ class ExplorerPanel : public QWidget {
   void predictionsUpdated(bool refined, bool caught_up);
   /// Part of a round was drawn: the models done so far, the others still computing.
   void partialPredictionsShown();
+  /// What extrasPending() waited for was drawn (or failed).
+  void extrasDone();
 
  private:
   friend class ExplorerController;

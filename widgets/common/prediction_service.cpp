@@ -366,6 +366,24 @@ void PredictionService::request_attention(AttentionRequest request) {
   dispatch();
 }
 
+void PredictionService::request_placement(PlacementRequest request) {
+  m_pending_placement = std::move(request);
+  if (m_busy) m_stop_placement = true;
+  dispatch();
+}
+
+void PredictionService::cancelPlacement() {
+  if (m_pending_placement) {
+    PlacementResult result;
+    result.serial = m_pending_placement->serial;
+    result.model_id = m_pending_placement->model.id;
+    result.cancelled = true;
+    m_pending_placement.reset();
+    Q_EMIT placementReady(result);
+  }
+  if (m_busy) m_stop_placement = true;
+}
+
 void PredictionService::setPaused(bool paused) {
   m_paused = paused;
   dispatch();
@@ -412,6 +430,40 @@ void PredictionService::dispatch() {
       QMetaObject::invokeMethod(this, [this, result = std::move(result)] {
         m_busy = false;
         Q_EMIT predictionsReady(result);
+        dispatch();
+      });
+    });
+    return;
+  }
+  if (m_pending_placement) {
+    auto request = std::move(*m_pending_placement);
+    m_pending_placement.reset();
+    m_stop_placement = false;
+    m_newer_request = false;
+    m_busy = true;
+    QMetaObject::invokeMethod(m_worker, [this, request = std::move(request)] {
+      auto last_report = std::chrono::steady_clock::now();
+      const auto serial = request.serial;
+      auto result = compute_placement(request, [&](int64_t done, int64_t total) {
+        // Reported at most 20 times a second: the GUI thread draws a progress bar from it.
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_report > std::chrono::milliseconds(50) || done == total) {
+          last_report = now;
+          QMetaObject::invokeMethod(
+              this, [this, serial, done, total] { Q_EMIT placementProgress(serial, done, total); });
+        }
+        return !m_stop_placement && !m_newer_request;
+      });
+      // Stopped for a prediction rather than by a newer placement or Cancel: it runs again.
+      const bool preempted = result.cancelled && m_newer_request && !m_stop_placement;
+      QMetaObject::invokeMethod(this, [this, result = std::move(result), preempted,
+                                       request = std::move(request)]() mutable {
+        m_busy = false;
+        if (preempted && !m_pending_placement) {
+          m_pending_placement = std::move(request);
+        } else if (!preempted) {
+          Q_EMIT placementReady(result);
+        }
         dispatch();
       });
     });

@@ -17,6 +17,7 @@
 
 #include "common/context_budget.h"
 #include "common/model_entry.h"
+#include "common/placement_job.h"
 #include "npe/data/task_source.h"
 #include "npe/predictors/kernel_posterior.h"
 
@@ -162,6 +163,12 @@ class PredictionService final : public QObject {
   /// Requests made before the event loop first runs start from it.
   void request(PredictionRequest request);
   void request_attention(AttentionRequest request);
+  /// Queues a sensor placement (placement_job.h), replacing one that waits and stopping one that
+  /// runs. Predictions go first: a placement running when a prediction is requested stops after
+  /// its current block of candidates and starts again after the prediction.
+  void request_placement(PlacementRequest request);
+  /// Stops the running placement and drops a waiting one (placementReady reports it cancelled).
+  void cancelPlacement();
   /// While paused, requests wait (the newest of each kind) and start once resumed; a round
   /// already running finishes and is delivered.
   void setPaused(bool paused);
@@ -169,6 +176,9 @@ class PredictionService final : public QObject {
  Q_SIGNALS:
   void predictionsReady(const npe::widgets::PredictionResult& result);
   void attentionReady(const npe::widgets::AttentionResult& result);
+  void placementReady(const npe::widgets::PlacementResult& result);
+  /// Candidates scored so far of all the placement's rounds.
+  void placementProgress(uint64_t serial, qint64 done, qint64 total);
   /// A model of the running request started computing (for "computing…" indicators).
   void modelStarted(const QString& id, uint64_t serial);
 
@@ -184,6 +194,8 @@ class PredictionService final : public QObject {
   std::optional<PredictionResult> m_progress;
   std::optional<PredictionRequest> m_pending;
   std::optional<AttentionRequest> m_pending_attention;
+  std::optional<PlacementRequest> m_pending_placement;
+  std::atomic<bool> m_stop_placement{false};  // a newer placement or Cancel: drop the running one
   bool m_busy = false;
   bool m_paused = false;
   bool m_constructing = true;  // until the event loop first runs

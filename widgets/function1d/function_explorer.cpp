@@ -23,9 +23,11 @@
 #include "function1d/ground_truth_box.h"
 #include "function1d/kernel_posterior_box.h"
 #include "function1d/model_presets.h"
+#include "function1d/observation_suggester.h"
 #include "function1d/point_import.h"
 #include "function1d/round_drawing.h"
 #include "function1d/samples_box.h"
+#include "function1d/suggestion_box.h"
 #include "function1d/teaching_aids_box.h"
 #include "function_plot.h"
 #include "npe/data/function_scene.h"
@@ -98,10 +100,16 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
       [this](const PredictionResult&, const QString& timing) {
         Q_EMIT statusMessage(tr("Models run on %1 · last prediction: %2")
                                  .arg(QString::fromStdString(describe_device(m_device)), timing));
+        // The suggestion follows the data and the view, after the predictions they asked for.
+        if (!m_suggestion_box->model().isEmpty()) m_suggester->refresh();
       });
   connect(m_controller, &ExplorerController::modelAdded, this, &FunctionExplorer::onModelAdded);
   auto* service = m_controller->service();
   m_attention = new AttentionProbe(m_plot, service, m_model_list, m_aids, this);
+  m_suggester = new ObservationSuggester(
+      m_plot, service, m_model_list, m_suggestion_box, [this] { return scene(); }, this);
+  connect(m_suggester, &ObservationSuggester::addRequested, m_context, &ContextEditor::add);
+  connect(m_suggester, &ObservationSuggester::answered, this, &ExplorerPanel::extrasDone);
   connect(service, &PredictionService::modelStarted, this, [this](const QString& id, uint64_t) {
     if (const auto* entry = m_model_list->find(id)) {
       Q_EMIT statusMessage(tr("Computing %1…").arg(entry->name));
@@ -198,6 +206,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
   m_aids = new TeachingAidsBox(panel);
   connect(m_aids, &TeachingAidsBox::sweepRequested, this, &FunctionExplorer::openSweep);
   connect(m_aids, &TeachingAidsBox::attentionOff, m_plot, &FunctionPlot::clearAttention);
+  m_suggestion_box = new SuggestionBox(panel);
 
   m_samples = new SamplesBox(kCorrelationSamples, panel);
   connect(m_samples, &SamplesBox::requestChanged, this, [this] { schedulePredictions(false); });
@@ -212,6 +221,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
   column->addWidget(m_kernel_box);
   column->addWidget(m_samples);
   column->addWidget(m_aids);
+  column->addWidget(m_suggestion_box);
   column->addStretch(1);
   return panel;
 }
@@ -241,6 +251,9 @@ void FunctionExplorer::onModelAdded(const QString& id) {
   if (!entry) return;
   m_presets->follow();
   if (entry->capabilities.attention) m_aids->addAttentionModel(entry->name, id);
+  m_suggestion_box->addModel(entry->name, id);
+  // The tab's subject proposes by default: the best translation-equivariant model shipped.
+  if (id == "shipped:tetnp-paper") m_suggestion_box->setModel(id);
   if (entry->capabilities.joint) m_samples->addJointModel(entry->name, id);
 }
 
@@ -341,22 +354,12 @@ void FunctionExplorer::schedulePredictions(bool refine) {
   m_controller->schedulePredictions(refine);
 }
 
-std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) const {
-  PredictionRequest request;
-  request.shift = {shift()};
+FunctionScene FunctionExplorer::scene() const {
   FunctionScene scene;
   for (const auto& p : m_context->shown()) {
     scene.context_x.push_back(p.x());
     scene.context_y.push_back(p.y());
   }
-  const auto range = m_plot->xAxis->range();
-  // One query point per two pixels (at least 256) once the user pauses; while they drag, one per
-  // four (at least 128): TNP and TE-TNP cost grows with the query points, the curves still look
-  // smooth at that spacing, and the settled round 300 ms later redraws at full resolution.
-  scene.num_queries = refine ? std::clamp(m_plot->axisRect()->width() / 2, 256, 2000)
-                             : std::clamp(m_plot->axisRect()->width() / 4, 128, 1000);
-  scene.query_low = range.lower;
-  scene.query_high = range.upper;
   scene.shift = shift();
   if (m_truth_box->hasTruth()) {
     const auto& truth = m_truth_box->truth();
@@ -368,6 +371,21 @@ std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) con
     scene.truth_kernel = truth.kernel();
     scene.truth_noise_std = truth.spec().noise_std;
   }
+  return scene;
+}
+
+std::optional<PredictionRequest> FunctionExplorer::sceneRequest(bool refine) const {
+  PredictionRequest request;
+  request.shift = {shift()};
+  FunctionScene scene = this->scene();
+  const auto range = m_plot->xAxis->range();
+  // One query point per two pixels (at least 256) once the user pauses; while they drag, one per
+  // four (at least 128): TNP and TE-TNP cost grows with the query points, the curves still look
+  // smooth at that spacing, and the settled round 300 ms later redraws at full resolution.
+  scene.num_queries = refine ? std::clamp(m_plot->axisRect()->width() / 2, 256, 2000)
+                             : std::clamp(m_plot->axisRect()->width() / 4, 128, 1000);
+  scene.query_low = range.lower;
+  scene.query_high = range.upper;
   auto built = scene_task(scene);
   request.batch = std::move(built.batch);
   request.held_out_x = built.held_out_x;
@@ -449,6 +467,10 @@ void FunctionExplorer::openSweep() {
   dialog->start();
 }
 
+bool FunctionExplorer::extrasPending() const {
+  return m_suggester->pending();
+}
+
 Session FunctionExplorer::session() const {
   Session s;
   s.has_truth = m_truth_box->hasTruth();
@@ -460,6 +482,10 @@ Session FunctionExplorer::session() const {
   s.samples = samples();
   s.bands = m_bands->mode();
   s.correlation_model = m_samples->correlationModel();
+  s.suggestion_model = m_suggestion_box->model();
+  s.suggestion_score = m_suggestion_box->score() == AcquisitionScore::predictive_std
+                           ? "predictive_std"
+                           : "variance_reduction";
   s.checkpoints = m_model_list->userCheckpoints();
   s.has_view = true;
   s.view_x_low = m_plot->xAxis->range().lower;
@@ -485,6 +511,11 @@ void FunctionExplorer::applySession(const Session& s) {
   setSamples(s.samples);
   m_bands->setMode(s.bands);
   setCorrelationModel(s.correlation_model);  // empty: off
+  m_suggestion_box->setScore(s.suggestion_score == "predictive_std"
+                                 ? AcquisitionScore::predictive_std
+                                 : AcquisitionScore::variance_reduction);
+  if (!s.suggestion_model.isEmpty()) m_suggestion_box->setModel(s.suggestion_model);
+  m_suggestion_box->setEnabledSuggestion(!s.suggestion_model.isEmpty());
   m_context->undoStack()->clear();
   {
     QSignalBlocker block(m_context->points());

@@ -12,6 +12,7 @@
 #include "common/prediction_service.h"
 #include "function1d/correlation_overlay.h"
 #include "function_session.h"
+#include "npe/data/function_scene.h"
 #include "npe/data/task.h"
 
 class QUndoStack;
@@ -19,6 +20,8 @@ class QUndoStack;
 namespace npe::widgets {
 
 class AttentionProbe;
+class ObservationSuggester;
+class SuggestionBox;
 class BandsChoice;
 class ContextEditor;
 class ExplorerController;
@@ -84,6 +87,9 @@ class FunctionExplorer final : public ExplorerPanel {
   /// The kernel posterior of GP (Bayes over kernels), shown while that model is enabled.
   KernelPosteriorBox* kernelPosterior() const { return m_kernel_box; }
   ModelPresets* presets() const { return m_presets; }
+  /// "Where to observe next?": its controls and the proposal shown.
+  SuggestionBox* suggestionBox() const { return m_suggestion_box; }
+  ObservationSuggester* suggester() const { return m_suggester; }
   /// Hover at x as the mouse would (for tests).
   void hoverAt(double x) { onHovered(x); }
 
@@ -91,6 +97,7 @@ class FunctionExplorer final : public ExplorerPanel {
   /// Applies a session; throws npe::Error (nothing changes) when a checkpoint it names fails.
   void applySession(const Session& session);
   void fitView() override;
+  bool extrasPending() const override;
 
  private Q_SLOTS:
   void onPredictions(const npe::widgets::PredictionResult& result);
@@ -105,6 +112,8 @@ class FunctionExplorer final : public ExplorerPanel {
   QWidget* buildShiftBar();
   void redrawData();
   void schedulePredictions(bool refine);
+  /// The data shown now: the context (Δ included), and the truth's held-out points and kernel.
+  FunctionScene scene() const;
   /// The prediction request for the context, shift and view shown now.
   std::optional<PredictionRequest> sceneRequest(bool refine) const;
   /// Shows the kernel posterior of the round's first enabled model that has one; hides the box
@@ -122,6 +131,8 @@ class FunctionExplorer final : public ExplorerPanel {
   ModelList* m_model_list = nullptr;
   TeachingAidsBox* m_aids = nullptr;
   AttentionProbe* m_attention = nullptr;
+  SuggestionBox* m_suggestion_box = nullptr;
+  ObservationSuggester* m_suggester = nullptr;
   // Joint predictions: samples and the correlation shown on hover.
   SamplesBox* m_samples = nullptr;
   uint64_t m_draw_seed = 1;

@@ -346,6 +346,111 @@ bool FunctionPlot::hasCorrelation() const {
   return m_correlation->visible();
 }
 
+void FunctionPlot::setAcquisition(const QVector<double>& x, const QVector<double>& score,
+                                  double best_x, const QColor& colour, const QString& label) {
+  if (!m_acquisition_rect) {
+    m_acquisition_rect = new QCPAxisRect(this);
+    plotLayout()->addElement(1, 0, m_acquisition_rect);
+    plotLayout()->setRowStretchFactor(0, 4.0);
+    plotLayout()->setRowStretchFactor(1, 1.0);
+    plotLayout()->setRowSpacing(0);
+    // Left and right edges aligned with the plot's, whatever the widths of the tick labels.
+    auto* margins = new QCPMarginGroup(this);
+    axisRect()->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+    m_acquisition_rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+    auto* strip_x = m_acquisition_rect->axis(QCPAxis::atBottom);
+    auto* strip_y = m_acquisition_rect->axis(QCPAxis::atLeft);
+    strip_x->setNumberFormat("g");
+    strip_x->setNumberPrecision(9);
+    strip_x->setRange(xAxis->range());
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), strip_x,
+            qOverload<const QCPRange&>(&QCPAxis::setRange));
+    strip_y->setLabel(tr("score"));
+    strip_y->setTicker(QSharedPointer<QCPAxisTickerFixed>::create());
+    strip_y->ticker()->setTickCount(2);
+    m_acquisition = addGraph(strip_x, strip_y);
+    m_acquisition->removeFromLegend();
+    m_acquisition->setBrush(Qt::NoBrush);
+    auto marker = [this](QCPAxisRect* rect) {
+      auto* line = new QCPItemStraightLine(this);
+      line->setClipAxisRect(rect);
+      line->point1->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+      line->point2->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+      line->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
+      line->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
+      line->point1->setAxisRect(rect);
+      line->point2->setAxisRect(rect);
+      return line;
+    };
+    m_proposal_marker = marker(axisRect());
+    m_proposal_marker_strip = marker(m_acquisition_rect);
+    m_proposal_label = new QCPItemText(this);
+    m_proposal_label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_proposal_label->setPositionAlignment(Qt::AlignBottom | Qt::AlignLeft);
+    m_proposal_label->setPadding(QMargins(4, 0, 0, 2));
+  }
+  m_acquisition_colour = colour;
+  m_acquisition->setData(x, score, true);
+  auto* strip_y = m_acquisition_rect->axis(QCPAxis::atLeft);
+  double high = 0.0;
+  for (double v : score) {
+    if (std::isfinite(v)) high = std::max(high, v);
+  }
+  strip_y->setRange(0.0, high > 0.0 ? 1.08 * high : 1.0);
+  if (auto fixed = strip_y->ticker().dynamicCast<QCPAxisTickerFixed>()) {
+    fixed->setTickStep(high > 0.0 ? std::pow(10.0, std::floor(std::log10(high))) : 0.5);
+    fixed->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  }
+  for (auto* line : {m_proposal_marker, m_proposal_marker_strip}) {
+    line->point1->setCoords(best_x, 0);
+    line->point2->setCoords(best_x, 1);
+  }
+  m_proposal_label->position->setCoords(best_x, 0.99);
+  m_proposal_label->setText(label);
+  setAcquisitionStale(false);
+}
+
+void FunctionPlot::setAcquisitionStale(bool stale) {
+  if (!m_acquisition_rect) return;
+  QColor colour = m_acquisition_colour;
+  if (stale) colour.setAlpha(90);
+  m_acquisition->setPen(QPen(colour, 2));
+  QColor fill = colour;
+  fill.setAlpha(stale ? 20 : 50);
+  m_acquisition->setBrush(fill);
+  for (auto* line : {m_proposal_marker, m_proposal_marker_strip})
+    line->setPen(QPen(colour, 1.5, Qt::DashLine));
+  m_proposal_label->setColor(colour);
+  scheduleReplot();
+}
+
+void FunctionPlot::clearAcquisition() {
+  if (!m_acquisition_rect) return;
+  removeItem(m_proposal_marker);
+  removeItem(m_proposal_marker_strip);
+  removeItem(m_proposal_label);
+  removeGraph(m_acquisition);
+  plotLayout()->remove(m_acquisition_rect);  // deletes it, and its axes
+  plotLayout()->simplify();
+  axisRect()->setMarginGroup(QCP::msLeft | QCP::msRight, nullptr);
+  m_acquisition_rect = nullptr;
+  m_acquisition = nullptr;
+  m_proposal_marker = m_proposal_marker_strip = nullptr;
+  m_proposal_label = nullptr;
+  scheduleReplot();
+}
+
+QVector<double> FunctionPlot::acquisitionCurve(QVector<double>* x) const {
+  QVector<double> score;
+  if (!m_acquisition) return score;
+  for (auto it = m_acquisition->data()->constBegin(); it != m_acquisition->data()->constEnd();
+       ++it) {
+    if (x) x->push_back(it->key);
+    score.push_back(it->value);
+  }
+  return score;
+}
+
 void FunctionPlot::setTrainingRange(double low, double high) {
   m_training_band->topLeft->setCoords(low, 0);
   m_training_band->bottomRight->setCoords(high, 1);

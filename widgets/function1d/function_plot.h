@@ -78,6 +78,16 @@ class FunctionPlot final : public QCustomPlot {
   void setTrainingRange(double low, double high);
   /// The target window (dotted lines), in display coordinates.
   void setTargetWindow(double low, double high);
+  /// Where to observe next: a model's acquisition score over x in a strip under the plot (its
+  /// own axis, sharing x), and a marker at the proposal `best_x` on both. `label` names the
+  /// model and the score; `stale` draws it faded while a newer one is computed.
+  void setAcquisition(const QVector<double>& x, const QVector<double>& score, double best_x,
+                      const QColor& colour, const QString& label);
+  void setAcquisitionStale(bool stale);
+  void clearAcquisition();
+  bool hasAcquisition() const { return m_acquisition_rect != nullptr; }
+  /// The strip's curve (tests): x and score; empty when none is shown.
+  QVector<double> acquisitionCurve(QVector<double>* x = nullptr) const;
   /// Lines from (x, y) to each context point, width and opacity proportional to weight.
   void setAttention(double x, double y, const std::vector<double>& weights);
   void clearAttention();
@@ -135,6 +145,12 @@ class FunctionPlot final : public QCustomPlot {
   QCPGraph* m_correlation = nullptr;
   QCPItemStraightLine* m_correlation_marker = nullptr;
   std::vector<QCPItemLine*> m_attention_lines;
+  QCPAxisRect* m_acquisition_rect = nullptr;  // the strip under the plot, while shown
+  QCPGraph* m_acquisition = nullptr;
+  QCPItemStraightLine* m_proposal_marker = nullptr;
+  QCPItemStraightLine* m_proposal_marker_strip = nullptr;
+  QCPItemText* m_proposal_label = nullptr;
+  QColor m_acquisition_colour;
   std::vector<QPointF> m_context;
 
   int m_drag_index = -1;

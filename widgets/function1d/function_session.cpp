@@ -43,6 +43,9 @@ QJsonObject Session::to_json() const {
     json["joint"] = QJsonObject{{"samples", samples}, {"correlation_model", correlation_model}};
   }
   json["bands"] = bands;
+  if (!suggestion_model.isEmpty()) {
+    json["suggestion"] = QJsonObject{{"model", suggestion_model}, {"score", suggestion_score}};
+  }
   if (has_view) {
     json["view"] = QJsonObject{{"x", QJsonArray{view_x_low, view_x_high}},
                                {"y", QJsonArray{view_y_low, view_y_high}}};
@@ -92,6 +95,14 @@ Session Session::from_json(const QJsonObject& json) {
   s.bands = json.value("bands").toString("focused");
   if (s.bands != "focused" && s.bands != "all" && s.bands != "none") {
     fail("'bands' must be \"focused\", \"all\" or \"none\"");
+  }
+  if (json.contains("suggestion")) {
+    const auto suggestion = json.value("suggestion").toObject();
+    s.suggestion_model = suggestion.value("model").toString();
+    s.suggestion_score = suggestion.value("score").toString("variance_reduction");
+    if (s.suggestion_score != "variance_reduction" && s.suggestion_score != "predictive_std") {
+      fail("the suggestion's 'score' must be \"variance_reduction\" or \"predictive_std\"");
+    }
   }
   if (json.contains("view")) {
     const auto view = json.value("view").toObject();

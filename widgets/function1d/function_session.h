@@ -31,6 +31,10 @@ struct Session {
   QString correlation_model;
   /// Which ±2σ bands are drawn: "focused" (the model in focus), "all" or "none".
   QString bands = "focused";
+  /// "Where to observe next?": the proposing model (empty: off) and its score
+  /// ("variance_reduction" or "predictive_std").
+  QString suggestion_model;
+  QString suggestion_score = "variance_reduction";
   bool has_view = false;
   double view_x_low = -4, view_x_high = 4, view_y_low = -3, view_y_high = 3;
 
