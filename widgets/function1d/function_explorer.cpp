@@ -109,7 +109,15 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   m_suggester = new ObservationSuggester(
       m_plot, service, m_model_list, m_suggestion_box, [this] { return scene(); }, this);
   connect(m_suggester, &ObservationSuggester::addRequested, m_context, &ContextEditor::add);
-  connect(m_suggester, &ObservationSuggester::answered, this, &ExplorerPanel::extrasDone);
+  connect(m_suggester, &ObservationSuggester::answered, this, [this] {
+    if (const auto proposal = m_suggester->proposal()) {
+      Q_EMIT statusMessage(tr("Where to observe next: %1 proposes x = %2 (%3 ms)")
+                               .arg(m_suggester->lastModelName())
+                               .arg(proposal->x(), 0, 'g', 4)
+                               .arg(m_suggester->lastMilliseconds(), 0, 'f', 0));
+    }
+    Q_EMIT extrasDone();
+  });
   connect(service, &PredictionService::modelStarted, this, [this](const QString& id, uint64_t) {
     if (const auto* entry = m_model_list->find(id)) {
       Q_EMIT statusMessage(tr("Computing %1…").arg(entry->name));

@@ -90,6 +90,8 @@ void ObservationSuggester::onPlacement(const PlacementResult& result) {
   for (double& s : score) s = std::isfinite(s) ? std::max(0.0, s) : 0.0;
   const double best_x = x[int(result.chosen.front())];
   m_proposal = QPointF(best_x, result.chosen_means.front());
+  m_milliseconds = result.milliseconds;
+  m_model_name = entry->name;
   const bool reduction = m_box->score() == AcquisitionScore::variance_reduction;
   m_plot->setAcquisition(x, score, best_x, entry->colour, tr("%1: observe here").arg(entry->name));
   m_box->showProposal(tr("x = %1 (%2 %3) · %4 ms")

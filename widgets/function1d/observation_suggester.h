@@ -44,6 +44,9 @@ class ObservationSuggester final : public QObject {
   /// The proposal shown: (x, the model's mean there); none while off, failed or computing the
   /// first one.
   std::optional<QPointF> proposal() const { return m_proposal; }
+  /// The last proposal's search on the worker thread, in milliseconds, and its model's name.
+  double lastMilliseconds() const { return m_milliseconds; }
+  QString lastModelName() const { return m_model_name; }
   /// A proposal was asked for and has not arrived yet.
   bool pending() const { return m_answered != m_serial; }
 
@@ -63,6 +66,8 @@ class ObservationSuggester final : public QObject {
   std::function<FunctionScene()> m_scene;
   uint64_t m_serial = 0, m_answered = 0;
   std::optional<QPointF> m_proposal;
+  double m_milliseconds = 0.0;
+  QString m_model_name;
 };
 
 }  // namespace npe::widgets
