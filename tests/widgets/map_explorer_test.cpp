@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <QJsonArray>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -17,6 +18,7 @@
 #include "maps/map_view.h"
 #include "maps/model_maps.h"
 #include "maps/station_set.h"
+#include "maps/station_suggestions.h"
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
 #include "npe/data/gridded_writer.h"
@@ -278,6 +280,53 @@ class MapExplorerTest : public QObject {
     QCOMPARE(explorer.view()->scene().palette, npe::widgets::MapScene::Palette::Sequential);
     explorer.setThreeD(true);
     QVERIFY(explorer.view()->threeD());
+  }
+
+  // Issue 82: "Suggest stations" with the tab's shipped BSA-TNP, 4 greedy proposals: distinct
+  // free cells of the window, a finite score layer over it, marked on the map; "Place all" adds
+  // them as one undo step; any edit withdraws proposals.
+  void suggestedStationsArePlacedAsOneUndoStep() {
+    MapExplorer explorer;
+    QVERIFY(explorer.hasData());
+    auto* suggestions = explorer.suggestions();
+    if (!explorer.modelList()->find("shipped:bsatnp")) QSKIP("no shipped BSA-TNP");
+    QVERIFY(wait_for_refined_round(explorer));
+    suggestions->setModel("shipped:bsatnp");
+    suggestions->setCount(4);
+    QSignalSpy changed(suggestions, &npe::widgets::StationSuggestions::proposalsChanged);
+    suggestions->suggest();
+    QTRY_VERIFY_WITH_TIMEOUT(!suggestions->running() && !suggestions->proposals().empty(), 60000);
+    const auto proposals = suggestions->proposals();
+    QCOMPARE(int(proposals.size()), 4);
+    QCOMPARE(explorer.layer(), QString("shipped:bsatnp|acquisition"));
+    const auto map = suggestions->scoreMap();
+    QCOMPARE(map.size(0), 15);
+    for (const auto& p : proposals) {
+      QVERIFY(!explorer.stations()->contains(p));
+      QVERIFY(std::isfinite(map[p.y()][p.x()].item<double>()));
+      QCOMPARE(std::count(proposals.begin(), proposals.end(), p), 1L);
+    }
+    // Every free cell has a score, stations none (an NP's drop may be negative: observing can
+    // raise its variance elsewhere); the first proposal has the highest.
+    const auto free = torch::isfinite(map);
+    QCOMPARE(free.sum().item<int64_t>(), 15 * 15 - explorer.stations()->count());
+    QCOMPARE(map[proposals[0].y()][proposals[0].x()].item<double>(),
+             map.index({free}).max().item<double>());
+    if (auto* view = explorer.view()) QCOMPARE(int(view->scene().proposals.size()), 4);
+
+    const int before = explorer.stations()->count();
+    const int steps = explorer.undoStack()->count();
+    auto* place_all = suggestions->findChildren<QPushButton*>().at(2);
+    QCOMPARE(place_all->text(), QString("Place all"));
+    place_all->click();
+    QCOMPARE(explorer.stations()->count(), before + 4);
+    QCOMPARE(explorer.undoStack()->count(), steps + 1);
+    for (const auto& p : proposals) QVERIFY(explorer.stations()->contains(p));
+    // The edit withdrew the proposals and their layer.
+    QVERIFY(suggestions->proposals().empty());
+    QCOMPARE(explorer.layer(), QString("truth"));
+    explorer.undoStack()->undo();
+    QCOMPARE(explorer.stations()->count(), before);
   }
 
   void sessionRoundTrip() {

@@ -28,6 +28,7 @@
 #include "maps/small_maps.h"
 #include "maps/station_editor.h"
 #include "maps/station_set.h"
+#include "maps/station_suggestions.h"
 #include "maps/training_data.h"
 #include "npe/data/era5_scene.h"
 #include "npe/data/gridded_field.h"
@@ -74,6 +75,37 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
 
   auto* controls = new MapControls(dataSuffixes(), kDefaultStations, this);
   controls->addGroup(m_controller->modelsBox());
+  m_suggestions = new StationSuggestions(
+      m_controller->service(), m_models, [this] { return sceneRequest(); },
+      [this] { return targetWindow(); },
+      [this](const QPoint& cell) {
+        const QPoint absolute = targetWindow().topLeft() + cell;
+        return m_source && !m_stations->contains(cell) &&
+               m_source->usable_cells()[absolute.y()][absolute.x()].item<bool>() &&
+               std::isfinite(
+                   m_source->field().values[m_hour][absolute.y()][absolute.x()].item<float>());
+      },
+      [this] { return m_source ? m_source->config().stddev : 1.0; }, this);
+  controls->addGroup(m_suggestions);
+  connect(m_suggestions, &StationSuggestions::statusMessage, this, &MapExplorer::statusMessage);
+  connect(m_suggestions, &StationSuggestions::finished, this, &ExplorerPanel::extrasDone);
+  connect(m_suggestions, &StationSuggestions::placeRequested, this,
+          [this](const std::vector<QPoint>& cells, const QString& text) {
+            auto after = m_stations->cells();
+            after.insert(after.end(), cells.begin(), cells.end());
+            m_undo->push(new EditStationsCommand(m_stations, std::move(after), text));
+          });
+  connect(m_suggestions, &StationSuggestions::proposalsChanged, this, [this] {
+    rebuildLayerChoices();
+    const auto model = m_suggestions->proposalModel();
+    if (!model.isEmpty()) {
+      setLayer(model + "|acquisition");
+    } else if (m_layer.endsWith("|acquisition")) {
+      setLayer("truth");
+    } else {
+      redraw();
+    }
+  });
   m_data_label = controls->dataLabel();
   m_variable = controls->variable();
   m_time = controls->time();
@@ -126,11 +158,17 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
   layOutViewAndControls(m_view_area, controls, 340, results);
 
   connect(m_stations, &StationSet::changed, this, [this] {
+    m_suggestions->withdraw();
     redraw();
     schedulePredictions(false);
   });
   connect(m_controller, &ExplorerController::roundReady, this, &MapExplorer::onPredictions);
-  connect(m_controller, &ExplorerController::modelAdded, this, [this] { rebuildLayerChoices(); });
+  connect(m_controller, &ExplorerController::modelAdded, this, [this](const QString& id) {
+    if (const auto* entry = m_models->find(id)) m_suggestions->addModel(entry->name, id);
+    // The tab's best model proposes by default (BSA-TNP: above the fitted GP in both regions).
+    if (id == "shipped:bsatnp") m_suggestions->setModel(id);
+    rebuildLayerChoices();
+  });
   connect(m_controller, &ExplorerController::roundComplete, this,
           [this](const PredictionResult&, const QString& timing) {
             Q_EMIT statusMessage(tr("%1 stations · Δ = (%2 N, %3 E) cells · %4")
@@ -238,6 +276,7 @@ void MapExplorer::setHour(int index) {
   }
   if (index == m_hour && m_last.serial != 0) return;
   m_hour = index;
+  m_suggestions->withdraw();
   updateTimeLabel();
   redraw();
   schedulePredictions(false);
@@ -268,6 +307,7 @@ void MapExplorer::setShift(int north, int east) {
   if (north == m_north && east == m_east) return;
   m_north = north;
   m_east = east;
+  m_suggestions->withdraw();
   redraw();
   schedulePredictions(false);
 }
@@ -354,6 +394,9 @@ void MapExplorer::rebuildLayerChoices() {
     m_layers->addItem(tr("%1 · mean").arg(e.name), e.id + "|mean");
     m_layers->addItem(tr("%1 · standard deviation").arg(e.name), e.id + "|stddev");
     m_layers->addItem(tr("%1 · error (mean − truth)").arg(e.name), e.id + "|error");
+    if (e.id == m_suggestions->proposalModel()) {
+      m_layers->addItem(tr("%1 · where to observe next").arg(e.name), e.id + "|acquisition");
+    }
   }
   const int i = m_layers->findData(m_layer);
   m_layers->setCurrentIndex(std::max(0, i));
@@ -375,7 +418,14 @@ void MapExplorer::redraw() {
   std::optional<ModelLayer> layer;
   if (entry) {
     layer = ModelLayer{shownName(*entry), bar[1], {}, {}};
-    std::tie(layer->mean, layer->stddev) = model_maps(frame(), m_last, entry->id);
+    if (bar[1] == "acquisition" && entry->id != m_suggestions->proposalModel()) {
+      layer.reset();  // a session's layer of proposals that are gone: the truth
+    } else if (bar[1] == "acquisition") {
+      layer->mean = m_suggestions->scoreMap();
+      layer->unit = m_suggestions->scoreTitle();
+    } else {
+      std::tie(layer->mean, layer->stddev) = model_maps(frame(), m_last, entry->id);
+    }
   }
   set_layer(scene, truth, window, layer ? &*layer : nullptr);
   const QString when = QString::fromStdString(format_utc(f.valid_times[m_hour]));
@@ -383,6 +433,13 @@ void MapExplorer::redraw() {
   for (const auto& s : m_stations->cells()) {
     const int r = window.top() + s.y(), c = window.left() + s.x();
     scene.stations.push_back({r, c, truth[r][c].item<double>()});
+  }
+  if (const auto* proposer = m_models->find(m_suggestions->proposalModel())) {
+    int rank = 0;
+    for (const auto& p : m_suggestions->proposals()) {
+      const int r = window.top() + p.y(), c = window.left() + p.x();
+      scene.proposals.push_back({r, c, ++rank, proposer->colour, truth[r][c].item<double>()});
+    }
   }
   if (auto* view = m_view_area->existingView()) view->setScene(std::move(scene));
 }
@@ -416,6 +473,10 @@ QJsonObject MapExplorer::saveSection() const {
   session.east = m_east;
   session.layer = m_layer;
   session.three_d = m_three_d;
+  if (!m_suggestions->proposalModel().isEmpty()) {
+    session.suggestion_model = m_suggestions->proposalModel();
+    session.suggestion_count = m_suggestions->count();
+  }
   session.models = m_controller->sessionModels();
   return session.to_json();
 }
@@ -445,6 +506,15 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
   setLayer(session.layer);
   redraw();
   schedulePredictions(false);
+  if (!session.suggestion_model.isEmpty()) {
+    m_suggestions->setModel(session.suggestion_model);
+    m_suggestions->setCount(session.suggestion_count);
+    m_suggestions->suggest();  // after the predictions: they go first
+  }
+}
+
+bool MapExplorer::extrasPending() const {
+  return m_suggestions->running();
 }
 
 void MapExplorer::exportView(const QString& path) {

@@ -41,6 +41,7 @@ class ModelList;
 class ShiftControl;
 class SmallMaps;
 class StationSet;
+class StationSuggestions;
 
 class MapExplorer final : public ExplorerPanel {
   Q_OBJECT
@@ -71,6 +72,7 @@ class MapExplorer final : public ExplorerPanel {
   void openDataFile(const QString& path) override;
   bool makeProbeEdit(int index) override;
   void repaintNow() override;
+  bool extrasPending() const override;
 
   /// The variable the next openDataFile reads (the Data box's field; empty: automatic).
   void setVariable(const QString& name);
@@ -99,6 +101,8 @@ class MapExplorer final : public ExplorerPanel {
   void setModelEnabled(const QString& id, bool enabled);
 
   StationSet* stations() const { return m_stations; }
+  /// "Suggest stations": the sensor placement of a chosen model.
+  StationSuggestions* suggestions() const { return m_suggestions; }
   /// The VTK view, created on first use; null where the platform has no OpenGL.
   MapView* view();
   ModelList* modelList() const { return m_models; }
@@ -139,6 +143,7 @@ class MapExplorer final : public ExplorerPanel {
   QLineEdit* m_variable = nullptr;
   SmallMaps* m_small_maps = nullptr;
   StationEditor* m_station_editor = nullptr;
+  StationSuggestions* m_suggestions = nullptr;
   MapViewArea* m_view_area = nullptr;
   QTimer m_play_timer;
   std::shared_ptr<const std::vector<std::vector<QPointF>>> m_coastlines;

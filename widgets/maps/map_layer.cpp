@@ -40,7 +40,13 @@ void set_layer(MapScene& scene, const torch::Tensor& truth, const QRect& window,
         map_layer_tr("%1 mean (in the black square; truth outside)").arg(model->model_name);
   } else if (model) {
     auto shown = torch::full_like(truth, std::nan(""));
-    if (model->kind == "stddev") {
+    if (model->kind == "acquisition") {
+      inside(shown).copy_(model->mean);
+      low = 0.0, high = std::max(1e-6, finite_max(model->mean, 0.0));
+      scene.palette = MapScene::Palette::Sequential;
+      scene.colour_title = model->unit;
+      scene.title = map_layer_tr("%1: where to observe next").arg(model->model_name);
+    } else if (model->kind == "stddev") {
       inside(shown).copy_(model->stddev);
       low = 0.0, high = std::max(1e-3, finite_max(model->stddev, 0.0));
       scene.palette = MapScene::Palette::Sequential;

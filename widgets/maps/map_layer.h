@@ -11,11 +11,13 @@ namespace npe::widgets {
 
 struct ModelLayer {
   QString model_name;
-  /// "mean", "stddev" or "error".
+  /// "mean", "stddev", "error" or "acquisition" (a sensor placement's score: `mean` holds it,
+  /// in `unit`).
   QString kind;
   /// The model's maps over the target window ([w, w]; °C and K, NaN where there is no data);
   /// undefined while the model is still computing.
   torch::Tensor mean, stddev;
+  QString unit;
 };
 
 /// Sets scene.values, low, high, palette, colour_title and title (without the time) for the

@@ -18,6 +18,9 @@ QJsonObject MapSession::to_json() const {
   for (const auto& s : stations) cells.append(QJsonArray{s.y(), s.x()});
   QJsonObject section{{"stations", cells}, {"hour", hour},       {"shift", QJsonArray{north, east}},
                       {"layer", layer},    {"three_d", three_d}, {"models", models}};
+  if (!suggestion_model.isEmpty()) {
+    section["suggestion"] = QJsonObject{{"model", suggestion_model}, {"count", suggestion_count}};
+  }
   if (!data.isEmpty()) {
     section["data"] = data;
     if (!variable.isEmpty()) section["variable"] = variable;
@@ -46,6 +49,14 @@ MapSession MapSession::from_json(const QJsonObject& json) {
   s.layer = json.value("layer").toString("truth");
   s.three_d = json.value("three_d").toBool(false);
   s.models = json.value("models").toObject();
+  if (json.contains("suggestion")) {
+    const auto suggestion = json.value("suggestion").toObject();
+    s.suggestion_model = suggestion.value("model").toString();
+    s.suggestion_count = suggestion.value("count").toInt(10);
+    if (s.suggestion_count < 1 || s.suggestion_count > 50) {
+      fail("the suggestion's 'count' must be 1 to 50");
+    }
+  }
   return s;
 }
 

@@ -20,6 +20,10 @@ struct MapSession {
   int north = 0, east = 0;
   QString layer = "truth";
   bool three_d = false;
+  /// "Suggest stations" shown when saved: its model and count (empty model: none). Proposals
+  /// are not stored: opening the session computes them again for its stations.
+  QString suggestion_model;
+  int suggestion_count = 10;
   /// The controller's part (ExplorerController::sessionModels).
   QJsonObject models;
 

@@ -32,6 +32,7 @@
 #include <vtkPolyData.h>
 #include <vtkPolyDataMapper.h>
 #include <vtkProperty.h>
+#include <vtkRegularPolygonSource.h>
 #include <vtkRenderer.h>
 #include <vtkScalarBarActor.h>
 #include <vtkSmartPointer.h>
@@ -436,6 +437,44 @@ void MapView::rebuild() {
     actor->GetProperty()->SetColor(0.05, 0.05, 0.05);
     actor->GetProperty()->SetSpecular(0.4);
     add(v.scene_props, actor);
+  }
+
+  // Proposed stations: rings in the proposing model's colour around their cells, each with its
+  // rank, so that the order of a greedy placement reads off the map.
+  for (const auto& p : s.proposals) {
+    if (p.row < 0 || p.row >= rows || p.column < 0 || p.column >= cols) continue;
+    const double x = x_of(s.longitudes[p.column]), y = s.latitudes[p.row];
+    const double z = (m_three_d ? height_of(p.value) : 0.0) + 0.06;
+    auto ring = make<vtkRegularPolygonSource>();
+    ring->SetNumberOfSides(24);
+    ring->SetRadius(0.11);
+    ring->SetCenter(x, y, z);
+    ring->GeneratePolygonOff();
+    // A white ring under the coloured one: visible on every palette.
+    for (const bool halo : {true, false}) {
+      auto mapper = make<vtkPolyDataMapper>();
+      mapper->SetInputConnection(ring->GetOutputPort());
+      auto actor = make<vtkActor>();
+      actor->SetMapper(mapper);
+      if (halo) {
+        actor->GetProperty()->SetColor(1.0, 1.0, 1.0);
+      } else {
+        actor->GetProperty()->SetColor(p.colour.redF(), p.colour.greenF(), p.colour.blueF());
+      }
+      actor->GetProperty()->SetLineWidth(halo ? 6.0f : 3.0f);
+      add(v.scene_props, actor);
+    }
+    auto label = make<vtkTextActor>();
+    label->SetInput(std::to_string(p.rank).c_str());
+    label->GetPositionCoordinate()->SetCoordinateSystemToWorld();
+    label->GetPositionCoordinate()->SetValue(x + 0.12, y + 0.08, z);
+    auto* property = label->GetTextProperty();
+    property->SetColor(p.colour.redF(), p.colour.greenF(), p.colour.blueF());
+    property->SetFontSize(15);
+    property->SetBold(true);
+    property->SetBackgroundColor(1.0, 1.0, 1.0);
+    property->SetBackgroundOpacity(0.8);
+    add(v.scene_props, label);
   }
 
   double bounds[6];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <torch/types.h>
+#include <QColor>
 #include <QImage>
 #include <QPointF>
 #include <QRect>
@@ -34,6 +35,14 @@ struct MapScene {
     double value = 0.0;  ///< height in the 3-D view (same units as values)
   };
   std::vector<Station> stations;
+  /// Proposed stations (sensor placement), numbered in the order placed, in a model's colour.
+  struct Proposal {
+    int row = 0, column = 0;
+    int rank = 1;
+    QColor colour;
+    double value = 0.0;  ///< height in the 3-D view
+  };
+  std::vector<Proposal> proposals;
   QRect target_window;    ///< cells (x = column, y = row) the models predict; null: none
   QRect training_region;  ///< cells of the training region; null: none
   /// Coastline polylines as (longitude, latitude) points.
