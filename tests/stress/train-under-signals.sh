@@ -31,8 +31,14 @@ for round in $(seq 1 "$rounds"); do
     args=(--model "$kind" --task "$task" --size small --steps 1000000 --batch-size 8
       --val-every 200 --val-tasks 16 --out "$checkpoint")
   fi
+  # STRESS_GUARD=alternate: odd rounds run the tile products guarded (NPE_TILE_MATMUL_GUARD,
+  # several times slower), even rounds as users run them.
+  guard_env=()
+  if [ "${STRESS_GUARD:-}" = alternate ] && [ $((round % 2)) -eq 1 ]; then
+    guard_env=(NPE_TILE_MATMUL_GUARD=1)
+  fi
   : >"$log"  # there before the wait below reads it
-  "$npe" train "${args[@]}" --precision bf16 --threads "$threads" --checkpoint-every 50 \
+  env "${guard_env[@]}" "$npe" train "${args[@]}" --precision bf16 --threads "$threads" --checkpoint-every 50 \
     --progress-json </dev/null >"$log" 2>&1 &
   pid=$!
   # The signals count from the first step: before it, SIGTERM ends a program that has not yet
@@ -51,10 +57,10 @@ for round in $(seq 1 "$rounds"); do
   step=$(sed -n 's/^stopped .* at step \([0-9]*\) of.*/\1/p' "$log")
   if [ "$status" -ne 0 ] || [ -z "$step" ] ||
     grep -qE "ERROR: AddressSanitizer|runtime error:|malloc\(\)|free\(\)|corrupted|double free" "$log"; then
-    echo "round $round: FAILED (exit status $status); log $log"
+    echo "round $round${guard_env:+ (guarded)}: FAILED (exit status $status); log $log"
     tail -n 40 "$log"
     exit 1
   fi
-  echo "round $round: stopped at step $step, exit status 0"
+  echo "round $round${guard_env:+ (guarded)}: stopped at step $step, exit status 0"
 done
 echo "$kind, $threads thread(s): $rounds rounds, $signals signals, last step $step, no error"
