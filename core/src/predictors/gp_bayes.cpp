@@ -45,22 +45,47 @@ torch::Tensor hypothesis_kernels(const std::vector<KernelSpec>& kernels, const t
 }
 
 // The context under each kernel: the noisy covariance's Cholesky factor, K^-1 yc and the log
-// marginal likelihood log p(yc | xc, kernel) [H] (output dimensions independent).
+// marginal likelihood log p(yc | xc, kernel) [H] (output dimensions independent). The
+// hypotheses are factorised in blocks of about 16 MiB of covariance: hundreds of hypotheses at
+// once on a few hundred context points would be gigabytes of temporaries (each one fresh pages
+// the kernel must fault in, and a failed factorisation retries the whole batch with jitter).
+// With keep_factors false only the log evidence is returned (the refinement needs no more).
 struct ContextFit {
   torch::Tensor chol, alpha, log_evidence;
 };
 ContextFit fit_context(const std::vector<KernelSpec>& kernels, double noise_var,
-                       const torch::Tensor& xc, const torch::Tensor& yc) {
+                       const torch::Tensor& xc, const torch::Tensor& yc, bool keep_factors = true) {
   const auto num_h = static_cast<int64_t>(kernels.size());
   const auto nc = xc.size(0), dim_y = yc.size(-1);
-  auto k_cc = hypothesis_kernels(kernels, xc, xc) + noise_var * torch::eye(nc, xc.options());
+  const int64_t block = std::max<int64_t>(1, (int64_t(2) << 20) / std::max<int64_t>(1, nc * nc));
+  const auto noise = noise_var * torch::eye(nc, xc.options());
+  std::vector<torch::Tensor> chols, alphas, evidences;
+  for (int64_t first = 0; first < num_h; first += block) {
+    const auto last = std::min(num_h, first + block);
+    const std::vector<KernelSpec> part(kernels.begin() + first, kernels.begin() + last);
+    auto chol = jittered_cholesky(hypothesis_kernels(part, xc, xc) + noise);         // [h,Nc,Nc]
+    auto alpha = torch::cholesky_solve(yc.expand({last - first, nc, dim_y}), chol);  // [h,Nc,Dy]
+    auto quad = (yc.unsqueeze(0) * alpha).sum({-1, -2});
+    auto log_det = 2.0 * chol.diagonal(0, -2, -1).log().sum(-1);
+    evidences.push_back(-0.5 * quad - 0.5 * double(dim_y) * log_det -
+                        0.5 * double(nc * dim_y) * kLog2Pi);
+    if (keep_factors) {
+      chols.push_back(chol);
+      alphas.push_back(alpha);
+    }
+  }
   ContextFit fit;
-  fit.chol = jittered_cholesky(k_cc);                                          // [H,Nc,Nc]
-  fit.alpha = torch::cholesky_solve(yc.expand({num_h, nc, dim_y}), fit.chol);  // [H,Nc,Dy]
-  auto quad = (yc.unsqueeze(0) * fit.alpha).sum({-1, -2});
-  auto log_det = 2.0 * fit.chol.diagonal(0, -2, -1).log().sum(-1);
-  fit.log_evidence =
-      -0.5 * quad - 0.5 * double(dim_y) * log_det - 0.5 * double(nc * dim_y) * kLog2Pi;
+  if (evidences.empty()) {
+    fit.chol = torch::empty({0, nc, nc}, xc.options());
+    fit.alpha = torch::empty({0, nc, dim_y}, xc.options());
+    fit.log_evidence = torch::empty({0}, xc.options());
+    return fit;
+  }
+  fit.log_evidence = torch::cat(evidences);
+  if (keep_factors) {
+    fit.chol = torch::cat(chols);
+    fit.alpha = torch::cat(alphas);
+  }
   return fit;
 }
 
@@ -85,8 +110,10 @@ std::vector<KernelSpec> cell_kernels(const GpTaskConfig& prior, const std::vecto
 // halves where that changes its log posterior mass (midpoint rule) by options.refine_tolerance
 // or more and halving them again in the next round. Cells stay grouped by family, so
 // hypothesis_kernels batches them.
+// Each cell's log evidence comes back in `cell_log_evidence`.
 std::vector<Cell> refine_cells(const GpHypotheses& hypotheses, double noise_var,
-                               const torch::Tensor& xc, const torch::Tensor& yc) {
+                               const torch::Tensor& xc, const torch::Tensor& yc,
+                               std::vector<double>& cell_log_evidence) {
   const auto& options = hypotheses.options;
   std::vector<Cell> cells;
   for (size_t h = 0; h < hypotheses.kernels.size(); ++h) {
@@ -94,7 +121,8 @@ std::vector<Cell> refine_cells(const GpHypotheses& hypotheses, double noise_var,
                      hypotheses.log_scale_high[h],
                      hypotheses.log_prior[int64_t(h)].item<double>()});
   }
-  auto evidence = fit_context(hypotheses.kernels, noise_var, xc, yc).log_evidence;
+  auto evidence =
+      fit_context(hypotheses.kernels, noise_var, xc, yc, /*keep_factors=*/false).log_evidence;
   std::vector<double> log_evidence(evidence.data_ptr<double>(),
                                    evidence.data_ptr<double>() + evidence.numel());
   std::vector<bool> settled(cells.size(), false);
@@ -123,7 +151,8 @@ std::vector<Cell> refine_cells(const GpHypotheses& hypotheses, double noise_var,
       halves.push_back({cell.family, cell.low, middle, half_mass});
       halves.push_back({cell.family, middle, cell.high, half_mass});
     }
-    auto fresh = fit_context(cell_kernels(hypotheses.prior, halves), noise_var, xc, yc)
+    auto fresh = fit_context(cell_kernels(hypotheses.prior, halves), noise_var, xc, yc,
+                             /*keep_factors=*/false)
                      .log_evidence.contiguous();
     const double* e = fresh.data_ptr<double>();
     // Each split cell is replaced in place (by its halves, or by itself), so families stay grouped.
@@ -161,6 +190,7 @@ std::vector<Cell> refine_cells(const GpHypotheses& hypotheses, double noise_var,
     log_evidence = std::move(next_evidence);
     settled = std::move(next_settled);
   }
+  cell_log_evidence = std::move(log_evidence);
   return cells;
 }
 
@@ -233,28 +263,32 @@ GpBayesPosterior gp_bayes_posterior(const GpHypotheses& hypotheses, const torch:
     return out;
   }
   const double noise_var = out.noise_std * out.noise_std;
-  auto cells = refine_cells(hypotheses, noise_var, out.xc, yc);
-  auto kernels = cell_kernels(hypotheses.prior, cells);
-  auto fit = fit_context(kernels, noise_var, out.xc, yc);
-  std::vector<double> log_mass;
-  for (const auto& c : cells) log_mass.push_back(c.log_mass);
-  auto log_joint = torch::tensor(log_mass, torch::kFloat64) + fit.log_evidence;
-  auto log_weights = log_joint - torch::logsumexp(log_joint, 0);
+  std::vector<double> cell_log_evidence;
+  const auto cells = refine_cells(hypotheses, noise_var, out.xc, yc, cell_log_evidence);
+  std::vector<double> log_joint(cells.size());
+  double top = -INFINITY;
+  for (size_t c = 0; c < cells.size(); ++c) {
+    log_joint[c] = cells[c].log_mass + cell_log_evidence[c];
+    top = std::max(top, log_joint[c]);
+  }
   // Hypotheses below e^-40 (4e-18) of the most probable one are left out of the predictives:
   // the context has ruled them out so firmly that no target drawn from the same function moves
-  // the mixture through them (and each costs an Nc x Nt solve, Nt x Nt for the joint).
-  auto keep = torch::nonzero(log_weights > log_weights.max() - 40.0).view({-1});
-  std::vector<int64_t> kept(keep.data_ptr<int64_t>(), keep.data_ptr<int64_t>() + keep.numel());
-  for (auto h : kept) {
-    out.kernels.push_back(kernels[h]);
-    out.family.push_back(cells[h].family);
-    out.log_scale_low.push_back(cells[h].low);
-    out.log_scale_high.push_back(cells[h].high);
+  // the mixture through them (and each costs an Nc x Nt solve, Nt x Nt for the joint). Only the
+  // kept ones are factorised again, now keeping their factors.
+  std::vector<double> kept_log_mass;
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (!(log_joint[c] > top - 40.0)) continue;
+    out.kernels.push_back(cell_kernel(hypotheses.prior, cells[c]));
+    out.family.push_back(cells[c].family);
+    out.log_scale_low.push_back(cells[c].low);
+    out.log_scale_high.push_back(cells[c].high);
+    kept_log_mass.push_back(cells[c].log_mass);
   }
-  auto kept_joint = log_joint.index_select(0, keep);
+  auto fit = fit_context(out.kernels, noise_var, out.xc, yc);
+  auto kept_joint = torch::tensor(kept_log_mass, torch::kFloat64) + fit.log_evidence;
   out.log_weights = kept_joint - torch::logsumexp(kept_joint, 0);
-  out.chol = fit.chol.index_select(0, keep);
-  out.alpha = fit.alpha.index_select(0, keep);
+  out.chol = fit.chol;
+  out.alpha = fit.alpha;
   return out;
 }
 
