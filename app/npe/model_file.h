@@ -8,9 +8,15 @@
 
 #include <torch/types.h>
 
+#include "npe/data/era5_tasks.h"
 #include "npe/predictors/predictor.h"
 
 namespace npe::cli {
+
+/// The ERA5 task a checkpoint was trained on (its statistics, inputs and window), for the
+/// commands that read a grid. Throws DataError for a model of another task or one whose task
+/// lacks its standardisation or coordinate origin.
+Era5TaskConfig era5_task_of_model(const std::filesystem::path& checkpoint);
 
 std::unique_ptr<Predictor> load_model_file(const std::filesystem::path& path, torch::Device device);
 

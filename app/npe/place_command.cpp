@@ -2,6 +2,7 @@
 // over candidate places, by the model's own predictive variance (npe/predictors/
 // sensor_placement.h); for the GP baselines the exact variance reduction.
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "npe/predictors/sensor_placement.h"
 #include "npe/runtime.h"
 #include "option_values.h"
+#include "place_grid.h"
 #include "point_columns.h"
 #include "terminal_progress.h"
 
@@ -29,6 +31,8 @@ struct PlaceArguments {
   std::optional<std::string> checkpoint;
   BaselineArguments baseline;
   std::string context, candidates, targets, out;
+  // --grid: stations in a window of a gridded field (place_grid.h).
+  std::string grid, variable, time, stations, centre;
   int64_t count = 1;
   int64_t batch = 64;
   std::string score = "variance";
@@ -68,8 +72,50 @@ torch::Tensor finite_rows(const std::string& file, bool outputs, int64_t dim, co
   return rows_where(x, ok_x);
 }
 
+AcquisitionScore score_named(const std::string& name) {
+  return name == "std" ? AcquisitionScore::predictive_std : AcquisitionScore::variance_reduction;
+}
+
+int run_place_on_grid(const PlaceArguments& a) {
+  if (!a.checkpoint) {
+    throw ConfigError(
+        "npe place --grid needs --checkpoint: a model trained on gridded temperatures (its "
+        "statistics, inputs and window)");
+  }
+  if (!a.context.empty() || !a.candidates.empty() || !a.targets.empty()) {
+    throw ConfigError(
+        "npe place: --grid takes --stations, not --context, --candidates or --targets");
+  }
+  GridPlaceArguments grid;
+  grid.checkpoint = *a.checkpoint;
+  grid.grid = a.grid;
+  grid.variable = a.variable;
+  grid.time = a.time;
+  grid.stations = a.stations;
+  if (!a.centre.empty()) {
+    const auto values = parse_numbers(a.centre, "--centre");
+    if (values.size() != 2 || !std::isfinite(values[0]) || !std::isfinite(values[1])) {
+      throw ConfigError("--centre '" + a.centre + "': expected LATITUDE,LONGITUDE in degrees");
+    }
+    grid.centre = LatLon{values[0], values[1]};
+  }
+  grid.count = a.count;
+  grid.batch = a.batch;
+  grid.score = score_named(a.score);
+  grid.device = a.device;
+  grid.out = a.out;
+  return run_place_grid(grid);
+}
+
 int run_place(const PlaceArguments& a) {
   apply_runtime_options(a.runtime);
+  if (!a.grid.empty()) return run_place_on_grid(a);
+  if (a.context.empty() || a.candidates.empty()) {
+    throw ConfigError("npe place needs --context and --candidates, or --grid and --stations");
+  }
+  if (!a.stations.empty() || !a.centre.empty() || !a.time.empty() || !a.variable.empty()) {
+    throw ConfigError("npe place: --stations, --centre, --time and --variable go with --grid");
+  }
   const auto device = parse_device(a.device);
   // Plain variables, not a structured binding: C++17 lambdas cannot capture those (clang).
   auto chosen = point_predictor("place", a.checkpoint, a.baseline, device);
@@ -93,8 +139,7 @@ int run_place(const PlaceArguments& a) {
   PlacementOptions options;
   options.count = a.count;
   options.candidate_batch = a.batch;
-  options.score =
-      a.score == "std" ? AcquisitionScore::predictive_std : AcquisitionScore::variance_reduction;
+  options.score = score_named(a.score);
   const int64_t total = options.score == AcquisitionScore::variance_reduction
                             ? a.count * candidates.size(0)
                             : a.count;
@@ -138,26 +183,39 @@ Command add_place_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "place",
       "Where to observe next: greedy sensor placement by the model's own predictive variance "
-      "(Andersson et al. 2023), over candidate places");
+      "(Andersson et al. 2023), over candidate places or the free cells of a grid's window");
   command->footer(
       "\nEach round scores every candidate by how much observing it (with the model's own mean\n"
       "there as its value) would lower the summed predictive variance at the targets, places\n"
       "the best and continues from the context with it. For a GP the drop does not depend on\n"
       "the value: for the GP baselines (--model) it is computed exactly from their joint\n"
-      "predictive. Writes order, x (or x1, x2, ...), score.");
+      "predictive. Writes order, x (or x1, x2, ...), score.\n\n"
+      "With --grid (a model trained on ERA5): the stations are the grid cells nearest to\n"
+      "--stations' latitude/longitude rows, observed at the window's times from the grid itself,\n"
+      "as in the Maps tab; the candidates are the window's other cells with a value, the targets\n"
+      "all its cells. Writes order, latitude, longitude, row, column, score (the file's units).");
   auto a = std::make_shared<PlaceArguments>();
   auto* checkpoint =
       command->add_option("--checkpoint", a->checkpoint, "Trained model or TorchScript model");
   add_baseline_options(*command, a->baseline, checkpoint);
-  command
-      ->add_option("--context", a->context,
-                   "Context: a delimited text file with inputs x (or x1, x2, ...) and outputs y "
-                   "(or y1, ...)")
-      ->required();
-  command->add_option("--candidates", a->candidates, "Places that could be observed (x columns)")
-      ->required();
+  command->add_option("--context", a->context,
+                      "Context: a delimited text file with inputs x (or x1, x2, ...) and outputs y "
+                      "(or y1, ...)");
+  command->add_option("--candidates", a->candidates, "Places that could be observed (x columns)");
   command->add_option("--targets", a->targets,
                       "Places whose uncertainty counts (x columns; default: the candidates)");
+  command->add_option("--grid", a->grid,
+                      "Gridded field (NetCDF or GRIB) to place stations in, instead of --context");
+  command->add_option("--variable", a->variable,
+                      "With --grid: the variable (default: the only one)");
+  command->add_option("--time", a->time,
+                      "With --grid: the hour, YYYY-MM-DDTHH:MM UTC (default: the first with the "
+                      "model's window of earlier times)");
+  command->add_option("--stations", a->stations,
+                      "With --grid: stations already there, a CSV with latitude and longitude");
+  command->add_option("--centre", a->centre,
+                      "With --grid: the window's centre LATITUDE,LONGITUDE (default: the "
+                      "stations' middle)");
   command->add_option("--count", a->count, "Proposals, placed greedily")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}))
       ->capture_default_str();

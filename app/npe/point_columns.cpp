@@ -57,6 +57,14 @@ torch::Tensor rows_where(const torch::Tensor& values, const std::vector<bool>& k
   return values.index_select(0, torch::tensor(index, torch::kInt64));
 }
 
+int column_named(const PointTable& table, const std::string& file,
+                 std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (const int index = table.column_index(name); index >= 0) return index;
+  }
+  throw DataError(file + ": no column named " + *names.begin());
+}
+
 void report_warnings(const char* command, const PointTable& table, const std::string& file) {
   const size_t shown = std::min<size_t>(table.warnings.size(), 5);
   for (size_t i = 0; i < shown; ++i) {

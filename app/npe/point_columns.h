@@ -2,6 +2,7 @@
 // Columns of the point tables the commands read (npe predict, npe place): which columns hold a
 // variable, and their rows as tensors.
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ namespace npe::cli {
 std::vector<int> variable_columns(const PointTable& table, const std::string& stem,
                                   const std::string& chosen, const std::string& file,
                                   bool required = true);
+
+/// The index of the first of `names` the table has. Throws DataError naming the first when it
+/// has none.
+int column_named(const PointTable& table, const std::string& file,
+                 std::initializer_list<const char*> names);
 
 /// Rows of `columns` as a [N, D] float64 tensor, and which rows are all finite.
 torch::Tensor gather(const PointTable& table, const std::vector<int>& columns,

@@ -20,36 +20,10 @@
 #include "npe/models/prediction.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
+#include "point_columns.h"
 
 namespace npe::cli {
 namespace {
-
-// The index of the file's time given as "YYYY-MM-DDTHH:MM" (or with a space), or 0 when none is.
-int64_t time_index(const GriddedField& field, const std::string& time) {
-  if (time.empty()) return 0;
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0;
-  char separator = 0;
-  if (std::sscanf(time.c_str(), "%d-%d-%d%c%d:%d", &year, &month, &day, &separator, &hour,
-                  &minute) != 6 ||
-      (separator != 'T' && separator != ' ')) {
-    throw DataError("--time '" + time + "': expected YYYY-MM-DDTHH:MM (UTC)");
-  }
-  const auto wanted = utc_seconds(year, month, day, hour, minute);
-  for (size_t i = 0; i < field.valid_times.size(); ++i) {
-    if (field.valid_times[i] == wanted) return static_cast<int64_t>(i);
-  }
-  throw DataError(field.source.string() + " has no time " + format_utc(wanted) + " (it has " +
-                  std::to_string(field.valid_times.size()) + ", from " +
-                  format_utc(field.valid_times.front()) + ")");
-}
-
-int column_named(const PointTable& table, const std::string& file,
-                 std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (const int index = table.column_index(name); index >= 0) return index;
-  }
-  throw DataError(file + ": no column named " + *names.begin());
-}
 
 // How well the prediction matches the grid's own values at the cells that were not context:
 // log-likelihood per cell in the data's units and in the model's standardised units, RMSE and
@@ -77,21 +51,11 @@ void print_held_out_summary(const torch::Tensor& truth, const torch::Tensor& con
 }  // namespace
 
 int run_predict_grid(const GridPredictArguments& a) {
-  const auto metadata = read_model_metadata(a.checkpoint);
-  if (metadata.task.value("kind", std::string()) != "era5") {
-    throw DataError("--grid needs a model trained on gridded temperatures (an ERA5 task); '" +
-                    a.checkpoint + "' was trained on " +
-                    metadata.task.value("name", std::string("?")));
-  }
-  const auto training_task = Era5TaskConfig::from_json(metadata.task);
-  if (!std::isfinite(training_task.mean) || !std::isfinite(training_task.stddev) ||
-      !std::isfinite(training_task.origin_longitude)) {
-    throw DataError(a.checkpoint + ": its task has no standardisation or coordinate origin");
-  }
+  const auto training_task = era5_task_of_model(a.checkpoint);
   GriddedReadOptions options;
   options.variable = a.variable;
   const auto field = read_gridded_field(a.grid, options);
-  const int64_t t = time_index(field, a.time);
+  const int64_t t = field.time_index(a.time);
   const int64_t rows = field.num_latitudes(), cols = field.num_longitudes();
   // The model's inputs are in units of its training grid's spacing north of the split latitude
   // and east of the origin longitude (Era5TaskConfig::coordinates), so a grid of another

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -1035,6 +1036,98 @@ TEST_F(NpeCli, PlaceProposalsMoveWithTheDataForAnEquivariantModel) {
   const auto gp = place(0.0, "--model gp-fitted --fit-iterations 20");
   ASSERT_EQ(gp.rows.size(), 3u);
   EXPECT_GT(gp.rows[0][2], 0.0);
+}
+
+// npe place --grid: stations by latitude and longitude in a window of a grid, as the Maps tab
+// places them (core's era5_scene). The field repeats every 8 columns, so moving the stations and
+// the window 8 columns east shows the translation-equivariant model the same data 2 degrees
+// further east: the proposals are the same cells moved 8 columns, with the same scores. They are
+// never a station's cell or one without a value.
+TEST_F(NpeCli, PlaceOnAGridProposesFreeCellsThatMoveWithTheStations) {
+  const fs::path checkpoint = fs::path(NPE_SOURCE_DIR) / "models" / "era5" / "tepttnp.pt";
+  if (!fs::exists(checkpoint)) GTEST_SKIP() << "no shipped ERA5 model";
+  npe::GridOutput grid;
+  const int rows = 20, cols = 40;
+  for (int r = 0; r < rows; ++r) grid.latitudes.push_back(56.0 - 0.25 * r);
+  for (int c = 0; c < cols; ++c) grid.longitudes.push_back(-8.0 + 0.25 * c);
+  grid.valid_time = npe::utc_seconds(2019, 3, 10, 12);
+  auto r_index = torch::arange(rows, torch::kFloat64).view({rows, 1});
+  auto c_index = torch::arange(cols, torch::kFloat64).view({1, cols});
+  auto t2m = 278.0 + 0.15 * r_index + 2.0 * torch::sin(c_index * (2.0 * M_PI / 8.0));
+  // Missing cells in both windows, 8 columns apart.
+  t2m.index_put_({torch::indexing::Slice(4, 7), torch::indexing::Slice(10, 12)}, std::nan(""));
+  t2m.index_put_({torch::indexing::Slice(4, 7), torch::indexing::Slice(18, 20)}, std::nan(""));
+  grid.variables = {{"t2m", "2 metre temperature", "K", "air_temperature", t2m}};
+  const auto data = dir / "grid.nc";
+  npe::write_grid_netcdf(data, grid);
+
+  auto place = [&](int east, const std::string& extra) {
+    std::ofstream(dir / "stations.csv") << "latitude,longitude\n"
+                                        << "55.0," << grid.longitudes[size_t(12 + east)] << "\n"
+                                        << "53.5," << grid.longitudes[size_t(16 + east)] << "\n"
+                                        << "54.25," << grid.longitudes[size_t(9 + east)] << "\n"
+                                        << "40.0,-30.0\n";
+    const auto out = dir / ("placed" + std::to_string(east) + ".csv");
+    auto r = run_npe("place --checkpoint " + checkpoint.string() + " --grid " + data.string() +
+                     " --stations " + (dir / "stations.csv").string() + " --centre 54," +
+                     std::to_string(grid.longitudes[size_t(15 + east)]) + " --count 3 " + extra +
+                     " --out " + out.string());
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("1 stations left out"), std::string::npos) << r.output;
+    return npe::read_point_table(out);
+  };
+  const auto here = place(0, ""), there = place(8, "");
+  ASSERT_EQ(here.rows.size(), 3u);
+  ASSERT_EQ(there.rows.size(), 3u);
+  EXPECT_EQ(here.columns,
+            (std::vector<std::string>{"order", "latitude", "longitude", "row", "column", "score"}));
+  const std::set<std::pair<int, int>> stations = {{4, 12}, {10, 16}, {7, 9}};
+  std::set<std::pair<int, int>> proposed;
+  for (size_t k = 0; k < 3; ++k) {
+    const auto& p = here.rows[k];
+    const int row = int(p[3]), col = int(p[4]);
+    EXPECT_EQ(p[0], double(k + 1));
+    EXPECT_EQ(p[1], grid.latitudes[size_t(row)]);
+    EXPECT_EQ(p[2], grid.longitudes[size_t(col)]);
+    // In the window (rows 1-15, columns 8-22), free, with a value; each once.
+    EXPECT_TRUE(row >= 1 && row <= 15 && col >= 8 && col <= 22) << row << ", " << col;
+    EXPECT_FALSE(stations.count({row, col})) << row << ", " << col;
+    EXPECT_TRUE(std::isfinite(t2m[row][col].item<double>())) << row << ", " << col;
+    EXPECT_TRUE(proposed.insert({row, col}).second);
+    EXPECT_GT(p[5], 0.0);
+    EXPECT_EQ(there.rows[k][3], p[3]);
+    EXPECT_EQ(there.rows[k][4], p[4] + 8);
+    EXPECT_NEAR(there.rows[k][5], p[5], 1e-3 * p[5]);
+  }
+  // The cheaper score ranks by the predictive std (K) at the cell.
+  const auto by_std = place(0, "--score std");
+  ASSERT_EQ(by_std.rows.size(), 3u);
+  EXPECT_GT(by_std.rows[0][5], 0.0);
+
+  // Mistakes are errors, and nothing is written.
+  const auto refused = dir / "refused.csv";
+  auto r =
+      run_npe("place --checkpoint " + (fs::path(NPE_SOURCE_DIR) / "models/gp1d/tetnp.pt").string() +
+              " --grid " + data.string() + " --stations " + (dir / "stations.csv").string() +
+              " --out " + refused.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("needs a model trained on gridded temperatures"), std::string::npos)
+      << r.output;
+  r = run_npe("place --model gp-fitted --grid " + data.string() + " --stations " +
+              (dir / "stations.csv").string() + " --out " + refused.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("--grid needs --checkpoint"), std::string::npos) << r.output;
+  std::ofstream(dir / "no-latitude.csv") << "lat_deg,longitude\n54,-4\n";
+  r = run_npe("place --checkpoint " + checkpoint.string() + " --grid " + data.string() +
+              " --stations " + (dir / "no-latitude.csv").string() + " --out " + refused.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("no column named latitude"), std::string::npos) << r.output;
+  r = run_npe("place --checkpoint " + checkpoint.string() + " --grid " + data.string() +
+              " --stations " + (dir / "stations.csv").string() + " --time 2020-01-01T00:00 --out " +
+              refused.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("has no time 2020-01-01"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(refused));
 }
 
 }  // namespace

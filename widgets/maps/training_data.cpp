@@ -8,11 +8,7 @@ namespace npe::widgets {
 
 Era5TaskConfig TrainingData::config_for(const std::string& path,
                                         const std::string& variable) const {
-  auto result = config ? *config : Era5TaskConfig{};
-  result.whole_file = !result.reads(path);
-  result.data = path;
-  result.variable = variable;
-  return result;
+  return (config ? *config : Era5TaskConfig{}).reading(path, variable);
 }
 
 QRect TrainingData::region_cells(const GriddedField& field) const {

@@ -1,6 +1,8 @@
 #include "npe/data/era5_scene.h"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 
 #include <torch/torch.h>
@@ -70,6 +72,63 @@ Era5SceneTask scene_task(const Era5TaskSource& source, const Era5Scene& scene) {
   result.held_out_y = source.standardise(torch::tensor(held_values, torch::kFloat64))
                           .to(torch::kFloat32)
                           .view({-1, 1});
+  return result;
+}
+
+namespace {
+
+int64_t nearest_index(const std::vector<double>& axis, double value) {
+  int64_t best = 0;
+  for (size_t i = 1; i < axis.size(); ++i) {
+    if (std::abs(axis[i] - value) < std::abs(axis[size_t(best)] - value)) best = int64_t(i);
+  }
+  return best;
+}
+
+}  // namespace
+
+StationScene scene_for_stations(const Era5TaskSource& source, int64_t hour,
+                                const std::vector<LatLon>& stations, std::optional<LatLon> centre) {
+  const auto& field = source.field();
+  const int64_t w = source.config().window;
+  if (field.num_latitudes() < w || field.num_longitudes() < w) {
+    throw DataError(field.source.string() + ": a grid of " + std::to_string(field.num_latitudes()) +
+                    " x " + std::to_string(field.num_longitudes()) + " cells is smaller than the " +
+                    "model's window of " + std::to_string(w) + " x " + std::to_string(w));
+  }
+  std::vector<std::pair<int64_t, int64_t>> cells;  // (row, column) in the field
+  for (const auto& s : stations) {
+    cells.emplace_back(nearest_index(field.latitudes, s.latitude),
+                       nearest_index(field.longitudes, s.longitude));
+  }
+  int64_t centre_row = field.num_latitudes() / 2, centre_col = field.num_longitudes() / 2;
+  if (centre) {
+    centre_row = nearest_index(field.latitudes, centre->latitude);
+    centre_col = nearest_index(field.longitudes, centre->longitude);
+  } else if (!cells.empty()) {
+    // The middle of the stations' extent, not their mean: a cluster does not pull the window
+    // off the others.
+    const auto [row_low, row_high] = std::minmax_element(
+        cells.begin(), cells.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    const auto [col_low, col_high] = std::minmax_element(
+        cells.begin(), cells.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    centre_row = (row_low->first + row_high->first) / 2;
+    centre_col = (col_low->second + col_high->second) / 2;
+  }
+  StationScene result;
+  result.scene.hour = hour;
+  result.scene.width = w;
+  result.scene.top = std::clamp<int64_t>(centre_row - w / 2, 0, field.num_latitudes() - w);
+  result.scene.left = std::clamp<int64_t>(centre_col - w / 2, 0, field.num_longitudes() - w);
+  std::set<std::pair<int64_t, int64_t>> taken;
+  for (const auto& [r, c] : cells) {
+    const int64_t row = r - result.scene.top, col = c - result.scene.left;
+    if (row < 0 || col < 0 || row >= w || col >= w || !taken.insert({row, col}).second) {
+      ++result.left_out;
+      continue;
+    }
+    result.scene.stations.emplace_back(row, col);
+  }
   return result;
 }
 

@@ -132,6 +132,14 @@ bool Era5TaskConfig::reads(const fs::path& file) const {
   return fs::path(own).lexically_normal() == fs::path(file).lexically_normal();
 }
 
+Era5TaskConfig Era5TaskConfig::reading(const fs::path& file, const std::string& name) const {
+  auto result = *this;
+  result.whole_file = !reads(file);
+  result.data = file;
+  result.variable = name;
+  return result;
+}
+
 std::pair<double, double> Era5TaskConfig::coordinates(double latitude, double longitude) const {
   return {(latitude - split_latitude) / latitude_unit,
           (longitude - origin_longitude) / longitude_unit};

@@ -123,6 +123,25 @@ bool is_temperature_unit(const std::string& units) {
   return is_celsius_unit(units);
 }
 
+int64_t GriddedField::time_index(const std::string& utc) const {
+  if (utc.empty()) return 0;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0;
+  char separator = 0;
+  if (std::sscanf(utc.c_str(), "%d-%d-%d%c%d:%d", &year, &month, &day, &separator, &hour,
+                  &minute) != 6 ||
+      (separator != 'T' && separator != ' ')) {
+    throw DataError("time '" + utc + "': expected YYYY-MM-DDTHH:MM (UTC)");
+  }
+  const auto wanted = utc_seconds(year, month, day, hour, minute);
+  for (size_t i = 0; i < valid_times.size(); ++i) {
+    if (valid_times[i] == wanted) return static_cast<int64_t>(i);
+  }
+  throw DataError(source.string() + " has no time " + format_utc(wanted) +
+                  (valid_times.empty() ? std::string(" (it has none)")
+                                       : " (it has " + std::to_string(valid_times.size()) +
+                                             ", from " + format_utc(valid_times.front()) + ")"));
+}
+
 std::string format_utc(int64_t s) {
   int64_t days = s >= 0 ? s / 86400 : -((-s + 86399) / 86400);
   int64_t rem = s - days * 86400;

@@ -5,6 +5,7 @@
 // Qt.
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,26 @@ struct Era5SceneTask {
   /// Their true values, standardised: [N_held, 1] float.
   torch::Tensor held_out_y;
 };
+
+/// A place by latitude and longitude (degrees).
+struct LatLon {
+  double latitude = 0.0, longitude = 0.0;
+};
+
+/// Stations given by latitude and longitude, placed in a window of the source's size.
+struct StationScene {
+  Era5Scene scene;
+  /// Stations outside the window or at a cell another station already holds.
+  int64_t left_out = 0;
+};
+
+/// A scene at `hour` whose stations are the field's cells nearest to `stations`, in a window of
+/// source.config().window cells centred on the cell nearest `centre` or, without one, on the
+/// stations' middle cell; moved inside the field where the centre is nearer its edge than half
+/// a window. Throws DataError for a field smaller than the window.
+StationScene scene_for_stations(const Era5TaskSource& source, int64_t hour,
+                                const std::vector<LatLon>& stations,
+                                std::optional<LatLon> centre = std::nullopt);
 
 /// Throws DataError for an hour without its window's earlier times, or a window or station
 /// outside the field.

@@ -103,6 +103,10 @@ struct Era5TaskConfig {
   std::pair<double, double> coordinates(double latitude, double longitude) const;
   /// Whether `file` is this configuration's data file (empty data: default_era5_path()).
   bool reads(const std::filesystem::path& file) const;
+  /// This configuration (a model's statistics, inputs and window) reading `file`: as its
+  /// training data where it is that file, else whole (whole_file). Empty variable: the file's
+  /// only gridded one.
+  Era5TaskConfig reading(const std::filesystem::path& file, const std::string& variable) const;
 
   nlohmann::json to_json() const;
   /// Fields missing from `json` take the values of the first protocol where they changed it

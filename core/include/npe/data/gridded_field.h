@@ -34,6 +34,9 @@ struct GriddedField {
   /// Grid spacing in degrees (latitude, longitude), positive.
   double latitude_step() const;
   double longitude_step() const;
+  /// The index of the time given as "YYYY-MM-DDTHH:MM" (UTC; a space for the T also reads), or 0
+  /// for an empty string. Throws DataError for another form or a time the field does not have.
+  int64_t time_index(const std::string& utc) const;
 };
 
 /// "2019-03-01 06:00 UTC".
