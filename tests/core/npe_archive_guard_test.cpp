@@ -19,10 +19,10 @@
 #include <unzip.h>
 #include <zip.h>
 
-#include "models/archive_code.h"
-#include "models/archive_debug_records.h"
-#include "models/archive_guard.h"
-#include "models/pickle_guard.h"
+#include "models/checkpoint/archive_code.h"
+#include "models/checkpoint/archive_debug_records.h"
+#include "models/checkpoint/archive_guard.h"
+#include "models/checkpoint/pickle_guard.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"

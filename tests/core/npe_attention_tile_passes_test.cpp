@@ -1,4 +1,4 @@
-// The fused TE attention kernel's elementwise passes (core/src/models/attention_tile_passes.h)
+// The fused TE attention kernel's elementwise passes (core/src/models/kernels/attention_tile_passes.h)
 // against the libtorch operations they replace, on shapes that are not multiples of the vector
 // width and on strided views as the kernel passes them.
 
@@ -9,7 +9,7 @@
 
 #include <torch/torch.h>
 
-#include "models/attention_tile_passes.h"
+#include "models/kernels/attention_tile_passes.h"
 
 namespace npe {
 namespace {

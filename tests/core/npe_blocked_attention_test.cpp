@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "models/blocked_queries.h"
+#include "models/kernels/blocked_queries.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/modules.h"

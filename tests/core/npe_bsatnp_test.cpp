@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "models/biased_attention.h"
-#include "models/rbf_bias.h"
+#include "models/kernels/biased_attention.h"
+#include "models/kernels/rbf_bias.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/model_registry.h"
 #include "npe/process_memory.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/pickle_guard.h"
+#include "models/checkpoint/pickle_guard.h"
 
 namespace npe {
 namespace {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "models/guarded_operands.h"
+#include "models/kernels/guarded_operands.h"
 #include "npe/models/auto_precision.h"
 #include "npe/models/compute_settings.h"
 #include "npe/models/tile_matmul.h"

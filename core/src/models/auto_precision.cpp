@@ -16,7 +16,7 @@
 #include "npe/atomic_file.h"
 #include "npe/errors.h"
 #include "npe/runtime.h"
-#include "pairwise_kernel_attention.h"
+#include "models/kernels/pairwise_kernel_attention.h"
 
 namespace npe {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <torch/torch.h>
 
-#include "blocked_queries.h"
+#include "models/kernels/blocked_queries.h"
 #include "npe/models/compute_settings.h"
-#include "pairwise_kernel_attention.h"
-#include "pairwise_location_update.h"
+#include "models/kernels/pairwise_kernel_attention.h"
+#include "models/kernels/pairwise_location_update.h"
 
 namespace npe {
 namespace {

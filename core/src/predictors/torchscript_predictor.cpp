@@ -11,7 +11,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
-#include "models/archive_guard.h"
+#include "models/checkpoint/archive_guard.h"
 #include "models/first_line.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"

@@ -4,7 +4,7 @@
 
 #include <torch/torch.h>
 
-#include "models/biased_attention.h"
+#include "models/kernels/biased_attention.h"
 #include "models/flop_terms.h"
 #include "models/tokens.h"
 #include "npe/models/compute_settings.h"

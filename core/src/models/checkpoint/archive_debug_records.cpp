@@ -1,4 +1,4 @@
-#include "models/archive_debug_records.h"
+#include "archive_debug_records.h"
 
 #include <caffe2/serialize/inline_container.h>
 

@@ -7,8 +7,8 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
-#include "models/archive_debug_records.h"
-#include "models/archive_guard.h"
+#include "archive_debug_records.h"
+#include "archive_guard.h"
 #include "models/first_line.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"

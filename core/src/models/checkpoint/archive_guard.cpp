@@ -1,4 +1,4 @@
-#include "models/archive_guard.h"
+#include "archive_guard.h"
 
 #include <unzip.h>
 
@@ -12,9 +12,9 @@
 #include <string_view>
 #include <system_error>
 
-#include "models/archive_code.h"
+#include "archive_code.h"
 #include "models/ends_with.h"
-#include "models/pickle_guard.h"
+#include "pickle_guard.h"
 
 namespace npe {
 namespace {

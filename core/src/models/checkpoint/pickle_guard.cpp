@@ -1,4 +1,4 @@
-#include "models/pickle_guard.h"
+#include "pickle_guard.h"
 
 #include <cstring>
 #include <vector>

@@ -12,8 +12,8 @@
 
 #include <torch/torch.h>
 
-#include "models/archive_debug_records.h"
-#include "models/archive_guard.h"
+#include "archive_debug_records.h"
+#include "archive_guard.h"
 #include "models/first_line.h"
 #include "npe/atomic_file.h"
 #include "npe/errors.h"

@@ -15,7 +15,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "models/archive_code.h"
+#include "archive_code.h"
 
 namespace npe {
 

@@ -1,4 +1,4 @@
-#include "models/archive_code.h"
+#include "archive_code.h"
 
 #include <array>
 #include <cctype>
