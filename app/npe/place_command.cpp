@@ -22,7 +22,6 @@
 #include "option_values.h"
 #include "place_grid.h"
 #include "point_columns.h"
-#include "terminal_progress.h"
 
 namespace npe::cli {
 namespace {
@@ -140,20 +139,11 @@ int run_place(const PlaceArguments& a) {
   options.count = a.count;
   options.candidate_batch = a.batch;
   options.score = score_named(a.score);
-  const int64_t total = options.score == AcquisitionScore::variance_reduction
-                            ? a.count * candidates.size(0)
-                            : a.count;
-  TerminalProgress bar("place " + row_name(*predictor), total);
-  options.progress = [&bar](const Progress& p) {
-    bar.update(p.done);
-    return true;
-  };
   // A GP baseline's variance reduction is known in closed form from its joint predictive (a
   // fitted GP would otherwise refit its kernel to every pseudo-observation).
   const bool exact = !a.checkpoint && options.score == AcquisitionScore::variance_reduction;
   const auto placed = exact ? exact_gp_placement(*predictor, batch, candidates, a.count)
-                            : place_sensors(*predictor, batch, candidates, options);
-  bar.finish();
+                            : place_showing_progress(*predictor, batch, candidates, options);
 
   PointTable out;
   out.columns.push_back("order");

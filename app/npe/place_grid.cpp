@@ -59,16 +59,7 @@ int run_place_grid(const GridPlaceArguments& a) {
   options.count = std::min<int64_t>(a.count, candidates.size(0));
   options.candidate_batch = a.batch;
   options.score = a.score;
-  const int64_t total = options.score == AcquisitionScore::variance_reduction
-                            ? options.count * candidates.size(0)
-                            : options.count;
-  TerminalProgress bar("place " + row_name(*predictor), total);
-  options.progress = [&bar](const Progress& p) {
-    bar.update(p.done);
-    return true;
-  };
-  const auto placed = place_sensors(*predictor, batch, candidates.to(device), options);
-  bar.finish();
+  const auto placed = place_showing_progress(*predictor, batch, candidates.to(device), options);
 
   // Scores in the file's units: a variance in its units squared, a std in its units.
   const double scale = source.output_scale();
@@ -96,6 +87,22 @@ int run_place_grid(const GridPlaceArguments& a) {
           : ("predictive std at the cell, " + units).c_str(),
       a.out.c_str());
   return 0;
+}
+
+Placement place_showing_progress(Predictor& predictor, const TaskBatch& batch,
+                                 const torch::Tensor& candidates, PlacementOptions options) {
+  // place_sensors reports candidates scored over all rounds (one per round for the std score).
+  const int64_t total = options.score == AcquisitionScore::variance_reduction
+                            ? options.count * candidates.size(0)
+                            : options.count;
+  TerminalProgress bar("place " + row_name(predictor), total);
+  options.progress = [&bar](const Progress& p) {
+    bar.update(p.done);
+    return true;
+  };
+  auto placed = place_sensors(predictor, batch, candidates, options);
+  bar.finish();
+  return placed;
 }
 
 }  // namespace npe::cli

@@ -28,6 +28,10 @@ struct GridPlaceArguments {
   std::string out;
 };
 
+/// Greedy placement (place_sensors) with a progress bar on the terminal.
+Placement place_showing_progress(Predictor& predictor, const TaskBatch& batch,
+                                 const torch::Tensor& candidates, PlacementOptions options);
+
 /// Writes the proposals (order, latitude, longitude, row, column, score in the file's units) to
 /// args.out. Throws npe::Error for unreadable or unsuitable files and models.
 int run_place_grid(const GridPlaceArguments& args);
