@@ -919,6 +919,51 @@ TEST_F(Era5Files, TheMapTabsSceneBecomesATaskWithItsHeldOutCells) {
   EXPECT_THROW(scene_task(source, outside), DataError);
 }
 
+// Stations by latitude and longitude (npe place --grid): each at its nearest cell, the window
+// of the model's size centred on the stations' middle or a given centre and moved inside the
+// field at its edges; stations outside it, or on a cell already taken, are counted, not placed.
+TEST_F(Era5Files, StationsByLatitudeAndLongitudeArePlacedInAWindowInsideTheField) {
+  GridLayout layout;
+  layout.times = 3;
+  const auto path = scratch("stations.nc");
+  write_layout(path, layout);
+  Era5TaskConfig config;
+  config.data = path;
+  config.whole_file = true;
+  config.features = {};
+  config.window = 5;
+  const Era5TaskSource source(config);
+  const auto& f = source.field();
+  const int64_t rows = f.num_latitudes(), cols = f.num_longitudes();
+  ASSERT_GE(rows, 8);
+  ASSERT_GE(cols, 8);
+  auto at = [&](int64_t r, int64_t c) {
+    return LatLon{f.latitudes[size_t(r)], f.longitudes[size_t(c)]};
+  };
+  // Middle of rows 3..5 and columns 2..6 is (4, 4): the window starts at (2, 2).
+  auto placed = scene_for_stations(source, 2, {at(3, 2), at(5, 6), at(3, 2)});
+  EXPECT_EQ(placed.scene.hour, 2);
+  EXPECT_EQ(placed.scene.width, 5);
+  EXPECT_EQ(placed.scene.top, 2);
+  EXPECT_EQ(placed.scene.left, 2);
+  EXPECT_EQ(placed.scene.stations, (std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {3, 4}}));
+  EXPECT_EQ(placed.left_out, 1);  // the repeated station
+  // A centre in the field's corner: the window is moved inside it; a far station is left out.
+  placed = scene_for_stations(source, 2, {at(0, 0), at(rows - 1, cols - 1)}, at(0, 0));
+  EXPECT_EQ(placed.scene.top, 0);
+  EXPECT_EQ(placed.scene.left, 0);
+  EXPECT_EQ(placed.scene.stations, (std::vector<std::pair<int64_t, int64_t>>{{0, 0}}));
+  EXPECT_EQ(placed.left_out, 1);
+  placed = scene_for_stations(source, 2, {}, at(rows - 1, cols - 1));
+  EXPECT_EQ(placed.scene.top, rows - 5);
+  EXPECT_EQ(placed.scene.left, cols - 5);
+  EXPECT_NO_THROW(scene_task(source, placed.scene));
+  // A field smaller than the window is a clear error (from the source or the placement).
+  auto wide = config;
+  wide.window = std::max(rows, cols) + 1;
+  EXPECT_THROW(scene_for_stations(Era5TaskSource(wide), 2, {}), Error);
+}
+
 TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {
   SKIP_WITHOUT_ERA5();
   Era5TaskSource source;
