@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -387,16 +389,25 @@ PointTable MapExplorer::predictionTable() const {
 }
 
 void MapExplorer::rebuildLayerChoices() {
-  QSignalBlocker block(m_layers);
-  m_layers->clear();
-  m_layers->addItem(tr("Truth"), QString("truth"));
+  std::vector<std::pair<QString, QString>> choices{{tr("Truth"), QString("truth")}};
   for (const auto& e : m_models->enabledEntries()) {
-    m_layers->addItem(tr("%1 · mean").arg(e.name), e.id + "|mean");
-    m_layers->addItem(tr("%1 · standard deviation").arg(e.name), e.id + "|stddev");
-    m_layers->addItem(tr("%1 · error (mean − truth)").arg(e.name), e.id + "|error");
+    choices.emplace_back(tr("%1 · mean").arg(e.name), e.id + "|mean");
+    choices.emplace_back(tr("%1 · standard deviation").arg(e.name), e.id + "|stddev");
+    choices.emplace_back(tr("%1 · error (mean − truth)").arg(e.name), e.id + "|error");
     if (e.id == m_suggestions->proposalModel()) {
-      m_layers->addItem(tr("%1 · where to observe next").arg(e.name), e.id + "|acquisition");
+      choices.emplace_back(tr("%1 · where to observe next").arg(e.name), e.id + "|acquisition");
     }
+  }
+  // Every delivery of predictions asks; the list changes only with the models switched on.
+  bool same = m_layers->count() == int(choices.size());
+  for (int i = 0; same && i < m_layers->count(); ++i) {
+    same = m_layers->itemText(i) == choices[size_t(i)].first &&
+           m_layers->itemData(i).toString() == choices[size_t(i)].second;
+  }
+  QSignalBlocker block(m_layers);
+  if (!same) {
+    m_layers->clear();
+    for (const auto& [text, id] : choices) m_layers->addItem(text, id);
   }
   const int i = m_layers->findData(m_layer);
   m_layers->setCurrentIndex(std::max(0, i));

@@ -255,7 +255,34 @@ void MapView::paintEvent(QPaintEvent*) {
   painter.drawImage(QPointF(0, 0), m_image);
 }
 
+bool MapScene::drawsTheSameAs(const MapScene& o) const {
+  auto same_station = [](const Station& a, const Station& b) {
+    return a.row == b.row && a.column == b.column && a.value == b.value;
+  };
+  auto same_proposal = [](const Proposal& a, const Proposal& b) {
+    return a.row == b.row && a.column == b.column && a.rank == b.rank && a.colour == b.colour &&
+           a.value == b.value;
+  };
+  if (title != o.title || colour_title != o.colour_title || low != o.low || high != o.high ||
+      palette != o.palette || latitudes != o.latitudes || longitudes != o.longitudes ||
+      target_window != o.target_window || training_region != o.training_region ||
+      coastlines != o.coastlines ||
+      !std::equal(stations.begin(), stations.end(), o.stations.begin(), o.stations.end(),
+                  same_station) ||
+      !std::equal(proposals.begin(), proposals.end(), o.proposals.begin(), o.proposals.end(),
+                  same_proposal) ||
+      values.defined() != o.values.defined()) {
+    return false;
+  }
+  if (!values.defined()) return true;
+  if (values.sizes() != o.values.sizes() || values.scalar_type() != o.values.scalar_type()) {
+    return false;
+  }
+  return ((values == o.values) | (values.isnan() & o.values.isnan())).all().item<bool>();
+}
+
 void MapView::setScene(MapScene scene) {
+  if (scene.drawsTheSameAs(m_scene)) return;
   m_scene = std::move(scene);
   rebuild();
   renderLater();

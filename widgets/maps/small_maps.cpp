@@ -33,52 +33,70 @@ SmallMaps::SmallMaps(QWidget* parent) : QWidget(parent) {
   m_layout->setContentsMargins(0, 0, 0, 0);
 }
 
-void SmallMaps::show(const torch::Tensor& truth, const std::vector<Model>& models) {
+void SmallMaps::clear() {
   for (int r = 0; r < m_layout->rowCount(); ++r) m_layout->setRowStretch(r, 0);
   while (auto* item = m_layout->takeAt(0)) {
     delete item->widget();
     delete item;
   }
-  if (!truth.defined()) return;
+  m_cells.clear();
+  m_legend = nullptr;
+}
+
+SmallMaps::Cell SmallMaps::addCell(int row, int column) {
+  auto* cell = new QWidget(this);
+  auto* layout = new QVBoxLayout(cell);
+  layout->setContentsMargins(2, 2, 2, 2);
+  Cell result{new QLabel(cell), new PixelView(cell)};
+  result.caption->setAlignment(Qt::AlignCenter);
+  // Square pictures that grow with the column; the cap keeps the rows from claiming more
+  // height than the tab has.
+  result.view->setMinimumSize(kSmallMapMinimum, kSmallMapMinimum);
+  result.view->setMaximumSize(kSmallMapMaximum, kSmallMapMaximum);
+  result.view->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+  layout->addWidget(result.caption);
+  layout->addWidget(result.view, 1, Qt::AlignHCenter);
+  m_layout->addWidget(cell, row, column);
+  return result;
+}
+
+void SmallMaps::show(const torch::Tensor& truth, const std::vector<Model>& models) {
+  const size_t cells = truth.defined() ? 1 + 2 * models.size() : 0;
+  if (cells != m_cells.size()) {
+    clear();
+    if (cells == 0) return;
+    m_cells.push_back(addCell(0, 0));
+    for (int row = 1; row <= int(models.size()); ++row) {
+      m_cells.push_back(addCell(row, 0));
+      m_cells.push_back(addCell(row, 1));
+    }
+    m_legend = new QLabel(this);
+    m_legend->setWordWrap(true);
+    m_layout->addWidget(m_legend, 0, 1);
+    for (int r = 0; r <= int(models.size()); ++r) m_layout->setRowStretch(r, 1);
+  }
+  if (cells == 0) return;
   double low = finite_min(truth, 0.0), high = finite_max(truth, 1.0), sd_high = 1e-3;
   for (const auto& model : models) {
     low = std::min(low, finite_min(model.mean, low));
     high = std::max(high, finite_max(model.mean, high));
     sd_high = std::max(sd_high, finite_max(model.stddev, sd_high));
   }
-  auto add = [&](int row, int col, const QString& caption, const QImage& image) {
-    auto* cell = new QWidget(this);
-    auto* layout = new QVBoxLayout(cell);
-    layout->setContentsMargins(2, 2, 2, 2);
-    auto* label = new QLabel(caption, cell);
-    label->setAlignment(Qt::AlignCenter);
-    auto* view = new PixelView(cell);
-    view->setImage(image);
-    // Square pictures that grow with the column; the cap keeps the rows from claiming more
-    // height than the tab has.
-    view->setMinimumSize(kSmallMapMinimum, kSmallMapMinimum);
-    view->setMaximumSize(kSmallMapMaximum, kSmallMapMaximum);
-    view->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
-    layout->addWidget(label);
-    layout->addWidget(view, 1, Qt::AlignHCenter);
-    m_layout->addWidget(cell, row, col);
+  auto set = [](Cell& cell, const QString& caption, const QImage& image) {
+    if (cell.caption->text() != caption) cell.caption->setText(caption);
+    cell.view->setImage(image);
   };
-  add(0, 0, tr("truth"), tensor_image(truth, ColourScale::Coolwarm, low, high));
-  int row = 1;
-  for (const auto& model : models) {
-    add(row, 0, model.name, tensor_image(model.mean, ColourScale::Coolwarm, low, high));
-    add(row, 1, tr("%1 σ").arg(model.name),
+  set(m_cells[0], tr("truth"), tensor_image(truth, ColourScale::Coolwarm, low, high));
+  for (size_t m = 0; m < models.size(); ++m) {
+    const auto& model = models[m];
+    set(m_cells[1 + 2 * m], model.name, tensor_image(model.mean, ColourScale::Coolwarm, low, high));
+    set(m_cells[2 + 2 * m], tr("%1 σ").arg(model.name),
         tensor_image(model.stddev, ColourScale::Magma, 0.0, sd_high));
-    ++row;
   }
-  auto* legend = new QLabel(tr("Target window: means on %1 … %2 °C (blue to red); σ on 0 … %3 K")
-                                .arg(low, 0, 'f', 1)
-                                .arg(high, 0, 'f', 1)
-                                .arg(sd_high, 0, 'f', 2),
-                            this);
-  legend->setWordWrap(true);
-  m_layout->addWidget(legend, 0, 1);
-  for (int r = 0; r < row; ++r) m_layout->setRowStretch(r, 1);
+  m_legend->setText(tr("Target window: means on %1 … %2 °C (blue to red); σ on 0 … %3 K")
+                        .arg(low, 0, 'f', 1)
+                        .arg(high, 0, 'f', 1)
+                        .arg(sd_high, 0, 'f', 2));
 }
 
 }  // namespace npe::widgets

@@ -11,8 +11,11 @@
 #include <torch/types.h>
 
 class QGridLayout;
+class QLabel;
 
 namespace npe::widgets {
+
+class PixelView;
 
 class SmallMaps final : public QWidget {
   Q_OBJECT
@@ -27,10 +30,21 @@ class SmallMaps final : public QWidget {
 
   explicit SmallMaps(QWidget* parent = nullptr);
   /// Shows the truth ([w, w], °C) and the models' maps; no truth (undefined) shows nothing.
+  /// The same number of models as before updates the pictures and captions in place (each
+  /// delivery of predictions calls this; new widgets cost a layout pass and a repaint of all).
   void show(const torch::Tensor& truth, const std::vector<Model>& models);
 
  private:
+  struct Cell {
+    QLabel* caption = nullptr;
+    PixelView* view = nullptr;
+  };
+  Cell addCell(int row, int column);
+  void clear();
+
   QGridLayout* m_layout = nullptr;
+  std::vector<Cell> m_cells;  ///< the truth, then each model's mean and σ
+  QLabel* m_legend = nullptr;
 };
 
 /// Extremes over the finite values (cells without data are NaN); `fallback` when there are none.
