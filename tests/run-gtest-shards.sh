@@ -33,5 +33,8 @@ for ((i = 0; i < shards; i++)); do
   fi
 done
 echo "$program: $passed test cases passed, $skipped skipped, in $shards shards"
+# The slowest cases, so that a CI log shows where a phase's minutes go.
+sed -n 's/^\[       OK \] \(.*\) (\([0-9]*\) ms)$/\2 \1/p' "$logs"/shard*.log | sort -rn | head -n 5 |
+  awk '{printf "  slowest: %s %.1f s\n", $2, $1 / 1000}'
 rm -rf "$logs"
 exit $failed
