@@ -1,6 +1,7 @@
-// The fused TE attention kernel's elementwise passes (core/src/models/kernels/attention_tile_passes.h)
-// against the libtorch operations they replace, on shapes that are not multiples of the vector
-// width and on strided views as the kernel passes them.
+// The fused TE attention kernel's elementwise passes
+// (core/src/models/kernels/attention_tile_passes.h) against the libtorch operations they replace,
+// on shapes that are not multiples of the vector width and on strided views as the kernel passes
+// them.
 
 #include <cmath>
 #include <limits>

@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "first_line.h"
+#include "models/kernels/pairwise_kernel_attention.h"
 #include "npe/atomic_file.h"
 #include "npe/errors.h"
 #include "npe/runtime.h"
-#include "models/kernels/pairwise_kernel_attention.h"
 
 namespace npe {
 namespace {

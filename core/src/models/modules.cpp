@@ -6,9 +6,9 @@
 #include <torch/torch.h>
 
 #include "models/kernels/blocked_queries.h"
-#include "npe/models/compute_settings.h"
 #include "models/kernels/pairwise_kernel_attention.h"
 #include "models/kernels/pairwise_location_update.h"
+#include "npe/models/compute_settings.h"
 
 namespace npe {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <torch/torch.h>
 
-#include "models/kernels/biased_attention.h"
 #include "models/flop_terms.h"
+#include "models/kernels/biased_attention.h"
 #include "models/tokens.h"
 #include "npe/models/compute_settings.h"
 
