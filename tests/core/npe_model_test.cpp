@@ -232,6 +232,44 @@ TEST(ModelConfig, DistanceFrequenciesAddLearntFourierFeaturesToRho) {
   EXPECT_EQ(ModelConfig::from_json(config.to_json()).to_json(), config.to_json());
 }
 
+// place_features = "differences": the TE models see the place features (ERA5 elevation, land
+// fraction) only as differences between places, like the coordinates, so adding a constant to
+// a feature changes nothing, while with the default ("tokens") it does. A configuration
+// without the field (every checkpoint written before it) reads as "tokens".
+TEST(ModelConfig, PlaceFeaturesAsDifferencesAreTranslationInvariantInTheFeaturesToo) {
+  auto task = random_task(2, 7, 5, 3, 1);
+  auto raised = task;
+  for (auto* x : {&raised.xc, &raised.xt}) {
+    *x = x->clone();
+    x->select(-1, 2) += 0.8;  // the last input is the place feature
+  }
+  for (const char* kind : {"tetnp", "tepttnp", "tetnpnd"}) {
+    for (const std::string route : {"tokens", "differences"}) {
+      auto config = tiny_config(kind, 3, 1);
+      config.dim_features = 1;
+      config.options<TeAttentionOptions>().place_features = route;
+      torch::manual_seed(2);
+      auto model = make_model(config);
+      model->eval();
+      torch::NoGradGuard no_grad;
+      const auto change = max_abs_diff(model->predict(task).mean, model->predict(raised).mean);
+      if (route == "differences") {
+        EXPECT_LT(change, 1e-4) << kind;
+      } else {
+        EXPECT_GT(change, 1e-3) << kind;
+      }
+      // Still translation equivariant in the coordinates.
+      const auto moved = task.translated({1.5, -2.0, 0.0});
+      EXPECT_LT(max_abs_diff(model->predict(task).mean, model->predict(moved).mean), 1e-4)
+          << kind << " " << route;
+      EXPECT_EQ(ModelConfig::from_json(config.to_json()).to_json(), config.to_json());
+    }
+  }
+  auto json = tiny_config("tepttnp", 3, 1).to_json();
+  json.erase("place_features");
+  EXPECT_EQ(ModelConfig::from_json(json).options<TeAttentionOptions>().place_features, "tokens");
+}
+
 TEST(Attention, TargetAttentionIsReportedForAttentionModels) {
   torch::manual_seed(1);
   auto task = random_task(1, 5, 3);

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "models/tokens.h"
 #include "npe/models/model_config.h"
 #include "npe/models/model_option_groups.h"
 
@@ -62,7 +63,7 @@ inline double block(const ModelConfig& c, double nq, double nk) {
 inline double te_block(const ModelConfig& c, double nq, double nk, bool update_locations) {
   const double pairs = nq * nk, h = double(transformer(c).num_heads),
                w = double(c.options<TeAttentionOptions>().pairwise_width);
-  const double dc = double(c.dim_coordinates());  // pairwise MLPs see coordinates only
+  const double dc = double(place_feature_route(c).pairwise_dims);
   const double f = double(c.options<TeAttentionOptions>().distance_frequencies);
   double rho =
       linear(pairs, h, w) + linear(pairs, dc, w) + linear(pairs, w, w) + linear(pairs, w, h);
@@ -80,8 +81,8 @@ inline double embedder(const ModelConfig& c, double rows, double in) {
 /// The tokens of the translation-equivariant models: context MLP([y, 0]) and one target
 /// constant, or with place features every token of its own (MLP([y, f, 0]), MLP([0, f, 1])).
 inline double te_tokens(const ModelConfig& c, double nc, double nt) {
-  const double dy = double(c.dim_y), df = double(c.dim_features);
-  return c.dim_features > 0 ? embedder(c, nc + nt, dy + df + 1) : embedder(c, nc + 1, dy + 1);
+  const double dy = double(c.dim_y), df = double(place_feature_route(c).token_features);
+  return df > 0 ? embedder(c, nc + nt, dy + df + 1) : embedder(c, nc + 1, dy + 1);
 }
 
 }  // namespace npe::flop_terms

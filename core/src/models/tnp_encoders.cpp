@@ -30,15 +30,17 @@ torch::Tensor TnpdEncoder::encode(const Task& task) {
 }
 
 TeTnpEncoder::TeTnpEncoder(torch::nn::Module& owner, const ModelConfig& c, bool target_locations)
-    : m_dim_model(c.options<TransformerOptions>().dim_model), m_dim_features(c.dim_features) {
+    : m_dim_model(c.options<TransformerOptions>().dim_model),
+      m_token_features(place_feature_route(c).token_features) {
   const auto& sharing = c.options<LayerSharingOptions>();
   const auto& te = c.options<TeAttentionOptions>();
   const auto& transformer = c.options<TransformerOptions>();
   const auto dz = transformer.dim_model;
-  m_embed = owner.register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
+  m_embed = owner.register_module("embed", token_embedder(c.dim_y + m_token_features + 1, dz));
+  const auto pairwise_dims = place_feature_route(c).pairwise_dims;
   for (int64_t l = 0; l < transformer.num_layers; ++l) {
     auto block = [&](bool update_locations) {
-      return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, c.dim_coordinates(),
+      return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, pairwise_dims,
                               te.pairwise_width, te.distance_frequencies, update_locations);
     };
     // Unless the caller needs them, the target locations leave the last layer unused, so its
@@ -57,8 +59,8 @@ TeTnpEncoder::TeTnpEncoder(torch::nn::Module& owner, const ModelConfig& c, bool 
 }
 
 TeTnpEncoder::Output TeTnpEncoder::encode(const Task& task, bool record_attention) {
-  auto [zc, zt] = output_only_tokens(m_embed, task, m_dim_model, m_dim_features);
-  const auto located = coordinates_only(task, m_dim_features);
+  auto [zc, zt] = output_only_tokens(m_embed, task, m_dim_model, m_token_features);
+  const auto located = coordinates_only(task, m_token_features);
   auto xc = located.xc;
   auto xt = located.xt;
   Output out;

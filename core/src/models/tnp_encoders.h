@@ -48,7 +48,7 @@ class TeTnpEncoder {
   Mlp m_embed{nullptr};
   std::vector<TeAttentionBlock> m_self, m_cross;
   int64_t m_dim_model;
-  int64_t m_dim_features;
+  int64_t m_token_features;
 };
 
 }  // namespace npe

@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include "npe/data/task.h"
+#include "npe/models/model_config.h"
+#include "npe/models/model_option_groups.h"
 #include "npe/models/modules.h"
 
 namespace npe {
@@ -47,6 +49,20 @@ inline Tokens output_only_tokens(Mlp& embed, const Task& task, int64_t dim_model
   auto target_token = torch::cat({torch::zeros({task.dim_y()}, opts), torch::ones({1}, opts)});
   return {embed->forward(torch::cat({task.yc, torch::zeros({b, nc, 1}, opts)}, -1)),
           embed->forward(target_token).expand({b, nt, dim_model})};
+}
+
+/// Where a translation-equivariant model takes the place features (ModelConfig::dim_features):
+/// into every token (the default), or as differences between places into the pairwise MLPs,
+/// beside the coordinates (TeAttentionOptions::place_features = "differences").
+struct PlaceFeatureRoute {
+  int64_t token_features;  // features each token embeds
+  int64_t pairwise_dims;   // inputs whose differences the TE attention sees
+};
+
+inline PlaceFeatureRoute place_feature_route(const ModelConfig& c) {
+  const auto* te = c.find_options<TeAttentionOptions>();
+  if (te && te->place_features == "differences") return {0, c.dim_x};
+  return {c.dim_features, c.dim_coordinates()};
 }
 
 /// The task with its inputs cut to the coordinates (without the trailing place features), for

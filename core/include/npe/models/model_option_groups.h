@@ -38,6 +38,7 @@ struct TeAttentionOptions {
   int64_t pairwise_width = 128;
   int64_t distance_frequencies = 0;
   bool update_locations = true;
+  std::string place_features = "tokens";
   void fields(OptionVisitor& v) {
     v.field("pairwise_width", pairwise_width, 1, 8192,
             "hidden width of the pairwise MLPs (rho, phi): the main cost of TE attention");
@@ -50,6 +51,12 @@ struct TeAttentionOptions {
     // On by default, as in the paper's 1-D models (Appendix F.1; its Table 7 ablates it).
     v.field("update_locations", update_locations,
             "update the input locations after each attention (paper eq. 10)");
+    // Absolute features let a model trained on a few weeks of one region tell its places apart
+    // and learn each place's weather, which does not carry to another region; their
+    // differences (how much higher, how much more land) carry, as a lapse rate does.
+    v.field("place_features", place_features, {"tokens", "differences"},
+            "place features (ERA5 elevation, land fraction) enter every token as values, or "
+            "the pairwise MLPs as differences between places, as the coordinates do");
   }
 };
 

@@ -44,13 +44,14 @@ TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto& te = c.options<TeAttentionOptions>();
   const auto& transformer = c.options<TransformerOptions>();
   const auto dz = transformer.dim_model;
-  m_embed = register_module("embed", token_embedder(c.dim_y + c.dim_features + 1, dz));
+  const auto route = place_feature_route(c);
+  m_embed = register_module("embed", token_embedder(c.dim_y + route.token_features + 1, dz));
   m_pseudo_tokens = register_parameter(
       "pseudo_tokens", torch::randn({c.options<PseudoTokenOptions>().num_pseudo_tokens, dz}));
   // Initial pseudo-tokens and pseudo-location offsets from a standard normal (paper F.1).
   m_pseudo_offsets = register_parameter(
       "pseudo_offsets",
-      torch::randn({c.options<PseudoTokenOptions>().num_pseudo_tokens, c.dim_coordinates()}));
+      torch::randn({c.options<PseudoTokenOptions>().num_pseudo_tokens, route.pairwise_dims}));
   if (c.options<PseudoLocationOptions>().pseudo_locations == "attention") {
     m_psi_query = register_module("psi_query", torch::nn::Linear(dz, dz));
     m_psi_key = register_module("psi_key", torch::nn::Linear(dz, dz));
@@ -58,7 +59,7 @@ TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   for (int64_t l = 0; l < transformer.num_layers; ++l) {
     const auto s = std::to_string(l);
     auto block = [&](bool update_locations) {
-      return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, c.dim_coordinates(),
+      return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, route.pairwise_dims,
                               te.pairwise_width, te.distance_frequencies, update_locations);
     };
     const bool last = l + 1 == transformer.num_layers;
@@ -79,8 +80,9 @@ TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
 Prediction TePtTnpImpl::forward_impl(const Task& placed) {
   const auto b = placed.batch_size(), nc = placed.num_context(), nt = placed.num_targets();
   const auto dz = config().options<TransformerOptions>().dim_model;
-  auto [zc, zt] = output_only_tokens(m_embed, placed, dz, config().dim_features);
-  const auto task = coordinates_only(placed, config().dim_features);
+  const auto in_tokens = place_feature_route(config()).token_features;
+  auto [zc, zt] = output_only_tokens(m_embed, placed, dz, in_tokens);
+  const auto task = coordinates_only(placed, in_tokens);
   auto u = m_pseudo_tokens.unsqueeze(0).expand({b, -1, -1});
   // Pseudo-locations: a learned offset plus a convex combination of the context locations
   // (paper eq. 11) or their mean, so they translate exactly with the data.

@@ -56,7 +56,8 @@ NdHead::NdHead(torch::nn::Module& owner, const ModelConfig& c, bool translation_
       const auto& te = c.options<TeAttentionOptions>();
       m_te_layers.push_back(owner.register_module(
           name, TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim,
-                                 c.dim_coordinates(), te.pairwise_width, te.distance_frequencies,
+                                 place_feature_route(c).pairwise_dims, te.pairwise_width,
+                                 te.distance_frequencies,
                                  te.update_locations && l + 1 < cov.covariance_layers)));
     } else {
       m_layers.push_back(owner.register_module(
