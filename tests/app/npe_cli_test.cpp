@@ -312,6 +312,43 @@ TEST_F(NpeCli, BenchAccuracyPrintsOneRowPerModelAndShift) {
   }
 }
 
+// npe bench gap: every task's gap to gp-bayes, split into mean and spread parts that add up to
+// it, and on periodic tasks the fits against the period's entropy and the period.
+TEST_F(NpeCli, BenchGapSplitsEachTasksGapAndFitsItOnPeriodicTasks) {
+  const auto models = models_with_a_cnp();
+  ASSERT_FALSE(HasFailure());
+  auto r = run_npe("bench gap --tasks 12 --task-option 'kernels=[\"periodic\"]' --models-dir " +
+                   models.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = nlohmann::json::parse(r.stdout_only);
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& row = rows[0];
+  EXPECT_EQ(row.at("model"), "cnp");
+  const auto& tasks = row.at("per_task");
+  ASSERT_EQ(tasks.at("gap").size(), 12u);
+  double sum = 0.0;
+  for (size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(tasks.at("kind")[i], "periodic");
+    const double gap = tasks.at("gap")[i];
+    EXPECT_NEAR(gap,
+                tasks.at("mean_part")[i].get<double>() + tasks.at("spread_part")[i].get<double>(),
+                1e-9);
+    EXPECT_GT(tasks.at("period_entropy")[i].get<double>(), -20.0);
+    sum += gap;
+  }
+  EXPECT_NEAR(row.at("all").at("gap").get<double>(), sum / 12.0, 1e-9);
+  EXPECT_GT(row.at("all").at("gap").get<double>(),
+            0.0);  // two training steps: far below the ceiling
+  const auto& periodic = row.at("periodic");
+  EXPECT_EQ(periodic.at("gap_on_both").at("points"), 12);
+  EXPECT_TRUE(periodic.at("gap_on_both").at("entropy_stderr").is_number());
+  EXPECT_EQ(periodic.at("by_entropy_tertile").size(), 3u);
+  auto text = run_npe("bench gap --tasks 12 --task-option 'kernels=[\"periodic\"]' --models-dir " +
+                      models.string());
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.stdout_only.find("per nat of H"), std::string::npos) << text.stdout_only;
+}
+
 // The exact baselines are evaluated at the first Δ only, and an earlier run's rows stand in for
 // them when they were measured on the same tasks with the same settings: the gaps to the ceiling
 // come out as if gp-bayes had been evaluated again, and a stored run on other tasks is refused.

@@ -199,6 +199,29 @@ TEST(GpBayes, SamplesMatchTheMixtureCovariance) {
       1e-5);
 }
 
+// The entropy of the posterior over log period (npe bench gap's covariate): without context
+// that of the log-uniform prior, log(log(max / min)); a context of many cycles pins the period
+// down; a fixed period, or a family with no mass, has none.
+TEST(GpBayes, ScaleEntropyIsThePriorsWithoutContextAndFallsWithData) {
+  GpTaskConfig prior;
+  prior.kernels = {KernelKind::Periodic};
+  const auto hyp = gp_prior_hypotheses(prior);
+  const auto empty = torch::zeros({0, 1}, torch::kFloat64);
+  const double prior_entropy = std::log(std::log(prior.max_lengthscale / prior.min_lengthscale));
+  EXPECT_NEAR(gp_bayes_scale_entropy(gp_bayes_posterior(hyp, empty, empty), 0), prior_entropy,
+              1e-9);
+  auto one = prior;
+  one.min_lengthscale = one.max_lengthscale = 0.6;
+  one.min_num_context = one.max_num_context = 60;
+  auto task = GpTaskGenerator(one).sample(1, 3).task.to(torch::kCPU, torch::kFloat64);
+  const auto posterior = gp_bayes_posterior(hyp, task.xc[0], task.yc[0]);
+  EXPECT_LT(gp_bayes_scale_entropy(posterior, 0), prior_entropy - 2.0);
+  EXPECT_TRUE(std::isnan(gp_bayes_scale_entropy(posterior, 1)));  // no such family
+  const auto fixed = gp_prior_hypotheses(one);
+  EXPECT_TRUE(
+      std::isnan(gp_bayes_scale_entropy(gp_bayes_posterior(fixed, task.xc[0], task.yc[0]), 0)));
+}
+
 TEST(GpBayes, EmptyContextGivesThePriorAndBadOptionsAreClearErrors) {
   Task task{torch::zeros({1, 0, 1}), torch::zeros({1, 0, 1}),
             torch::linspace(-1, 1, 5).view({1, 5, 1}), torch::zeros({1, 5, 1})};

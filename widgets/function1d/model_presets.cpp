@@ -31,7 +31,11 @@ const std::vector<ModelPreset>& function_model_presets() {
                   "mostly fail at drawing the oscillation, not at finding its period: a small "
                   "TE-TNP trained on one known period still loses 0.35 nats per point to the "
                   "exact GP at period 1 and 1.13 at period 0.25, where there are four times as "
-                  "many cycles to draw; inferring the period adds 0.2-0.4 (BENCHMARKS.md, "
+                  "many cycles to draw; inferring the period adds 0.2-0.4. On the shipped "
+                  "models' periodic tasks nearly all of the gap is their mean, not their "
+                  "spread, and it is largest where the context pins the period down: once the "
+                  "GP knows the period it continues the exact oscillation, while the networks "
+                  "draw a smoother curve and widen their band to cover it (BENCHMARKS.md, "
                   "\"The periodic gap\")."),
        // gp-bayes (100-200 ms a prediction) sets the pace here; the others are drawn first.
        {"gp-bayes", "shipped:tetnp-paper", "shipped:convcnp"}},

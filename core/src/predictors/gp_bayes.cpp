@@ -463,6 +463,25 @@ torch::Tensor gp_bayes_covariance(const std::vector<GpBayesPosterior>& posterior
   return torch::stack(covariances);
 }
 
+double gp_bayes_scale_entropy(const GpBayesPosterior& posterior, int64_t family) {
+  const auto nan = std::numeric_limits<double>::quiet_NaN();
+  auto weights = posterior.log_weights.to(torch::kFloat64).contiguous();
+  const double* w = weights.data_ptr<double>();
+  double total = 0.0, sum = 0.0;  // sum of m log(m / width) over the family's cells
+  for (size_t h = 0; h < posterior.family.size(); ++h) {
+    if (posterior.family[h] != family) continue;
+    const double mass = std::exp(w[h]);
+    if (mass <= 0.0) continue;
+    const double width = posterior.log_scale_high[h] - posterior.log_scale_low[h];
+    if (!(width > 0.0)) return nan;
+    total += mass;
+    sum += mass * (w[h] - std::log(width));
+  }
+  if (!(total > 0.0)) return nan;
+  // With p = m / total: -sum p log(p / width) = log(total) - sum / total.
+  return std::log(total) - sum / total;
+}
+
 KernelPosterior gp_bayes_kernel_posterior(const GpBayesPosterior& posterior,
                                           const GpTaskConfig& prior, int64_t bins) {
   if (bins < 1) throw ConfigError("gp-bayes: the scale posterior needs at least one bin");

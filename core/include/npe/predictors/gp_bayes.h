@@ -117,6 +117,13 @@ torch::Tensor gp_bayes_covariance(const std::vector<GpBayesPosterior>& posterior
 /// where the bin edges fall against the quadrature's cells. Throws ConfigError for bins < 1.
 KernelPosterior gp_bayes_kernel_posterior(const GpBayesPosterior& posterior,
                                           const GpTaskConfig& prior, int64_t bins = 40);
+/// The differential entropy (nats) of one task's posterior over log ell within kernel family
+/// `family` (index into the prior's kernels), each hypothesis' mass spread evenly over its cell
+/// and renormalised to the family: how uncertain the context leaves that family's scale (for
+/// the periodic family, the period), in units that do not depend on the quadrature's cells. NaN
+/// where the family holds no posterior mass or its scale is fixed (cells of no width).
+double gp_bayes_scale_entropy(const GpBayesPosterior& posterior, int64_t family);
+
 /// The posterior probability of each kernel family for task b, in the order of the prior's
 /// kernels.
 std::vector<double> gp_bayes_family_posterior(const GpHypotheses& hypotheses, const Task& task,
