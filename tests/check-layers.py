@@ -21,9 +21,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 DATA_EXCEPTIONS = {
     ("core/include/npe/data/task_source.h", "npe/models/joint_gaussian.h"),
     ("core/include/npe/data/task_source.h", "npe/models/prediction.h"),
-    ("core/src/data/era5_tasks.cpp", "npe/models/model_config.h"),
+    ("core/src/data/era5_tasks.cpp", "npe/models/size_preset.h"),
     ("core/src/data/era5_tasks.cpp", "npe/models/model_registry.h"),
-    ("core/src/data/image_tasks.cpp", "npe/models/model_config.h"),
+    ("core/src/data/image_tasks.cpp", "npe/models/size_preset.h"),
     ("core/src/data/image_tasks.cpp", "npe/models/model_registry.h"),
     ("core/src/data/gp_tasks.cpp", "npe/predictors/gp.h"),
     ("core/src/data/function_scene.cpp", "npe/predictors/gp.h"),

@@ -19,6 +19,7 @@
 #include "npe/errors.h"
 #include "npe/models/model.h"
 #include "npe/models/model_config.h"
+#include "npe/models/size_preset.h"
 
 namespace npe::testing {
 
@@ -114,17 +115,19 @@ inline void report_learning(const std::string& what, double before, double after
 /// A configuration small enough that every test runs in well under a second on two cores.
 inline ModelConfig tiny_config(const std::string& kind, int64_t dim_x = 1, int64_t dim_y = 1) {
   ModelConfig c(kind, dim_x, dim_y);
-  c.set_options_where_present({{"dim_model", 16},
-                               {"num_layers", 2},
-                               {"num_heads", 2},
-                               {"head_dim", 8},
-                               {"pairwise_width", 16},
-                               {"num_pseudo_tokens", 4},
-                               {"conv_channels", 8},
-                               {"kernel_size", 5},
-                               {"unet_depth", 2},
-                               {"points_per_unit", 16.0},
-                               {"cnn_layers", 2}});
+  SizePreset tiny;
+  tiny.dim_model = 16;
+  tiny.num_layers = 2;
+  tiny.num_heads = 2;
+  tiny.head_dim = 8;
+  tiny.pairwise_width = 16;
+  tiny.num_pseudo_tokens = 4;
+  tiny.conv_channels = 8;
+  tiny.kernel_size = 5;
+  tiny.unet_depth = 2;
+  tiny.points_per_unit = 16.0;
+  tiny.cnn_layers = 2;
+  tiny.apply_to(c);
   return c;
 }
 

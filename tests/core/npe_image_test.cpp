@@ -292,12 +292,14 @@ TEST_P(ImageModel, ShortTrainingRunLowersTheLoss) {
   ImageTaskSource source(tasks);
   auto c = tiny_config(GetParam(), 2, 1);
   source.adapt_model_config(c, "small");
-  c.set_options_where_present({{"dim_model", 16},
-                               {"num_layers", 2},
-                               {"pairwise_width", 16},
-                               {"num_pseudo_tokens", 8},
-                               {"conv_channels", 8},
-                               {"cnn_layers", 3}});
+  SizePreset small;
+  small.dim_model = 16;
+  small.num_layers = 2;
+  small.pairwise_width = 16;
+  small.num_pseudo_tokens = 8;
+  small.conv_channels = 8;
+  small.cnn_layers = 3;
+  small.apply_to(c);
   auto model = make_model(c);
   const testing::FixedBatch batch(source, 8, 11 + testing::learning_seed());
   const double before = testing::training_loss(*model, batch.task());

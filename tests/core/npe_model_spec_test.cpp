@@ -122,17 +122,39 @@ TEST(ModelSpecs, AnotherKindsOptionGroupIsRefused) {
   EXPECT_THROW(ModelConfig("tnpx"), ConfigError);
 }
 
-// A size preset or a task's setting applies to every kind that has the field and leaves the
-// others alone; a value of the wrong type is an error.
-TEST(ModelSpecs, SettingsWherePresentSkipOtherKindsFields) {
+// A size preset applies each field to every kind whose groups have it (dim_model: the CNPs'
+// tokens and every transformer; conv_channels: both ConvCNPs) and leaves the others alone; an
+// out-of-range value is refused where every configuration's is, by make_model.
+TEST(ModelSpecs, SizePresetsSetEachFieldWhereAKindHasIt) {
+  SizePreset preset;
+  preset.dim_model = 8;
+  preset.num_layers = 1;
+  preset.conv_channels = 12;
   auto convcnp = ModelConfig("convcnp");
   const auto before = convcnp.to_json();
-  convcnp.set_options_where_present({{"dim_model", 8}, {"num_layers", 1}});
+  SizePreset transformer_only;
+  transformer_only.dim_model = 8;
+  transformer_only.num_layers = 1;
+  transformer_only.apply_to(convcnp);
   EXPECT_EQ(convcnp.to_json(), before);
-  convcnp.set_options_where_present({{"dim_model", 8}, {"unet_depth", 3}});
-  EXPECT_EQ(convcnp.options<ConvCnpOptions>().unet_depth, 3);
-  NPE_EXPECT_THROW_WITH(convcnp.set_options_where_present({{"unet_depth", "deep"}}), ConfigError,
-                        "model configuration field 'unet_depth'");
+  preset.apply_to(convcnp);
+  EXPECT_EQ(convcnp.options<ConvCnpOptions>().conv_channels, 12);
+  auto convcnp2d = ModelConfig("convcnp2d");
+  preset.apply_to(convcnp2d);
+  EXPECT_EQ(convcnp2d.options<ConvCnp2dOptions>().conv_channels, 12);
+  auto cnp = ModelConfig("cnp");
+  preset.apply_to(cnp);
+  EXPECT_EQ(cnp.options<TokenOptions>().dim_model, 8);
+  auto tepttnp = ModelConfig("tepttnp");
+  preset.apply_to(tepttnp);
+  EXPECT_EQ(tepttnp.options<TransformerOptions>().dim_model, 8);
+  EXPECT_EQ(tepttnp.options<TransformerOptions>().num_layers, 1);
+  EXPECT_EQ(tepttnp.options<TeAttentionOptions>().pairwise_width,
+            TeAttentionOptions{}.pairwise_width);  // not in this preset
+  SizePreset absurd;
+  absurd.num_layers = 0;
+  absurd.apply_to(tepttnp);
+  NPE_EXPECT_THROW_WITH(make_model(tepttnp), ConfigError, "num_layers");
 }
 
 // Checkpoints of format 2 before the options were typed record every kind's fields (26 of
@@ -153,9 +175,11 @@ TEST(ModelSpecs, MetadataListingEveryKindsFieldsStillLoads) {
   const auto recorded = config.to_json();
   EXPECT_FALSE(recorded.contains("conv_channels"));
   EXPECT_FALSE(recorded.contains("num_pseudo_tokens"));
-  // Written before distance_frequencies existed: it loads as the paper's rho.
+  // Written before distance_frequencies and place_features existed: it loads as the paper's
+  // rho, with place features (if any) in the tokens.
   EXPECT_EQ(config.options<TeAttentionOptions>().distance_frequencies, 0);
-  EXPECT_EQ(recorded.size(), 7u + 8u);  // the common fields and TE-TNP's eight options
+  EXPECT_EQ(config.options<TeAttentionOptions>().place_features, "tokens");
+  EXPECT_EQ(recorded.size(), 7u + 9u);  // the common fields and TE-TNP's nine options
   EXPECT_EQ(ModelConfig::from_json(recorded).to_json(), recorded);
 }
 

@@ -36,6 +36,7 @@
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
+#include "npe/models/size_preset.h"
 #include "npe/predictors/gp.h"
 
 using npe::widgets::FunctionExplorer;
@@ -46,10 +47,18 @@ torch::Tensor column(const std::vector<float>& values) {
   return torch::tensor(values).view({1, -1, 1});
 }
 
+npe::SizePreset tiny_tetnp_sizes() {
+  npe::SizePreset sizes;
+  sizes.dim_model = 16;
+  sizes.num_layers = 1;
+  sizes.pairwise_width = 8;
+  return sizes;
+}
+
 // A small untrained TE-TNP checkpoint, so the tests do not depend on shipped weights.
 QString write_checkpoint(const QTemporaryDir& dir, const std::string& kind) {
   npe::ModelConfig config = npe::default_model_config(kind, "small");
-  config.set_options_where_present({{"dim_model", 16}, {"num_layers", 1}, {"pairwise_width", 8}});
+  tiny_tetnp_sizes().apply_to(config);
   auto model = npe::make_model(config);
   npe::CheckpointMetadata metadata;
   metadata.model = config;
@@ -310,7 +319,7 @@ class FunctionExplorerTest : public QObject {
     QTemporaryDir dir;
     QVERIFY(QDir(dir.path()).mkpath("gp1d"));
     npe::ModelConfig config = npe::default_model_config("tetnp", "small");
-    config.set_options_where_present({{"dim_model", 16}, {"num_layers", 1}, {"pairwise_width", 8}});
+    tiny_tetnp_sizes().apply_to(config);
     npe::CheckpointMetadata metadata;
     metadata.model = config;
     metadata.steps = 530;

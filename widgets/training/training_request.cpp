@@ -15,6 +15,7 @@
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_config.h"
 #include "npe/models/model_registry.h"
+#include "npe/models/size_preset.h"
 
 namespace npe::widgets {
 namespace {
@@ -131,11 +132,13 @@ QStringList validate_request(const TrainingRequest& r) {
                           ") must be a multiple of the heads (" + std::to_string(r.num_heads) +
                           ")");
       }
-      config.set_options_where_present({{"dim_model", r.dim_model},
-                                        {"num_layers", r.num_layers},
-                                        {"num_heads", r.num_heads},
-                                        {"head_dim", r.dim_model / r.num_heads},
-                                        {"num_pseudo_tokens", r.num_pseudo_tokens}});
+      SizePreset custom;
+      custom.dim_model = r.dim_model;
+      custom.num_layers = r.num_layers;
+      custom.num_heads = r.num_heads;
+      custom.head_dim = r.dim_model / r.num_heads;
+      custom.num_pseudo_tokens = r.num_pseudo_tokens;
+      custom.apply_to(config);
     }
     make_model(config);
   } catch (const DataError& e) {

@@ -13,8 +13,8 @@
 #include "npe/data/dataset_cache.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
-#include "npe/models/model_config.h"
 #include "npe/models/model_registry.h"
+#include "npe/models/size_preset.h"
 
 namespace npe {
 namespace fs = std::filesystem;
@@ -577,20 +577,23 @@ void apply_era5_size_preset(ModelConfig& c, const std::string& size) {
   // Paper F.4: D_z = 32 for every model (the pairwise MLPs of the TE attention are D_z wide, as
   // in F.1), M = 128 pseudo-tokens. The small size keeps CPU training affordable on tasks of
   // about 1,100 points. Checkpoints keep the sizes they were trained with.
+  SizePreset preset;
   if (size == "paper") {
-    c.set_options_where_present(
-        {{"dim_model", 32}, {"pairwise_width", 32}, {"num_pseudo_tokens", 128}});
+    preset.dim_model = 32;
+    preset.pairwise_width = 32;
+    preset.num_pseudo_tokens = 128;
   } else {
-    c.set_options_where_present({{"dim_model", 64},
-                                 {"num_layers", 3},
-                                 {"num_heads", 4},
-                                 {"head_dim", 16},
-                                 {"pairwise_width", 32},
-                                 {"num_pseudo_tokens", 32},
-                                 {"conv_channels", 32},
-                                 {"cnn_layers", 4},
-                                 {"kernel_size", 5}});
+    preset.dim_model = 64;
+    preset.num_layers = 3;
+    preset.num_heads = 4;
+    preset.head_dim = 16;
+    preset.pairwise_width = 32;
+    preset.num_pseudo_tokens = 32;
+    preset.conv_channels = 32;
+    preset.cnn_layers = 4;
+    preset.kernel_size = 5;
   }
+  preset.apply_to(c);
 }
 
 void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size) const {

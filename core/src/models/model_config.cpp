@@ -6,6 +6,7 @@
 #include "npe/json_numbers.h"
 #include "npe/models/model_option_groups.h"
 #include "npe/models/model_registry.h"
+#include "npe/models/size_preset.h"
 
 namespace npe {
 
@@ -39,10 +40,6 @@ void ModelConfig::throw_missing_group() const {
   throw ConfigError(kind.empty()
                         ? "model configuration: no model kind"
                         : "model configuration: the " + kind + " model has no such option group");
-}
-
-void ModelConfig::set_options_where_present(const nlohmann::json& values) {
-  if (m_options) options_from_json(*m_options, values);
 }
 
 nlohmann::json ModelConfig::to_json() const {
@@ -112,13 +109,15 @@ ModelConfig default_model_config(const std::string& kind, const std::string& siz
   }
   // CPU-trainable sizes: narrower tokens, fewer layers, and above all narrow pairwise MLPs,
   // which dominate the cost of the translation-equivariant models.
-  c.set_options_where_present({{"dim_model", 64},
-                               {"num_layers", 3},
-                               {"num_heads", 4},
-                               {"head_dim", 16},
-                               {"pairwise_width", 32},
-                               {"num_pseudo_tokens", 16},
-                               {"conv_channels", 32}});
+  SizePreset small;
+  small.dim_model = 64;
+  small.num_layers = 3;
+  small.num_heads = 4;
+  small.head_dim = 16;
+  small.pairwise_width = 32;
+  small.num_pseudo_tokens = 16;
+  small.conv_channels = 32;
+  small.apply_to(c);
   return c;
 }
 

@@ -70,11 +70,6 @@ struct ModelConfig {
   /// All of the kind's options (none for a default-constructed configuration).
   const ModelOptions* all_options() const { return m_options.get(); }
 
-  /// Sets each field of `values` that the kind has and ignores the others: a size preset or a
-  /// task's settings ("D_z = 32 for images") apply to every kind that has the field, without
-  /// naming kinds. Throws ConfigError for a value of the wrong type.
-  void set_options_where_present(const nlohmann::json& values);
-
   /// The fields every model has and the kind's own options, nothing of other kinds.
   nlohmann::json to_json() const;
   /// Missing fields take their defaults; fields the kind does not have are ignored (checkpoints
