@@ -65,6 +65,57 @@ TEST(ModelSpecs, ACheckpointsRecordRebuildsTheSameModel) {
   }
 }
 
+// A kind's parameter count (what make_model refuses too large a model by, before allocating)
+// is the number its model has, for every size and every option that changes a module: more
+// inputs and outputs, place features, homoscedastic noise, no location update, shared layers,
+// distance frequencies, features as differences, low-rank covariance, pseudo-locations from the
+// context mean, a time coordinate.
+TEST(ModelSpecs, TheParameterCountIsTheModelsForEverySizeAndOption) {
+  auto variants = [](const ModelInfo& info) {
+    const int64_t dim_x = info.on_grid ? 2 : 1;
+    std::vector<ModelConfig> configs = {tiny_config(info.kind, dim_x)};
+    for (const auto& size : model_sizes())
+      configs.push_back(default_model_config(info.kind, size, dim_x));
+    auto wider = tiny_config(info.kind, info.kind == "convcnp" ? 1 : dim_x + 2);
+    wider.dim_y = 3;
+    wider.heteroscedastic = false;
+    if (info.place_features && info.kind != "convcnp") wider.dim_features = 1;
+    configs.push_back(wider);
+    auto changed = tiny_config(info.kind, dim_x + 1);
+    if (auto* te = changed.find_options<TeAttentionOptions>()) {
+      te->update_locations = false;
+      te->distance_frequencies = 3;
+    }
+    if (auto* sharing = changed.find_options<LayerSharingOptions>())
+      sharing->share_layer_weights = true;
+    if (auto* pseudo = changed.find_options<PseudoLocationOptions>())
+      pseudo->pseudo_locations = "context_mean";
+    if (auto* covariance = changed.find_options<CovarianceOptions>()) {
+      covariance->covariance = "lowrank";
+      covariance->covariance_layers = 3;
+    }
+    if (auto* bias = changed.find_options<AttentionBiasOptions>()) bias->time_bias_features = 2;
+    if (info.kind != "convcnp") configs.push_back(changed);
+    if (info.place_features && info.kind != "convcnp") {
+      auto differences = tiny_config(info.kind, dim_x + 2);
+      differences.dim_features = 2;
+      if (auto* te = differences.find_options<TeAttentionOptions>())
+        te->place_features = "differences";
+      configs.push_back(differences);
+    }
+    return configs;
+  };
+  for (const auto& info : model_infos()) {
+    for (const auto& config : variants(info)) {
+      SCOPED_TRACE(info.kind + " " + config.to_json().dump());
+      auto model = make_model(config);
+      int64_t parameters = 0;
+      for (const auto& p : model->parameters()) parameters += p.numel();
+      EXPECT_EQ(int64_t(model_spec(info.kind).parameter_count(config)), parameters);
+    }
+  }
+}
+
 // Every option a kind has is described (type, help, range or choices) by the same list that
 // writes and reads it, and its default lies in its range.
 TEST(ModelSpecs, EveryOptionIsDescribedWithARangeAndItsDefaultIsInIt) {

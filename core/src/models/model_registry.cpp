@@ -59,18 +59,8 @@ void check_sizes(const ModelConfig& c) {
           "model configuration: time_bias_features needs a time coordinate besides "
           "space (at least two coordinates)");
   }
-  // An upper estimate of the parameters over all kinds (attention, pairwise MLPs, feed-forward,
-  // convolutions), refused before anything is allocated. A kind's missing fields count as 0.
-  const auto fields = options_to_json(*options);
-  auto size = [&](const char* name) { return fields.value(name, 0.0); };
-  const double d = size("dim_model"), inner = size("num_heads") * size("head_dim"),
-               w = size("pairwise_width"), k = size("kernel_size"), ch = size("conv_channels");
-  const double per_layer =
-      2.0 * (4.0 * d * inner + 4.0 * d * d + w * w + w * (size("num_heads") + double(c.dim_x) + 2));
-  const double parameters =
-      (size("num_layers") + size("covariance_layers") + size("projection_layers")) * per_layer +
-      ch * ch * k * k * (2 * size("unet_depth") + size("cnn_layers") + 2) +
-      size("num_pseudo_tokens") * d + d * (size("projection_dim") + double(c.dim_x + c.dim_y));
+  // Refused before anything is allocated, by the kind's own count.
+  const double parameters = model_spec(c.kind).parameter_count(c);
   constexpr double kMaxParameters = 2e9;
   if (parameters > kMaxParameters) {
     throw ResourceLimitError("model configuration: the model would have about " +

@@ -1,7 +1,7 @@
 #pragma once
 // What defines a model kind: what the user is told about it, the options it reads, how to build
-// it and its FLOP count. Each kind's specification lives in the model's own source file and is
-// listed once in model_registry.cpp.
+// it, its parameter count and its FLOP count. Each kind's specification lives in the model's own
+// source file and is listed once in model_registry.cpp.
 
 #include <functional>
 #include <memory>
@@ -46,6 +46,10 @@ struct ModelSpec {
   /// The kind's default options, e.g. options_of<TeTnpOptions>.
   std::function<std::unique_ptr<ModelOptions>()> make_options;
   std::function<std::shared_ptr<NeuralProcessImpl>(const ModelConfig&)> make;
+  /// The number of parameters of the kind's model with this configuration, counted from its
+  /// options (models/parameter_terms.h) before anything is allocated: make_model refuses a model
+  /// too large by it.
+  std::function<double(const ModelConfig&)> parameter_count;
   /// Forward FLOPs of one task (forward_flops multiplies by the batch).
   std::function<double(const ModelConfig&, const BatchShape&)> flops_per_task;
   /// The "paper" size preset's changes from ModelConfig's defaults, if any.

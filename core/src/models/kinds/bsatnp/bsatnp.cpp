@@ -6,6 +6,7 @@
 
 #include "models/flop_terms.h"
 #include "models/kernels/biased_attention.h"
+#include "models/parameter_terms.h"
 #include "models/tokens.h"
 #include "npe/models/compute_settings.h"
 
@@ -114,6 +115,18 @@ ModelSpec bsatnp_spec() {
       2};
   spec.make_options = options_of<BsaTnpOptions>;
   spec.make = make_model_of<BsaTnpImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    const auto& t = c.options<TransformerOptions>();
+    const auto& bias = c.options<AttentionBiasOptions>();
+    // A biased block: the attention block plus its rates and amplitudes per head and feature.
+    const double block =
+        attention_block(c) +
+        2.0 * double(t.num_heads) * double(bias.bias_features + bias.time_bias_features);
+    const double blocks = c.options<LayerSharingOptions>().share_layer_weights ? 1.0 : 2.0;
+    return token_embedder(double(c.dim_y + c.dim_features + 1), double(t.dim_model)) +
+           blocks * double(t.num_layers) * block + head(c);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& transformer = c.options<TransformerOptions>();

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/flop_terms.h"
+#include "models/parameter_terms.h"
 
 namespace npe {
 
@@ -30,6 +31,13 @@ ModelSpec cnp_spec() {
   spec.info = {"cnp", "CNP", "Conditional NP: an MLP encodes each (x, y), the codes are averaged."};
   spec.make_options = options_of<CnpOptions>;
   spec.make = make_model_of<CnpImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    const double dz = double(c.options<TokenOptions>().dim_model);
+    // The head reads the representation beside each target's x.
+    return mlp(double(c.dim_x + c.dim_y), std::vector<double>(5, dz), dz) +
+           gaussian_head(c, dz + double(c.dim_x), dz);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const double nc = double(s.num_context), nt = double(s.num_targets);

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "models/flop_terms.h"
+#include "models/parameter_terms.h"
 #include "npe/errors.h"
 
 namespace npe {
@@ -259,6 +260,15 @@ ModelSpec convcnp_spec() {
   spec.info.place_features = false;
   spec.make_options = options_of<ConvCnpModelOptions>;
   spec.make = make_model_of<ConvCnpImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    const auto& conv = c.options<ConvCnpOptions>();
+    const double ch = double(conv.conv_channels), k = double(conv.kernel_size);
+    auto conv1d = [&](double in, double out) { return in * out * k + out; };
+    return 2.0 /* length scales */ + conv1d(double(1 + c.dim_y), ch) +
+           double(conv.unet_depth) * (conv1d(ch, ch) + conv1d(2.0 * ch, ch)) +
+           gaussian_head(c, ch, ch);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& conv = c.options<ConvCnpOptions>();
@@ -286,6 +296,14 @@ ModelSpec convcnp2d_spec() {
                true,        false,         true};
   spec.make_options = options_of<ConvCnp2dModelOptions>;
   spec.make = make_model_of<ConvCnp2dImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    const auto& cnn = c.options<ConvCnp2dOptions>();
+    const double ch = double(cnn.conv_channels), k = double(cnn.kernel_size);
+    auto conv2d = [&](double in, double out) { return in * out * k * k + out; };
+    const double in = double(1 + c.dim_y + (c.dim_features > 0 ? 1 + c.dim_features : 0));
+    return conv2d(in, ch) + double(cnn.cnn_layers - 1) * conv2d(ch, ch) + gaussian_head(c, ch, ch);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& cnn = c.options<ConvCnp2dOptions>();

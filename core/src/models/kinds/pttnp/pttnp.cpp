@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "models/flop_terms.h"
+#include "models/parameter_terms.h"
 #include "models/tokens.h"
 
 namespace npe {
@@ -124,6 +125,14 @@ ModelSpec pttnp_spec() {
       true,    2};
   spec.make_options = options_of<PtTnpOptions>;
   spec.make = make_model_of<PtTnpImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    const auto& t = c.options<TransformerOptions>();
+    const double dz = double(t.dim_model), layers = double(t.num_layers);
+    return token_embedder(double(c.dim_x + c.dim_y + 1), dz) +
+           double(c.options<PseudoTokenOptions>().num_pseudo_tokens) * dz +
+           (3.0 * layers - 1.0) * attention_block(c) + head(c);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& transformer = c.options<TransformerOptions>();
@@ -152,6 +161,24 @@ ModelSpec tepttnp_spec() {
       2};
   spec.make_options = options_of<TePtTnpOptions>;
   spec.make = make_model_of<TePtTnpImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    const auto& t = c.options<TransformerOptions>();
+    const bool update = c.options<TeAttentionOptions>().update_locations;
+    const auto route = place_feature_route(c);
+    const double dz = double(t.dim_model),
+                 m = double(c.options<PseudoTokenOptions>().num_pseudo_tokens);
+    double count = token_embedder(double(c.dim_y + route.token_features + 1), dz) +
+                   m * (dz + double(route.pairwise_dims)) + head(c);
+    if (c.options<PseudoLocationOptions>().pseudo_locations == "attention")
+      count += 2.0 * linear(dz, dz);
+    for (int64_t l = 0; l < t.num_layers; ++l) {
+      const bool last = l + 1 == t.num_layers;
+      count += te_attention_block(c, update) + (last ? 0.0 : te_attention_block(c, update)) +
+               te_attention_block(c, update && !last);
+    }
+    return count;
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& transformer = c.options<TransformerOptions>();

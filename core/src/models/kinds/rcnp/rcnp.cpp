@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/flop_terms.h"
+#include "models/parameter_terms.h"
 
 namespace npe {
 namespace {
@@ -51,6 +52,12 @@ ModelSpec rcnp_spec() {
                "Relational CNP: encodes each context point relative to the target (x - xc).", true};
   spec.make_options = options_of<RcnpOptions>;
   spec.make = make_model_of<RcnpImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    const double dz = double(c.options<TokenOptions>().dim_model);
+    return linear(double(c.dim_x), dz, false) + linear(double(c.dim_y), dz) +
+           mlp(dz, std::vector<double>(4, dz), dz) + gaussian_head(c, dz, dz);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const double nc = double(s.num_context), nt = double(s.num_targets);

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/flop_terms.h"
+#include "models/parameter_terms.h"
 #include "models/tokens.h"
 
 namespace npe {
@@ -58,6 +59,12 @@ ModelSpec tnp_spec() {
       2};
   spec.make_options = options_of<TnpOptions>;
   spec.make = make_model_of<TnpImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    const auto& t = c.options<TransformerOptions>();
+    return token_embedder(double(c.dim_x + c.dim_y + 1), double(t.dim_model)) +
+           2.0 * double(t.num_layers) * attention_block(c) + head(c);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& transformer = c.options<TransformerOptions>();
@@ -78,6 +85,10 @@ ModelSpec tetnp_spec() {
       true,    2};
   spec.make_options = options_of<TeTnpOptions>;
   spec.make = make_model_of<TeTnpImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    return te_tnp_encoder(c, /*target_locations=*/false) + head(c);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& transformer = c.options<TransformerOptions>();

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "models/flop_terms.h"
+#include "models/parameter_terms.h"
 #include "models/tokens.h"
 
 namespace npe {
@@ -135,6 +136,10 @@ ModelSpec tnpa_spec() {
       true};
   spec.make_options = options_of<TnpaOptions>;
   spec.make = make_model_of<TnpaImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    return tnpd_encoder(c) + head(c);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& transformer = c.options<TransformerOptions>();

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/flop_terms.h"
+#include "models/parameter_terms.h"
 
 namespace npe {
 
@@ -31,6 +32,10 @@ ModelSpec tnpd_spec() {
       2};
   spec.make_options = options_of<TnpdOptions>;
   spec.make = make_model_of<TnpdImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    return tnpd_encoder(c) + head(c);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const auto& transformer = c.options<TransformerOptions>();

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "models/flop_terms.h"
+#include "models/parameter_terms.h"
 #include "npe/errors.h"
 
 namespace npe {
@@ -164,6 +165,10 @@ ModelSpec tnpnd_spec() {
       true};
   spec.make_options = options_of<TnpndOptions>;
   spec.make = make_model_of<TnpndImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    return tnpd_encoder(c) + nd_head(c, /*translation_equivariant=*/false);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const double nc = double(s.num_context), nt = double(s.num_targets);
@@ -190,6 +195,11 @@ ModelSpec tetnpnd_spec() {
       true};
   spec.make_options = options_of<TeTnpndOptions>;
   spec.make = make_model_of<TeTnpndImpl>;
+  spec.parameter_count = [](const ModelConfig& c) {
+    using namespace parameter_terms;
+    return te_tnp_encoder(c, /*target_locations=*/true) +
+           nd_head(c, /*translation_equivariant=*/true);
+  };
   spec.flops_per_task = [](const ModelConfig& c, const BatchShape& s) {
     using namespace flop_terms;
     const double nc = double(s.num_context), nt = double(s.num_targets);
