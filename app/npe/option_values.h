@@ -15,11 +15,6 @@ namespace npe::cli {
 /// >= 1, got 'many'").
 CLI::Validator at_least(double minimum);
 
-/// The most tasks in one batch: far above any training recipe (16 to 64), far below what
-/// exhausts memory before the first step (1e8 gp1d tasks grew past 5 GB in sampling and never
-/// reached the step, where a stop signal is answered).
-constexpr int64_t kMaxBatchSize = 65536;
-
 /// Comma-separated numbers ("0,0.5,1"; also translations: "D" for every input dimension or
 /// "D1,D2,..." one per dimension). Throws UsageError naming the option.
 std::vector<double> parse_numbers(const std::string& text, const std::string& option);

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "field_options.h"
 #include "npe/atomic_file.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
@@ -355,46 +356,19 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
   command->add_option("--device", a->device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
-  command
-      ->add_option("--steps", a->options.steps,
-                   "Training steps (with --resume: the new total, to extend a run)")
-      ->check(at_least(1))
-      ->capture_default_str();
   auto* seed =
       command->add_option("--seed", a->options.seed, "Seed of the weights and the training tasks")
           ->capture_default_str();
-  auto* batch = command->add_option("--batch-size", a->options.batch_size, "Tasks per micro-batch")
-                    ->check(CLI::Range(int64_t{1}, kMaxBatchSize))
-                    ->capture_default_str();
-  auto* accumulate =
-      command
-          ->add_option("--accumulate", a->options.accumulate,
-                       "Micro-batches per step whose gradients are averaged (a step sees "
-                       "accumulate x batch-size tasks per process)")
-          ->check(at_least(1))
-          ->capture_default_str();
-  auto* lr = command->add_option("--lr", a->options.learning_rate, "AdamW learning rate")
-                 ->check(at_least(1e-12))
-                 ->capture_default_str();
-  auto* schedule =
-      command
-          ->add_option("--lr-schedule", a->options.lr_schedule,
-                       "Learning-rate schedule: constant, or cosine decay to 0 over the steps")
-          ->check(CLI::IsMember({"constant", "cosine"}))
-          ->capture_default_str();
-  auto* val_every = command
-                        ->add_option("--val-every", a->options.validation_every,
-                                     "Validate every N steps (0: only at the end)")
-                        ->check(at_least(0))
-                        ->capture_default_str();
-  auto* val_tasks =
-      command->add_option("--val-tasks", a->options.validation_tasks, "Validation tasks")
-          ->check(at_least(0))
-          ->capture_default_str();
-  command->add_flag(
-      "--keep-best", a->options.keep_best,
-      "Also write OUT.best.pt (and .json) whenever the validation log-likelihood is the best so "
-      "far: the model at its best step, for runs that overfit");
+  // The training settings, their ranges and help are core's (TrainOptions::fields); three keep
+  // their short names.
+  const auto settings = add_field_options(
+      *command, [options = &a->options](OptionVisitor& v) { options->fields(v); },
+      [](const std::string& field) {
+        if (field == "learning_rate") return std::string("--lr");
+        if (field == "validation_every") return std::string("--val-every");
+        if (field == "validation_tasks") return std::string("--val-tasks");
+        return dashed_flag(field);
+      });
   command
       ->add_option("--checkpoint-every", a->checkpoint_every,
                    "Write the resumable checkpoint every N steps (0: only at the end); it is "
@@ -408,10 +382,13 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
   command->add_flag("--progress-json", a->progress_json,
                     "Report progress as one JSON object per line on stdout, and read the "
                     "commands pause, resume and stop from stdin");
-  // What a checkpoint fixes cannot be changed when resuming it.
-  for (auto* fixed : {model, task, task_option, data_option, model_option, size, seed, batch,
-                      accumulate, lr, schedule, val_every, val_tasks}) {
+  // What a checkpoint fixes cannot be changed when resuming it; a new total of steps and
+  // keeping the best model can.
+  for (auto* fixed : {model, task, task_option, data_option, model_option, size, seed}) {
     resume->excludes(fixed);
+  }
+  for (const auto& [field, option] : settings) {
+    if (field != "steps" && field != "keep_best") resume->excludes(option);
   }
   add_runtime_options(*command, a->runtime);
   return {command, [a, command, command_line] {

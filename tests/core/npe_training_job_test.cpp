@@ -350,7 +350,7 @@ TEST_F(TrainingJobTest, InvalidOptionsAreRejectedBeforeAnyWork) {
   NPE_EXPECT_THROW_WITH(TrainingJob job(s), ConfigError, "accumulate");
   s = spec("cnp", 4);
   s.options.lr_schedule = "linear";
-  NPE_EXPECT_THROW_WITH(TrainingJob job(s), ConfigError, "unknown learning-rate schedule");
+  NPE_EXPECT_THROW_WITH(TrainingJob job(s), ConfigError, "lr_schedule must be");
 }
 
 // The optimiser's state travels by parameter name: a model built anew (other tensor addresses,

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QLabel>
 #include <QProgressBar>
@@ -20,7 +21,9 @@
 #include "common/model_list.h"
 #include "function1d/function_explorer.h"
 #include "npe/models/checkpoint.h"
+#include "npe/training/training.h"
 #include "training/training_process.h"
+#include "training/training_request.h"
 #include "training/training_tab.h"
 
 using npe::widgets::TrainingTab;
@@ -80,6 +83,30 @@ class TrainingTabTest : public QObject {
     tab.setFormRequest(r);
     QVERIFY(tab.submit().join(' ').contains("is a folder"));
     QCOMPARE(tab.jobCount(), 0);
+  }
+
+  // The form's training fields take exactly the ranges npe train checks (core's
+  // TrainOptions::fields), and a request beyond one is refused with core's message.
+  void theFormsLimitsAreCoresTrainingSettings() {
+    TrainingTab tab;
+    int compared = 0;
+    for (const auto& field : npe::describe_fields(npe::TrainOptions{}.visit_fields())) {
+      const auto name = QString::fromStdString(field.name);
+      if (auto* box = tab.findChild<QSpinBox*>(name)) {
+        QCOMPARE(int64_t(box->minimum()), field.min.get<int64_t>());
+        QCOMPARE(int64_t(box->maximum()), field.max.get<int64_t>());
+        ++compared;
+      } else if (auto* number = tab.findChild<QDoubleSpinBox*>(name)) {
+        QCOMPARE(number->minimum(), field.min.get<double>());
+        QCOMPARE(number->maximum(), field.max.get<double>());
+        ++compared;
+      }
+    }
+    QCOMPARE(compared, 4);  // steps, batch size, learning rate, validation interval
+    auto r = endless("limits.pt");
+    r.batch_size = int(npe::kMaxBatchSize) + 1;  // the form's field cannot hold it
+    const auto problems = npe::widgets::validate_request(r).join(' ');
+    QVERIFY2(problems.contains("batch_size") && problems.contains("65536"), qPrintable(problems));
   }
 
   // Custom widths reach npe train only as settings the kind has (npe train refuses the others),

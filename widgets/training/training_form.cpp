@@ -80,13 +80,24 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_heads = spin(1, 64, 4, tr("Attention heads (must divide D_z)"));
   m_pseudo_tokens = spin(1, 4096, 32, tr("Pseudo-tokens M (PT-TNP, TE-PT-TNP)"));
   m_pseudo_tokens->setObjectName("pseudoTokens");
-  m_steps = spin(1, 100000000, 2000, tr("Training steps"));
-  m_batch = spin(1, 4096, 16, tr("Tasks per step"));
+  // The training settings' ranges and help are core's, as npe train checks them.
+  auto setting = [&](const char* name, int value) {
+    const auto field = training_setting(name);
+    auto* box = spin(int(field.min.get<int64_t>()), int(field.max.get<int64_t>()), value,
+                     QString::fromStdString(field.help));
+    box->setObjectName(name);
+    return box;
+  };
+  m_steps = setting("steps", 2000);
+  m_batch = setting("batch_size", 16);
+  const auto learning_rate = training_setting("learning_rate");
   m_learning_rate = new QDoubleSpinBox(box);
-  m_learning_rate->setDecimals(6);
-  m_learning_rate->setRange(0.000001, 1.0);
+  m_learning_rate->setDecimals(8);
+  m_learning_rate->setRange(learning_rate.min.get<double>(), learning_rate.max.get<double>());
   m_learning_rate->setSingleStep(0.0001);
   m_learning_rate->setValue(5e-4);
+  m_learning_rate->setToolTip(QString::fromStdString(learning_rate.help));
+  m_learning_rate->setObjectName("learning_rate");
   m_seed = spin(0, 1000000, 0, tr("Seed of the weights and the training tasks"));
   m_host = new QComboBox(box);
   m_host->setObjectName("host");
@@ -104,8 +115,10 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   output_row->addWidget(m_output, 1);
   output_row->addWidget(browse);
   m_checkpoint_every = spin(0, 10000000, 100, tr("Write the resumable checkpoint every N steps"));
-  m_validation_every = spin(
-      0, 10000000, 100, tr("Measure validation, shifted and equivariance metrics every N steps"));
+  m_validation_every = setting("validation_every", 100);
+  m_validation_every->setToolTip(
+      tr("Measure validation, shifted and equivariance metrics every N steps (0: only at the "
+         "end)"));
   m_use_when_started = new QCheckBox(tr("Show in the explorer while it trains"), box);
   m_use_when_started->setChecked(true);
 

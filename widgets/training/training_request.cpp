@@ -16,6 +16,7 @@
 #include "npe/models/model_config.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/size_preset.h"
+#include "npe/training/training.h"
 
 namespace npe::widgets {
 namespace {
@@ -36,7 +37,25 @@ QString writability_problem(const QString& path) {
   return {};
 }
 
+// The request's training settings as core's.
+TrainOptions training_options(const TrainingRequest& r) {
+  TrainOptions options;
+  options.steps = r.steps;
+  options.batch_size = r.batch_size;
+  options.learning_rate = r.learning_rate;
+  options.validation_every = r.validation_every;
+  options.validation_tasks = r.validation_tasks;
+  return options;
+}
+
 }  // namespace
+
+OptionDescription training_setting(const std::string& name) {
+  for (auto& field : describe_fields(TrainOptions{}.visit_fields())) {
+    if (field.name == name) return field;
+  }
+  throw ConfigError("no training setting '" + name + "'");
+}
 
 bool modelHasOption(const QString& kind, const QString& name) {
   try {
@@ -90,7 +109,11 @@ QString TrainingRequest::label() const {
 
 QStringList validate_request(const TrainingRequest& r) {
   QStringList problems;
-  if (r.steps < 1) problems << QObject::tr("Steps must be at least 1.");
+  try {
+    training_options(r).validate();  // the ranges npe train checks
+  } catch (const Error& e) {
+    problems << QString::fromStdString(e.what());
+  }
   if (const auto p = r.host.problem(); !p.isEmpty()) problems << p;
   if (r.device == "cuda" && !r.host.remote() && !torch::cuda::is_available()) {
     problems << QObject::tr("CUDA was chosen but no CUDA GPU is available to this libtorch.");
@@ -109,13 +132,6 @@ QStringList validate_request(const TrainingRequest& r) {
       problems << QString::fromStdString(e.what());
     }
     return problems;
-  }
-  if (r.batch_size < 1) problems << QObject::tr("Batch size must be at least 1.");
-  if (!(r.learning_rate > 0.0) || r.learning_rate > 1.0) {
-    problems << QObject::tr("Learning rate must be in (0, 1].");
-  }
-  if (r.validation_tasks < 0 || r.validation_every < 0) {
-    problems << QObject::tr("Validation settings must be >= 0.");
   }
   try {
     // Building the task reads its data (a missing dataset is reported here, not mid-run), and

@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 
+#include "npe/option_fields.h"
 #include "training/training_host.h"
 
 namespace npe::widgets {
@@ -44,6 +45,10 @@ struct TrainingRequest {
 /// Whether the model kind has the setting `name` among its own options (ModelSpec::options):
 /// the custom-width fields a form shows and passes to `npe train` for that kind.
 bool modelHasOption(const QString& kind, const QString& name);
+
+/// A training setting (TrainOptions::fields: "steps", "batch_size", "learning_rate",
+/// "validation_every", ...) with its range and help as core defines them, for the form's fields.
+OptionDescription training_setting(const std::string& name);
 
 /// Problems with the request, one sentence each (empty when it can start): unknown or
 /// incompatible model, invalid sizes, a task whose data is missing, an output path that cannot

@@ -7,51 +7,52 @@
 
 namespace npe {
 
+namespace {
+const char* const kTrainingWhat = "training options";
+}  // namespace
+
+void TrainOptions::fields(OptionVisitor& v) {
+  v.field("steps", steps, 1, 1'000'000'000,
+          "Training steps (with --resume: the new total, to extend a run)");
+  v.field("batch_size", batch_size, 1, kMaxBatchSize, "Tasks per micro-batch");
+  v.field("accumulate", accumulate, 1, 65'536,
+          "Micro-batches per step whose gradients are averaged (a step sees accumulate x "
+          "batch-size tasks per process)");
+  v.field("learning_rate", learning_rate, 1e-8, 1.0, "Peak AdamW learning rate");
+  v.field("lr_schedule", lr_schedule, {"constant", "cosine"},
+          "Learning-rate schedule: constant, or cosine decay to 0 over the steps");
+  v.field("weight_decay", weight_decay, 0.0, 10.0, "AdamW weight decay");
+  v.field("grad_clip_value", grad_clip_value, 1e-6, 1e6,
+          "Gradient values are clipped to [-value, value]");
+  v.field("validation_every", validation_every, 0, 1'000'000'000,
+          "Validate every N steps (0: only at the end)");
+  v.field("validation_tasks", validation_tasks, 0, 1'000'000, "Validation tasks");
+  v.field("keep_best", keep_best,
+          "Also keep the model of the best validation so far (OUT.best.pt), for runs that "
+          "overfit");
+}
+
+FieldVisit TrainOptions::visit_fields() const {
+  auto copy = std::make_shared<TrainOptions>(*this);
+  return [copy](OptionVisitor& v) { copy->fields(v); };
+}
+
 nlohmann::json TrainOptions::to_json() const {
-  return {{"steps", steps},
-          {"batch_size", batch_size},
-          {"accumulate", accumulate},
-          {"learning_rate", learning_rate},
-          {"lr_schedule", lr_schedule},
-          {"weight_decay", weight_decay},
-          {"grad_clip_value", grad_clip_value},
-          {"seed", seed},
-          {"validation_every", validation_every},
-          {"validation_tasks", validation_tasks},
-          {"keep_best", keep_best}};
+  auto json = fields_to_json(visit_fields());
+  json["seed"] = seed;
+  return json;
 }
 
 TrainOptions TrainOptions::from_json(const nlohmann::json& json) {
-  if (!json.is_object()) throw ConfigError("training options are not a JSON object");
   TrainOptions o;
-  read_json_field(json, "steps", o.steps, "training options");
-  read_json_field(json, "batch_size", o.batch_size, "training options");
-  read_json_field(json, "accumulate", o.accumulate, "training options");
-  read_json_field(json, "learning_rate", o.learning_rate, "training options");
-  read_json_field(json, "lr_schedule", o.lr_schedule, "training options");
-  read_json_field(json, "weight_decay", o.weight_decay, "training options");
-  read_json_field(json, "grad_clip_value", o.grad_clip_value, "training options");
-  read_json_field(json, "seed", o.seed, "training options");
-  read_json_field(json, "validation_every", o.validation_every, "training options");
-  read_json_field(json, "validation_tasks", o.validation_tasks, "training options");
-  read_json_field(json, "keep_best", o.keep_best, "training options");
+  fields_from_json([&](OptionVisitor& v) { o.fields(v); }, json, kTrainingWhat);
+  read_json_field(json, "seed", o.seed, kTrainingWhat);
   o.validate();
   return o;
 }
 
 void TrainOptions::validate() const {
-  if (steps < 0) throw ConfigError("training steps must be >= 0");
-  if (batch_size < 1) throw ConfigError("batch size must be >= 1");
-  if (accumulate < 1) throw ConfigError("micro-batches per step (accumulate) must be >= 1");
-  if (!(learning_rate > 0.0)) throw ConfigError("learning rate must be positive");
-  if (lr_schedule != "constant" && lr_schedule != "cosine") {
-    throw ConfigError("unknown learning-rate schedule '" + lr_schedule +
-                      "' (known: constant, cosine)");
-  }
-  if (!(weight_decay >= 0.0)) throw ConfigError("weight decay must be >= 0");
-  if (!(grad_clip_value > 0.0)) throw ConfigError("gradient clip value must be positive");
-  if (validation_every < 0) throw ConfigError("validation interval must be >= 0");
-  if (validation_tasks < 0) throw ConfigError("validation tasks must be >= 0");
+  check_field_ranges(visit_fields(), kTrainingWhat);
 }
 
 std::filesystem::path best_checkpoint_path(const std::filesystem::path& checkpoint) {

@@ -15,6 +15,11 @@
 
 namespace npe {
 
+/// The most tasks in one batch (training, evaluation, benchmarks): far above any training recipe
+/// (16 to 64), far below what exhausts memory before the first step (1e8 gp1d tasks grew past
+/// 5 GB in sampling and never reached the step, where a stop signal is answered).
+constexpr int64_t kMaxBatchSize = 65536;
+
 struct ModelConfig;
 
 /// The best predictor possible for tasks whose generating process is known (for GP tasks, the

@@ -11,20 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace npe {
+#include "npe/option_fields.h"
 
-/// Visits the fields of an option group by name: to write them to JSON, read them from it,
-/// check their ranges or describe them.
-class OptionVisitor {
- public:
-  virtual ~OptionVisitor() = default;
-  virtual void field(const char* name, int64_t& value, int64_t min, int64_t max,
-                     const char* help) = 0;
-  virtual void field(const char* name, double& value, double min, double max, const char* help) = 0;
-  virtual void field(const char* name, bool& value, const char* help) = 0;
-  virtual void field(const char* name, std::string& value, const std::vector<std::string>& choices,
-                     const char* help) = 0;
-};
+namespace npe {
 
 /// The options of one model kind, as ModelConfig holds them. A kind's options are an
 /// OptionsOf<Groups...>; model code reads a group with ModelConfig::options<Group>().
@@ -44,16 +33,6 @@ struct OptionsOf final : ModelOptions, Groups... {
   std::unique_ptr<ModelOptions> clone() const override {
     return std::make_unique<OptionsOf>(*this);
   }
-};
-
-/// One field as users can be told about it: its type, help, default and range or choices.
-struct OptionDescription {
-  std::string name;
-  std::string type;  ///< "integer", "number", "boolean" or "choice"
-  std::string help;
-  nlohmann::json default_value;
-  nlohmann::json min, max;           ///< numbers only
-  std::vector<std::string> choices;  ///< choices only
 };
 
 /// The fields as JSON, by name.

@@ -12,6 +12,7 @@
 
 #include "npe/data/task_source.h"
 #include "npe/models/model.h"
+#include "npe/option_fields.h"
 
 namespace npe {
 
@@ -42,11 +43,18 @@ struct TrainOptions {
   bool keep_best = false;
   torch::Device device = torch::kCPU;
 
+  /// The settings users choose, with their ranges and help (all but the seed, which has no
+  /// range, and the device): the one list that validate(), the checkpoints' JSON, npe train's
+  /// options and the Training tab's fields are made from.
+  void fields(OptionVisitor& v);
+  /// fields() of a copy, for reading and describing.
+  FieldVisit visit_fields() const;
+
   /// Every field but the device (checkpoints record where they were trained separately).
   nlohmann::json to_json() const;
   /// Missing fields keep their defaults. Throws ConfigError for wrong types.
   static TrainOptions from_json(const nlohmann::json& json);
-  /// Throws ConfigError naming the first invalid field.
+  /// Throws ConfigError (ResourceLimitError above a maximum) naming the first invalid field.
   void validate() const;
 };
 
