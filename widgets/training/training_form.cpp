@@ -92,7 +92,7 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_batch = setting("batch_size", 16);
   const auto learning_rate = training_setting("learning_rate");
   m_learning_rate = new QDoubleSpinBox(box);
-  m_learning_rate->setDecimals(8);
+  m_learning_rate->setDecimals(6);  // the smallest rate, 1e-6, shows
   m_learning_rate->setRange(learning_rate.min.get<double>(), learning_rate.max.get<double>());
   m_learning_rate->setSingleStep(0.0001);
   m_learning_rate->setValue(5e-4);

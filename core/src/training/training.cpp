@@ -18,7 +18,7 @@ void TrainOptions::fields(OptionVisitor& v) {
   v.field("accumulate", accumulate, 1, 65'536,
           "Micro-batches per step whose gradients are averaged (a step sees accumulate x "
           "batch-size tasks per process)");
-  v.field("learning_rate", learning_rate, 1e-8, 1.0, "Peak AdamW learning rate");
+  v.field("learning_rate", learning_rate, 1e-6, 1.0, "Peak AdamW learning rate");
   v.field("lr_schedule", lr_schedule, {"constant", "cosine"},
           "Learning-rate schedule: constant, or cosine decay to 0 over the steps");
   v.field("weight_decay", weight_decay, 0.0, 10.0, "AdamW weight decay");
