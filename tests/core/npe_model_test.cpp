@@ -1,6 +1,8 @@
 // Behaviour every neural-process model must have: shapes, positive stddev, empty context,
 // permutation invariance, and a short training run that lowers the loss.
 
+#include <limits>
+
 #include "npe/data/gp_tasks.h"
 #include "npe/models/model_registry.h"
 #include "npe/predictors/predictor_registry.h"
@@ -160,6 +162,13 @@ TEST(ModelRegistry, AbsurdSizesAreRefusedBeforeAllocating) {
   huge.options<TransformerOptions>().dim_model = 8192;
   huge.options<TransformerOptions>().num_layers = 200;
   NPE_EXPECT_THROW_WITH(make_model(huge), ResourceLimitError, "million parameters");
+  // Hostile place-feature counts are refused by name before any count adds them up.
+  for (const int64_t features :
+       {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
+    auto hostile = tiny_config("bsatnp");
+    hostile.dim_features = features;
+    NPE_EXPECT_THROW_WITH(make_model(hostile), ConfigError, "dim_features");
+  }
   auto no_kernel = tiny_config("convcnp");
   no_kernel.options<ConvCnpOptions>().kernel_size = -3;
   EXPECT_THROW(make_model(no_kernel), ConfigError);

@@ -344,6 +344,25 @@ TEST_F(TrainingJobTest, ExtendingAResumedJobAndRefusingToShrinkIt) {
   EXPECT_EQ(job->run().steps, 6);
 }
 
+// Settings outside today's input ranges that older versions accepted (a learning rate down to
+// 1e-12, no maxima) still run and resume: the ranges apply where settings are given.
+TEST_F(TrainingJobTest, ACheckpointWithSettingsOlderVersionsAcceptedResumes) {
+  const auto path = dir / "old.pt";
+  auto s = spec("cnp", 2);
+  s.options.learning_rate = 1e-8;
+  s.options.validation_every = int64_t{2'000'000'000};
+  EXPECT_THROW(s.options.validate(), Error);
+  {
+    TrainingJob job(s);
+    job.set_checkpoint(path, 0);
+    job.run();
+  }
+  auto job = TrainingJob::resume(path);
+  EXPECT_EQ(job->spec().options.learning_rate, 1e-8);
+  job->set_total_steps(3);
+  EXPECT_EQ(job->run().steps, 3);
+}
+
 TEST_F(TrainingJobTest, InvalidOptionsAreRejectedBeforeAnyWork) {
   auto s = spec("cnp", 4);
   s.options.accumulate = 0;

@@ -52,6 +52,11 @@ void check_sizes(const ModelConfig& c) {
   positive(c.dim_y, "dim_y");
   at_most(c.dim_x, 64, "dim_x");
   at_most(c.dim_y, 64, "dim_y");
+  // Before anything reads the coordinates (dim_x - dim_features).
+  if (c.dim_features < 0 || c.dim_features >= c.dim_x)
+    throw ConfigError(
+        "model configuration: dim_features must be in 0..dim_x - 1 (at least one "
+        "input is a coordinate)");
   check_option_ranges(*options);
   if (const auto* bias = c.find_options<AttentionBiasOptions>()) {
     if (bias->time_bias_features > 0 && c.dim_coordinates() < 2)
@@ -59,21 +64,9 @@ void check_sizes(const ModelConfig& c) {
           "model configuration: time_bias_features needs a time coordinate besides "
           "space (at least two coordinates)");
   }
-  // Refused before anything is allocated, by the kind's own count.
-  const double parameters = model_spec(c.kind).parameter_count(c);
-  constexpr double kMaxParameters = 2e9;
-  if (parameters > kMaxParameters) {
-    throw ResourceLimitError("model configuration: the model would have about " +
-                             std::to_string(int64_t(parameters / 1e6)) +
-                             " million parameters, above the limit of 2000 million");
-  }
   if (!(c.min_stddev >= 0.0)) throw ConfigError("model configuration: min_stddev must be >= 0");
   if (!(c.input_scale > 0.0) || !std::isfinite(c.input_scale))
     throw ConfigError("model configuration: input_scale must be a positive number");
-  if (c.dim_features < 0 || c.dim_features >= c.dim_x)
-    throw ConfigError(
-        "model configuration: dim_features must be in 0..dim_x - 1 (at least one "
-        "input is a coordinate)");
   if (c.dim_features > 0 && !info.place_features)
     throw ConfigError("model configuration: " + info.display_name +
                       " does not take place features (dim_features must be 0)");
@@ -83,6 +76,15 @@ void check_sizes(const ModelConfig& c) {
   if (info.on_grid && c.input_scale != 1.0)
     throw ConfigError("model configuration: the on-grid " + info.display_name +
                       " needs input_scale = 1");
+  // Refused before anything is allocated, by the kind's own count (last: its terms add the
+  // fields checked above).
+  const double parameters = model_spec(c.kind).parameter_count(c);
+  constexpr double kMaxParameters = 2e9;
+  if (parameters > kMaxParameters) {
+    throw ResourceLimitError("model configuration: the model would have about " +
+                             std::to_string(int64_t(parameters / 1e6)) +
+                             " million parameters, above the limit of 2000 million");
+  }
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "npe/training/training.h"
 
+#include <cmath>
+
 #include "npe/errors.h"
 #include "npe/json_fields.h"
 #include "npe/seeds.h"
@@ -47,12 +49,28 @@ TrainOptions TrainOptions::from_json(const nlohmann::json& json) {
   TrainOptions o;
   fields_from_json([&](OptionVisitor& v) { o.fields(v); }, json, kTrainingWhat);
   read_json_field(json, "seed", o.seed, kTrainingWhat);
-  o.validate();
+  o.check_trainable();
   return o;
 }
 
 void TrainOptions::validate() const {
   check_field_ranges(visit_fields(), kTrainingWhat);
+}
+
+void TrainOptions::check_trainable() const {
+  auto need = [](bool holds, const std::string& what) {
+    if (!holds) throw ConfigError(std::string(kTrainingWhat) + ": " + what);
+  };
+  need(steps >= 0, "steps must be >= 0");
+  need(batch_size >= 1, "batch_size must be >= 1");
+  need(accumulate >= 1, "accumulate must be >= 1");
+  need(learning_rate > 0.0 && std::isfinite(learning_rate), "learning_rate must be positive");
+  need(lr_schedule == "constant" || lr_schedule == "cosine",
+       "lr_schedule must be 'constant' or 'cosine', not '" + lr_schedule + "'");
+  need(weight_decay >= 0.0, "weight_decay must be >= 0");
+  need(grad_clip_value > 0.0, "grad_clip_value must be positive");
+  need(validation_every >= 0, "validation_every must be >= 0");
+  need(validation_tasks >= 0, "validation_tasks must be >= 0");
 }
 
 std::filesystem::path best_checkpoint_path(const std::filesystem::path& checkpoint) {

@@ -88,7 +88,9 @@ TrainingRecord TrainingRecord::from_json(const nlohmann::json& json) {
 TrainingJob::TrainingJob(TrainingSpec spec, std::shared_ptr<NeuralProcessImpl> model,
                          std::shared_ptr<const TaskSource> source)
     : m_spec(std::move(spec)), m_model(std::move(model)), m_source(std::move(source)) {
-  m_spec.options.validate();
+  // New settings were checked against their ranges where they were given (npe train, the
+  // Training tab); a resumed job keeps what its checkpoint recorded.
+  m_spec.options.check_trainable();
   if (!m_source) m_source = task_source_from_json(m_spec.task);
   if (m_spec.task.is_null()) m_spec.task = m_source->to_json();
   // Options set one by one (or a checkpoint from before sizes were matched) may still make up

@@ -54,8 +54,13 @@ struct TrainOptions {
   nlohmann::json to_json() const;
   /// Missing fields keep their defaults. Throws ConfigError for wrong types.
   static TrainOptions from_json(const nlohmann::json& json);
-  /// Throws ConfigError (ResourceLimitError above a maximum) naming the first invalid field.
+  /// The ranges of fields(), for new settings (npe train's options, the Training tab). Throws
+  /// ConfigError (ResourceLimitError above a maximum) naming the first invalid field.
   void validate() const;
+  /// What a job needs to run at all (a positive learning rate, a known schedule, ...): looser
+  /// than validate(), so a checkpoint written when the inputs had wider ranges (a learning rate
+  /// down to 1e-12, no maxima) still loads and resumes. Throws ConfigError.
+  void check_trainable() const;
 };
 
 /// Seed of micro-batch `shard` of training step `step`. Shard 0 is the stream single-process
