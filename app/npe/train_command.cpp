@@ -1,8 +1,14 @@
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 
 #include <torch/torch.h>
 
@@ -20,6 +26,7 @@
 #include "npe/runtime.h"
 #include "npe/training/distributed.h"
 #include "npe/training/training_job.h"
+#include "npe/training/training_recipe.h"
 #include "option_values.h"
 #include "terminal_progress.h"
 #include "training_control.h"
@@ -78,7 +85,7 @@ std::string describe_precision(const RuntimeArguments& runtime, torch::Device de
 namespace {
 
 struct TrainArguments {
-  std::string kind, out, task = "gp1d", size = "small", device = "cpu", resume;
+  std::string kind, out, task = "gp1d", size = "small", device = "cpu", resume, spec;
   std::vector<std::string> task_options, model_options;
   TrainOptions options;
   int64_t checkpoint_every = 500;
@@ -100,32 +107,71 @@ void emit(const nlohmann::json& event) {
   }
 }
 
-TrainingSpec new_training_spec(const TrainArguments& a, const std::string& command_line) {
-  if (a.kind.empty()) throw UsageError("train: --model is required (unless --resume is given)");
-  if (a.out.empty()) throw UsageError("train: --out is required (unless --resume is given)");
-  const auto task_options = parse_key_values(a.task_options, "--task-option");
-  const auto model_options = parse_key_values(a.model_options, "--model-option");
-  auto source = make_task_source(a.task, task_options);
-  auto config = default_model_config(a.kind, a.size, *source);
-  if (!model_options.empty()) {
-    // Overrides of single fields (e.g. num_pseudo_tokens=128), checked like a stored config.
-    auto json = config.to_json();
-    for (const auto& [key, value] : model_options.items()) {
-      try {
-        set_model_option(json, key, value);
-      } catch (const ConfigError& e) {
-        throw UsageError(std::string("--model-option: ") + e.what());
-      }
-    }
-    config = ModelConfig::from_json(json);
+// A recipe is a few hundred bytes; a larger "recipe" is the wrong file.
+constexpr size_t kMaxRecipeBytes = size_t{1} << 20;
+
+// A recipe given as `--spec -`: one line of standard input, read byte by byte so that nothing
+// after it (the pause / resume / stop commands of --progress-json) is taken from the stream.
+std::string read_recipe_line() {
+  std::string line;
+  char c = 0;
+  for (;;) {
+    const auto n = ::read(STDIN_FILENO, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || c == '\n') break;
+    if (line.size() >= kMaxRecipeBytes) throw UsageError("--spec -: the recipe line is too long");
+    line += c;
   }
-  TrainingSpec spec;
-  spec.model = config;
-  spec.task = source->to_json();
-  spec.size = model_options.empty() ? a.size : "custom";
-  spec.options = a.options;
-  spec.command = command_line;
-  return spec;
+  if (line.empty()) throw UsageError("--spec -: standard input has no recipe line");
+  return line;
+}
+
+// The recipe of --spec FILE (or - for a line of standard input).
+TrainingRecipe read_recipe(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    text = read_recipe_line();
+  } else {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw UsageError("--spec: cannot read " + path);
+    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    if (text.size() > kMaxRecipeBytes) throw UsageError("--spec: " + path + " is too large");
+  }
+  const auto where = path == "-" ? std::string("standard input") : path;
+  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) throw UsageError("--spec: " + where + " is not JSON");
+  try {
+    return TrainingRecipe::from_json(json);
+  } catch (const ConfigError& e) {
+    throw UsageError("--spec: " + where + ": " + e.what());
+  }
+}
+
+// What to train: the recipe of --spec, or the one the options describe.
+TrainingRecipe recipe_of(const TrainArguments& a) {
+  if (!a.spec.empty()) return read_recipe(a.spec);
+  if (a.kind.empty()) {
+    throw UsageError("train: --model is required (unless --resume or --spec is given)");
+  }
+  TrainingRecipe recipe;
+  recipe.task = a.task;
+  recipe.task_options = parse_key_values(a.task_options, "--task-option");
+  recipe.model = a.kind;
+  recipe.size = a.size;
+  recipe.model_options = parse_key_values(a.model_options, "--model-option");
+  recipe.training = a.options;
+  return recipe;
+}
+
+// The command line a checkpoint records: with `--spec -`, the recipe read from standard input
+// follows it as a here-string, so that the line alone repeats the run.
+std::string recorded_command(const TrainArguments& a, const std::string& command_line,
+                             const TrainingRecipe& recipe) {
+  if (a.spec != "-") return command_line;
+  std::string quoted;
+  for (char c : recipe.to_json().dump())
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return command_line + " <<< '" + quoted + "'";
 }
 
 // A resumed run continues in the precision it trained in, unless --precision says otherwise:
@@ -156,6 +202,18 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
   if (distributed) group = join_process_group(*environment, device);
   const bool leader = !group || group->rank() == 0;
   const bool json = a.progress_json;
+  // A new job's recipe is read before the commands of --progress-json: `--spec -` takes its
+  // line of standard input first.
+  std::optional<TrainingRecipe> recipe;
+  try {
+    if (a.resume.empty()) {
+      if (a.out.empty()) throw UsageError("train: --out is required (unless --resume is given)");
+      recipe = recipe_of(a);
+    }
+  } catch (const std::exception& e) {
+    if (json && leader) emit({{"event", "error"}, {"message", e.what()}});
+    throw;
+  }
   TrainingControl control(json && leader);
 
   std::unique_ptr<TrainingJob> job;
@@ -163,7 +221,7 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
   OutputLock output_lock;
   try {
     const auto locked_path = out.empty() ? std::filesystem::path(a.resume) : out;
-    if (leader && !locked_path.empty()) {  // none: new_training_spec says what is missing
+    if (leader && !locked_path.empty()) {
       // One writer per checkpoint. A resume waits for a run still ending on this file (after a
       // dropped SSH connection it writes its final checkpoint, which the resume continues).
       using namespace std::chrono_literals;
@@ -175,7 +233,7 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
       if (a.options.keep_best) job->keep_best();
       if (out.empty()) out = a.resume;
     } else {
-      auto spec = new_training_spec(a, command_line);
+      auto spec = recipe->resolve(recorded_command(a, command_line, *recipe));
       spec.options.device = device;
       job = std::make_unique<TrainingJob>(std::move(spec));
     }
@@ -382,12 +440,20 @@ Command add_train_command(CLI::App& app, const std::string& command_line) {
   command->add_flag("--progress-json", a->progress_json,
                     "Report progress as one JSON object per line on stdout, and read the "
                     "commands pause, resume and stop from stdin");
+  auto* spec = command->add_option(
+      "--spec", a->spec,
+      "Train what this recipe file says (JSON: task, task_options, model, size, model_options, "
+      "training; '-' reads it as one line of standard input, as the Training tab passes it) "
+      "instead of the options that describe it");
   // What a checkpoint fixes cannot be changed when resuming it; a new total of steps and
-  // keeping the best model can.
+  // keeping the best model can. A recipe describes a whole new job.
   for (auto* fixed : {model, task, task_option, data_option, model_option, size, seed}) {
     resume->excludes(fixed);
+    spec->excludes(fixed);
   }
+  spec->excludes(resume);
   for (const auto& [field, option] : settings) {
+    spec->excludes(option);
     if (field != "steps" && field != "keep_best") resume->excludes(option);
   }
   add_runtime_options(*command, a->runtime);

@@ -571,6 +571,68 @@ TEST_F(NpeTrainJob, TheFusedKernelsProductsWriteOnlyTheirOutputs) {
   }
 }
 
+// A recipe file (what the Training tab hands npe train) trains exactly what the options that
+// describe it train.
+TEST_F(NpeTrainJob, ARecipeFileTrainsWhatTheOptionsDescribe) {
+  const auto by_options = (dir / "options.pt").string(), by_recipe = (dir / "recipe.pt").string();
+  ASSERT_EQ(run(join(quick, {"--steps", "6", "--model-option", "num_layers=2", "--lr", "0.002",
+                             "--out", by_options}),
+                dir / "a.log"),
+            0)
+      << slurp(dir / "a.log");
+  const nlohmann::json recipe = {{"model", "tnp"},
+                                 {"model_options", {{"num_layers", 2}}},
+                                 {"training",
+                                  {{"steps", 6},
+                                   {"seed", 5},
+                                   {"batch_size", 4},
+                                   {"learning_rate", 0.002},
+                                   {"validation_tasks", 32},
+                                   {"validation_every", 10}}}};
+  std::ofstream(dir / "recipe.json") << recipe.dump(2);
+  ASSERT_EQ(
+      run({"train", "--spec", (dir / "recipe.json").string(), "--threads", "1", "--out", by_recipe},
+          dir / "b.log"),
+      0)
+      << slurp(dir / "b.log");
+  EXPECT_EQ(max_weight_difference(by_options, by_recipe), 0.0);
+  const auto meta = npe::read_checkpoint_metadata(by_recipe);
+  EXPECT_EQ(meta.size, "custom");
+  EXPECT_EQ(meta.seed, 5u);
+
+  // A misspelt setting is named, not ignored; a recipe and the options it replaces are refused.
+  std::ofstream(dir / "typo.json") << R"({"model": "tnp", "training": {"stpes": 6}})";
+  EXPECT_EQ(
+      run({"train", "--spec", (dir / "typo.json").string(), "--out", by_recipe}, dir / "c.log"), 2);
+  EXPECT_NE(slurp(dir / "c.log").find("'stpes'"), std::string::npos) << slurp(dir / "c.log");
+  EXPECT_EQ(
+      run({"train", "--spec", (dir / "recipe.json").string(), "--lr", "0.1", "--out", by_recipe},
+          dir / "d.log"),
+      2);
+  EXPECT_EQ(npe::read_checkpoint_metadata(by_recipe).steps, 6);  // untouched by the refusals
+}
+
+// `--spec -` takes one line of standard input; the commands that follow it still arrive.
+TEST_F(NpeTrainJob, ARecipeOnStandardInputLeavesTheCommandsAfterIt) {
+  const auto out = (dir / "m.pt").string();
+  Child child({"train", "--spec", "-", "--threads", "1", "--checkpoint-every", "0", "--out", out,
+               "--progress-json"},
+              dir / "err.log");
+  const nlohmann::json recipe = {
+      {"model", "tnp"},
+      {"training", {{"steps", 1000000}, {"batch_size", 4}, {"validation_tasks", 16}}}};
+  child.send(recipe.dump() + "\npause");  // in one write, as a pipe may deliver them
+  ASSERT_FALSE(child.next("paused").is_null()) << slurp(dir / "err.log");
+  child.send("stop");
+  const auto finished = child.next("finished");
+  ASSERT_FALSE(finished.is_null()) << slurp(dir / "err.log");
+  EXPECT_TRUE(finished.value("stopped", false));
+  EXPECT_EQ(child.wait(), 0);
+  const auto meta = npe::read_checkpoint_metadata(out);
+  EXPECT_NE(meta.command.find("--spec - "), std::string::npos) << meta.command;
+  EXPECT_NE(meta.command.find("<<< '{"), std::string::npos) << meta.command;
+}
+
 TEST_F(NpeTrainJob, ResumeRefusesOptionsTheCheckpointFixes) {
   EXPECT_EQ(run({"train", "--resume", (dir / "x.pt").string(), "--model", "tnp"}, dir / "e.log"),
             2);

@@ -22,6 +22,8 @@
 #include "function1d/function_explorer.h"
 #include "npe/models/checkpoint.h"
 #include "npe/training/training.h"
+#include "npe/training/training_job.h"
+#include "npe/training/training_recipe.h"
 #include "training/training_process.h"
 #include "training/training_request.h"
 #include "training/training_tab.h"
@@ -109,27 +111,75 @@ class TrainingTabTest : public QObject {
     QVERIFY2(problems.contains("batch_size") && problems.contains("65536"), qPrintable(problems));
   }
 
-  // Custom widths reach npe train only as settings the kind has (npe train refuses the others),
-  // and the form shows only those fields.
+  // Custom widths reach npe train's recipe only as settings the kind has (a recipe naming
+  // another kind's is refused), and the form shows only those fields, with the options' limits.
   void customWidthsAreTheKindsOwnSettings() {
     auto r = endless("c.pt", "cnp");
     r.size = "custom";
-    auto args = r.arguments().join(' ');
-    QVERIFY2(args.contains("dim_model=64"), qPrintable(args));
-    QVERIFY2(!args.contains("num_layers") && !args.contains("num_pseudo_tokens"), qPrintable(args));
+    auto options = r.recipe().model_options;
+    QCOMPARE(options.value("dim_model", 0), 64);
+    QVERIFY(!options.contains("num_layers") && !options.contains("num_pseudo_tokens"));
     r.model = "tepttnp";
-    args = r.arguments().join(' ');
-    QVERIFY2(args.contains("num_layers=4") && args.contains("num_pseudo_tokens=32"),
-             qPrintable(args));
+    options = r.recipe().model_options;
+    QCOMPARE(options.value("num_layers", 0), 4);
+    QCOMPARE(options.value("num_pseudo_tokens", 0), 32);
     TrainingTab tab;
     r.model = "cnp";
     tab.setFormRequest(r);
-    auto* pseudo = tab.findChild<QSpinBox*>("pseudoTokens");
+    auto* pseudo = tab.findChild<QSpinBox*>("num_pseudo_tokens");
     QVERIFY(pseudo);
     QVERIFY(!pseudo->isVisibleTo(&tab));
     r.model = "pttnp";
     tab.setFormRequest(r);
     QVERIFY(pseudo->isVisibleTo(&tab));
+    for (const char* name : {"dim_model", "num_layers", "num_heads", "num_pseudo_tokens"}) {
+      auto* field = tab.findChild<QSpinBox*>(name);
+      const auto option = npe::widgets::modelOption("pttnp", name);
+      QVERIFY2(field && option, name);
+      QCOMPARE(int64_t(field->minimum()), option->min.get<int64_t>());
+      QCOMPARE(int64_t(field->maximum()), option->max.get<int64_t>());
+    }
+  }
+
+  // A new job hands npe train core's recipe on its standard input (`--spec -`), not an argv of
+  // settings; the checkpoint records the recipe with the command line, and a resume needs none.
+  void aNewJobHandsNpeTrainItsRecipe() {
+    auto r = endless("recipe.pt", "tnp");
+    r.size = "custom";
+    r.num_layers = 2;
+    r.learning_rate = 0.002;
+    r.seed = 7;
+    const auto args = r.arguments().join(' ');
+    QVERIFY2(
+        args.startsWith("train --spec - ") && !args.contains("--lr") && !args.contains("--model"),
+        qPrintable(args));
+    const auto line = r.recipeLine();
+    QVERIFY(line.endsWith('\n') && line.count('\n') == 1);
+    const auto sent = npe::TrainingRecipe::from_json(nlohmann::json::parse(line.toStdString()));
+    QCOMPARE(QString::fromStdString(sent.model), QString("tnp"));
+    QCOMPARE(sent.model_options.value("num_layers", 0), 2);
+    QCOMPARE(sent.training.learning_rate, 0.002);
+    QCOMPARE(sent.training.seed, uint64_t(7));
+
+    TrainingTab tab;
+    tab.setFormRequest(r);
+    QVERIFY(tab.submit().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobStep(0) >= 1, kTimeoutMs);
+    tab.stopJob(0);
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Stopped, kTimeoutMs);
+    const auto meta = npe::read_checkpoint_metadata(tab.jobCheckpoint(0).toStdString());
+    QCOMPARE(QString::fromStdString(meta.model.kind), QString("tnp"));
+    QCOMPARE(meta.model.to_json().value("num_layers", 0), 2);
+    QCOMPARE(meta.seed, uint64_t(7));
+    const auto job = npe::TrainingJob::resume(tab.jobCheckpoint(0).toStdString());
+    QCOMPARE(job->spec().options.learning_rate, 0.002);
+    QCOMPARE(QString::fromStdString(meta.size), QString("custom"));
+    QVERIFY2(QString::fromStdString(meta.command).contains("--spec - ") &&
+                 QString::fromStdString(meta.command).contains("<<< '{"),
+             meta.command.c_str());
+    r.resume_path = tab.jobCheckpoint(0);
+    QVERIFY(r.recipeLine().isEmpty());
+    QVERIFY(!r.arguments().contains("--spec"));
   }
 
   void tinyJobUpdatesCurvesPausesResumesAndStops() {

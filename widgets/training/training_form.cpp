@@ -75,11 +75,15 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
     s->setToolTip(tip);
     return s;
   };
-  m_dim_model = spin(1, 4096, 64, tr("Token width D_z"));
-  m_layers = spin(1, 64, 4, tr("Transformer / network layers L"));
-  m_heads = spin(1, 64, 4, tr("Attention heads (must divide D_z)"));
-  m_pseudo_tokens = spin(1, 4096, 32, tr("Pseudo-tokens M (PT-TNP, TE-PT-TNP)"));
-  m_pseudo_tokens->setObjectName("pseudoTokens");
+  // The widths' ranges and help are the chosen kind's options' (updateSizeFields).
+  m_dim_model = spin(1, 1 << 30, 64, {});
+  m_dim_model->setObjectName("dim_model");
+  m_layers = spin(1, 1 << 30, 4, {});
+  m_layers->setObjectName("num_layers");
+  m_heads = spin(1, 1 << 30, 4, {});
+  m_heads->setObjectName("num_heads");
+  m_pseudo_tokens = spin(1, 1 << 30, 32, {});
+  m_pseudo_tokens->setObjectName("num_pseudo_tokens");
   // The training settings' ranges and help are core's, as npe train checks them.
   auto setting = [&](const char* name, int value) {
     const auto field = training_setting(name);
@@ -277,12 +281,20 @@ void TrainingForm::updateSizeFields() {
   // Custom widths: the fields the chosen kind has (a CNP has no layers or pseudo-tokens).
   const bool custom = m_size->currentData().toString() == "custom";
   const auto kind = m_model->currentData().toString();
-  const std::pair<QWidget*, const char*> fields[] = {{m_dim_model, "dim_model"},
-                                                     {m_layers, "num_layers"},
-                                                     {m_heads, "num_heads"},
-                                                     {m_pseudo_tokens, "num_pseudo_tokens"}};
-  for (const auto& [field, option] : fields) {
-    const bool shown = custom && modelHasOption(kind, option);
+  const std::pair<QSpinBox*, const char*> fields[] = {{m_dim_model, "dim_model"},
+                                                      {m_layers, "num_layers"},
+                                                      {m_heads, "num_heads"},
+                                                      {m_pseudo_tokens, "num_pseudo_tokens"}};
+  for (const auto& [field, name] : fields) {
+    const auto option = modelOption(kind, name);
+    if (option) {
+      // The option's own limits and help, as npe train checks them.
+      field->setRange(int(option->min.get<int64_t>()), int(option->max.get<int64_t>()));
+      auto help = QString::fromStdString(option->help);
+      if (field == m_heads) help += tr(" (must divide D_z: each head is D_z / H wide)");
+      field->setToolTip(help);
+    }
+    const bool shown = custom && option;
     field->setVisible(shown);
     if (auto* label = m_form->labelForField(field)) label->setVisible(shown);
   }

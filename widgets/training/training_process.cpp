@@ -33,12 +33,15 @@ TrainingProcess::~TrainingProcess() {
   }
 }
 
-void TrainingProcess::start(const QString& program, const QStringList& arguments) {
+void TrainingProcess::start(const QString& program, const QStringList& arguments,
+                            const QByteArray& first_input) {
   m_stdout_buffer.clear();
   m_last_error.clear();
   m_stop_requested = m_finished_event = m_stopped_event = m_started_event = false;
   m_last_log_line.clear();
   m_process.start(program, arguments);
+  // Buffered by QProcess until the child's standard input is open; ahead of any command.
+  if (!first_input.isEmpty()) m_process.write(first_input);
 }
 
 bool TrainingProcess::isRunning() const {

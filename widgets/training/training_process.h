@@ -19,8 +19,10 @@ class TrainingProcess final : public QObject {
   explicit TrainingProcess(QObject* parent = nullptr);
   ~TrainingProcess() override;
 
-  /// Starts `program arguments`. Errors (program missing) arrive as failed().
-  void start(const QString& program, const QStringList& arguments);
+  /// Starts `program arguments`, `first_input` its first standard input (the recipe of
+  /// `npe train --spec -`). Errors (program missing) arrive as failed().
+  void start(const QString& program, const QStringList& arguments,
+             const QByteArray& first_input = {});
   bool isRunning() const;
   /// The running process's id (0 when none): for tests that kill it as a crash would.
   qint64 processId() const { return m_process.processId(); }

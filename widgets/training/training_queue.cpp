@@ -153,8 +153,10 @@ void TrainingQueue::startJob(Job& job) {
   } else {
     appendLog(job, "$ npe " + job.request.arguments().join(' '));
   }
+  const auto recipe = job.request.recipeLine();
+  if (!recipe.isEmpty()) appendLog(job, tr("Recipe: %1").arg(QString::fromUtf8(recipe.trimmed())));
   setState(job, JobState::Running);
-  job.process->start(command.program, command.arguments);
+  job.process->start(command.program, command.arguments, recipe);
 }
 
 void TrainingQueue::onEvent(Job& job, const QJsonObject& event) {

@@ -15,8 +15,7 @@
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_config.h"
 #include "npe/models/model_registry.h"
-#include "npe/models/size_preset.h"
-#include "npe/training/training.h"
+#include "npe/training/training_recipe.h"
 
 namespace npe::widgets {
 namespace {
@@ -37,17 +36,6 @@ QString writability_problem(const QString& path) {
   return {};
 }
 
-// The request's training settings as core's.
-TrainOptions training_options(const TrainingRequest& r) {
-  TrainOptions options;
-  options.steps = r.steps;
-  options.batch_size = r.batch_size;
-  options.learning_rate = r.learning_rate;
-  options.validation_every = r.validation_every;
-  options.validation_tasks = r.validation_tasks;
-  return options;
-}
-
 }  // namespace
 
 OptionDescription training_setting(const std::string& name) {
@@ -57,13 +45,41 @@ OptionDescription training_setting(const std::string& name) {
   throw ConfigError("no training setting '" + name + "'");
 }
 
-bool modelHasOption(const QString& kind, const QString& name) {
+std::optional<OptionDescription> modelOption(const QString& kind, const QString& name) {
   try {
     const ModelConfig config(kind.toStdString());
-    return options_to_json(*config.all_options()).contains(name.toStdString());
+    for (auto& option : describe_options(*config.all_options())) {
+      if (option.name == name.toStdString()) return option;
+    }
   } catch (const Error&) {
-    return false;
   }
+  return std::nullopt;
+}
+
+TrainingRecipe TrainingRequest::recipe() const {
+  TrainingRecipe recipe;
+  recipe.task = task.toStdString();
+  recipe.model = model.toStdString();
+  recipe.size = size == "custom" ? "small" : size.toStdString();
+  if (size == "custom") {
+    // Only the widths the kind has: a recipe naming another kind's setting is refused.
+    auto option = [&](const QString& name, int value) {
+      if (modelOption(model, name)) recipe.model_options[name.toStdString()] = value;
+    };
+    option("dim_model", dim_model);
+    option("num_layers", num_layers);
+    option("num_heads", num_heads);
+    option("head_dim", dim_model / std::max(1, num_heads));
+    option("num_pseudo_tokens", num_pseudo_tokens);
+  }
+  auto& training = recipe.training;
+  training.steps = steps;
+  training.batch_size = batch_size;
+  training.learning_rate = learning_rate;
+  training.seed = static_cast<uint64_t>(std::max(0, seed));
+  training.validation_every = validation_every;
+  training.validation_tasks = validation_tasks;
+  return recipe;
 }
 
 QStringList TrainingRequest::arguments() const {
@@ -71,31 +87,17 @@ QStringList TrainingRequest::arguments() const {
   if (!resume_path.isEmpty()) {
     args << "--resume" << host.host_path(resume_path) << "--steps" << QString::number(steps);
   } else {
-    args << "--task" << task << "--model" << model << "--steps" << QString::number(steps)
-         << "--batch-size" << QString::number(batch_size) << "--lr"
-         << QString::number(learning_rate, 'g', 10) << "--seed" << QString::number(seed)
-         << "--val-every" << QString::number(validation_every) << "--val-tasks"
-         << QString::number(validation_tasks);
-    if (size == "custom") {
-      args << "--size"
-           << "small";
-      // Only the widths the kind has: npe train refuses another kind's settings.
-      auto option = [&](const QString& name, int value) {
-        if (modelHasOption(model, name))
-          args << "--model-option" << name + "=" + QString::number(value);
-      };
-      option("dim_model", dim_model);
-      option("num_layers", num_layers);
-      option("num_heads", num_heads);
-      option("head_dim", dim_model / std::max(1, num_heads));
-      option("num_pseudo_tokens", num_pseudo_tokens);
-    } else {
-      args << "--size" << size;
-    }
+    args << "--spec"
+         << "-";  // the recipe: the first line of standard input (recipeLine)
   }
   args << "--device" << device << "--checkpoint-every" << QString::number(checkpoint_every)
        << "--out" << host.host_path(output_path) << "--progress-json";
   return args;
+}
+
+QByteArray TrainingRequest::recipeLine() const {
+  if (!resume_path.isEmpty()) return {};
+  return QByteArray::fromStdString(recipe().to_json().dump()) + '\n';
 }
 
 QString TrainingRequest::label() const {
@@ -109,8 +111,9 @@ QString TrainingRequest::label() const {
 
 QStringList validate_request(const TrainingRequest& r) {
   QStringList problems;
+  const auto recipe = r.recipe();
   try {
-    training_options(r).validate();  // the ranges npe train checks
+    recipe.training.validate();  // the ranges npe train checks
   } catch (const Error& e) {
     problems << QString::fromStdString(e.what());
   }
@@ -133,30 +136,17 @@ QStringList validate_request(const TrainingRequest& r) {
     }
     return problems;
   }
+  if (r.size == "custom" && r.num_heads >= 1 && r.dim_model % r.num_heads != 0) {
+    // The form derives each head's width from D_z and the heads.
+    problems << QObject::tr("D_z (%1) must be a multiple of the heads (%2).")
+                    .arg(r.dim_model)
+                    .arg(r.num_heads);
+    return problems;
+  }
   try {
-    // Building the task reads its data (a missing dataset is reported here, not mid-run), and
-    // building the model checks the sizes as `npe train` will.
-    const auto source = make_task_source(r.task.toStdString());
-    auto config = default_model_config(
-        r.model.toStdString(), r.size == "custom" ? "small" : r.size.toStdString(), *source);
-    if (r.size == "custom") {
-      if (r.dim_model < 1 || r.num_layers < 1 || r.num_heads < 1 || r.num_pseudo_tokens < 1) {
-        throw ConfigError("every width must be at least 1");
-      }
-      if (r.dim_model % r.num_heads != 0) {
-        throw ConfigError("D_z (" + std::to_string(r.dim_model) +
-                          ") must be a multiple of the heads (" + std::to_string(r.num_heads) +
-                          ")");
-      }
-      SizePreset custom;
-      custom.dim_model = r.dim_model;
-      custom.num_layers = r.num_layers;
-      custom.num_heads = r.num_heads;
-      custom.head_dim = r.dim_model / r.num_heads;
-      custom.num_pseudo_tokens = r.num_pseudo_tokens;
-      custom.apply_to(config);
-    }
-    make_model(config);
+    // What npe train will do with the recipe: building the task reads its data (a missing
+    // dataset is reported here, not mid-run), and building the model checks the sizes.
+    make_model(recipe.resolve({}).model);
   } catch (const DataError& e) {
     // The host has its own copy of the data (or says in the log that it has none).
     if (!r.host.remote()) problems << QString::fromStdString(e.what());

@@ -1,11 +1,16 @@
 #pragma once
-// What the training form asks for, checked before anything starts, and turned into the
-// `npe train` command line the job runs (the GUI and the CLI share one code path).
+// What the training form asks for, checked before anything starts, and handed to `npe train` as
+// core's TrainingRecipe (`--spec -`, the recipe on its standard input): the tab and the command
+// line resolve the same recipe the same way.
 
+#include <optional>
+
+#include <QByteArray>
 #include <QString>
 #include <QStringList>
 
 #include "npe/option_fields.h"
+#include "npe/training/training_recipe.h"
 #include "training/training_host.h"
 
 namespace npe::widgets {
@@ -35,16 +40,21 @@ struct TrainingRequest {
   int validation_every = 100;
   int validation_tasks = 64;
 
-  /// Arguments of `npe` (after the executable): "train ... --progress-json", with the paths
-  /// the host sees.
+  /// What to train, as core's recipe (a new job; a resumed one trains its checkpoint's).
+  TrainingRecipe recipe() const;
+  /// Arguments of `npe` (after the executable): "train --spec - ... --progress-json" for a new
+  /// job, "train --resume ..." for a resumed one, with the paths the host sees.
   QStringList arguments() const;
+  /// The first line the job's standard input gets: recipe() as JSON (empty when resuming).
+  QByteArray recipeLine() const;
   /// Short label for lists: "TE-TNP · gp1d" (or the checkpoint's file name when resuming).
   QString label() const;
 };
 
-/// Whether the model kind has the setting `name` among its own options (ModelSpec::options):
-/// the custom-width fields a form shows and passes to `npe train` for that kind.
-bool modelHasOption(const QString& kind, const QString& name);
+/// The model kind's option `name` (ModelSpec::options) with its range and help, or nothing
+/// when the kind has no such option: the custom-width fields a form shows for that kind, with
+/// the option's own limits, and passes to `npe train`.
+std::optional<OptionDescription> modelOption(const QString& kind, const QString& name);
 
 /// A training setting (TrainOptions::fields: "steps", "batch_size", "learning_rate",
 /// "validation_every", ...) with its range and help as core defines them, for the form's fields.
