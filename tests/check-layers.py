@@ -5,9 +5,10 @@
   widgets/   a tab's folder (function1d/, image/, maps/, training/) includes common/ and itself,
              never another tab;
   VTK        only in widgets/maps/map_view.cpp;
-  core data  core/*/data includes nothing of models/ or predictors/, except the includes listed
-             in DATA_EXCEPTIONS, which wait for a ground layer below data/ (Task, Prediction, the
-             GP posterior); a new one fails, and one that is gone must leave the list.
+  core       the layers from the bottom: ground/ (Task, Prediction, JointGaussian, kernels, the
+             exact GP posterior: what every layer speaks), data/, models/, predictors/,
+             training/; a layer includes only its own folder, the ones below it and the shared
+             headers at npe/ (errors, json, linalg, ...), never one above it.
 
 Exit status 1 with one line per violation. Usage: tests/check-layers.py [REPOSITORY_ROOT]
 """
@@ -18,16 +19,17 @@ import sys
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
 TABS = ("function1d", "image", "maps", "training")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
-DATA_EXCEPTIONS = {
-    ("core/include/npe/data/task_source.h", "npe/models/joint_gaussian.h"),
-    ("core/include/npe/data/task_source.h", "npe/models/prediction.h"),
-    ("core/src/data/era5_tasks.cpp", "npe/models/size_preset.h"),
-    ("core/src/data/era5_tasks.cpp", "npe/models/model_registry.h"),
-    ("core/src/data/image_tasks.cpp", "npe/models/size_preset.h"),
-    ("core/src/data/image_tasks.cpp", "npe/models/model_registry.h"),
-    ("core/src/data/gp_tasks.cpp", "npe/predictors/gp.h"),
-    ("core/src/data/function_scene.cpp", "npe/predictors/gp.h"),
-}
+# Core's layers, bottom first: each may include its own folder and those before it.
+CORE_LAYERS = ("ground", "data", "models", "predictors", "training")
+
+
+def core_layer(path):
+    """The layer of a core file or an included npe/ header (None: a shared header at npe/)."""
+    parts = path.split("/")
+    for layer in CORE_LAYERS:
+        if layer in parts[:-1]:
+            return layer
+    return None
 
 
 def sources(folder):
@@ -37,16 +39,18 @@ def sources(folder):
 
 
 def main():
-    problems, seen_exceptions = [], set()
+    problems = []
     for name, includes in sources("core"):
+        layer = core_layer(name)
         for header in includes:
             if re.match(r"Q[A-Za-z]|qt|widgets/|app/|common/", header):
                 problems.append(f"{name}: core includes '{header}' (core never uses Qt or the GUI)")
-            if "/data/" in name and re.match(r"(npe/)?(models|predictors)/", header):
-                if (name, header) in DATA_EXCEPTIONS:
-                    seen_exceptions.add((name, header))
-                else:
-                    problems.append(f"{name}: data/ includes '{header}', a layer above it")
+            if not header.startswith("npe/") or layer is None:
+                continue
+            included = core_layer(header)
+            if included and CORE_LAYERS.index(included) > CORE_LAYERS.index(layer):
+                problems.append(f"{name}: the {layer} layer includes '{header}' of the {included} "
+                                "layer above it")
     for name, includes in sources("widgets"):
         parts = name.split("/")
         tab = parts[1] if len(parts) > 2 and parts[1] in TABS else None
@@ -61,15 +65,11 @@ def main():
         for header in includes:
             if header.startswith("vtk"):
                 problems.append(f"{name}: includes VTK ('{header}'); only maps/map_view.cpp may")
-    for name, header in sorted(DATA_EXCEPTIONS - seen_exceptions):
-        problems.append(f"tests/check-layers.py: {name} no longer includes '{header}': remove it "
-                        "from DATA_EXCEPTIONS")
     for problem in problems:
         print(problem)
     if problems:
         return 1
-    print(f"check-layers: includes point down the layers ({len(DATA_EXCEPTIONS)} data/ "
-          "exceptions wait for the ground layer)")
+    print("check-layers: includes point down the layers")
     return 0
 
 

@@ -14,9 +14,9 @@
 #include <torch/torch.h>
 
 #include "file_size_limit.h"
-#include "npe/data/task.h"
 #include "npe/data/task_source.h"
 #include "npe/errors.h"
+#include "npe/ground/task.h"
 #include "npe/models/model.h"
 #include "npe/models/model_config.h"
 #include "npe/models/size_preset.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 #include "npe/models/model.h"
 #include "npe/models/model_config.h"
 

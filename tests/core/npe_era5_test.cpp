@@ -20,9 +20,9 @@
 #include "npe/data/gridded_writer.h"
 #include "npe/data/place_features.h"
 #include "npe/data/task_registry.h"
+#include "npe/ground/prediction.h"
 #include "npe/models/model_catalog.h"
 #include "npe/models/model_registry.h"
-#include "npe/models/prediction.h"
 #include "npe/predictors/predictor_registry.h"
 #include "test_support.h"
 
@@ -1021,6 +1021,7 @@ TEST_F(Era5Files, SeArdGpFitImprovesTheMarginalLikelihoodFit) {
   // every BLAS kernel and thread count of tests/measure-learning-spread.sh, to four digits.
   EXPECT_GT(after, before + 0.2) << "prior " << before << ", fitted " << after;
 }
+
 
 }  // namespace
 }  // namespace npe

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "npe/data/gp_oracle.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/predictors/gp.h"
 #include "npe/predictors/predictor_registry.h"

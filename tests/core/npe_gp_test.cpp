@@ -2,8 +2,10 @@
 
 #include <cmath>
 
+#include "npe/data/gp_oracle.h"
 #include "npe/data/gp_tasks.h"
-#include "npe/data/kernels.h"
+#include "npe/ground/gp_posterior.h"
+#include "npe/ground/kernels.h"
 #include "npe/predictors/gp.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/training/evaluation.h"

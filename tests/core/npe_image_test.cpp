@@ -10,6 +10,7 @@
 #include "npe/data/task_registry.h"
 #include "npe/models/model_catalog.h"
 #include "npe/models/model_registry.h"
+#include "npe/models/task_presets.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/training/evaluation.h"
 #include "npe/training/training.h"
@@ -291,7 +292,7 @@ TEST_P(ImageModel, ShortTrainingRunLowersTheLoss) {
   tasks.max_targets = 64;
   ImageTaskSource source(tasks);
   auto c = tiny_config(GetParam(), 2, 1);
-  source.adapt_model_config(c, "small");
+  adapt_to_task(c, "small", source);
   SizePreset small;
   small.dim_model = 16;
   small.num_layers = 2;

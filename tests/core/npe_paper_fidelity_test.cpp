@@ -4,6 +4,7 @@
 #include "npe/data/era5_tasks.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/modules.h"
+#include "npe/models/task_presets.h"
 #include "npe/predictors/equivariance.h"
 #include "npe/predictors/predictor_registry.h"
 #include "test_support.h"

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "npe/data/gp_oracle.h"
 #include "npe/predictors/gp.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/predictors/sensor_placement.h"

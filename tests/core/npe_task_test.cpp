@@ -5,8 +5,8 @@
 #include "npe/data/gp_tasks.h"
 #include "npe/data/image_tasks.h"
 #include "npe/errors.h"
+#include "npe/ground/prediction.h"
 #include "npe/models/model_registry.h"
-#include "npe/models/prediction.h"
 #include "npe/training/training.h"
 #include "test_support.h"
 

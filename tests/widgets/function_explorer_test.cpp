@@ -32,6 +32,7 @@
 #include "function1d/point_set.h"
 #include "function1d/suggestion_box.h"
 #include "function1d/sweep_dialog.h"
+#include "npe/data/gp_oracle.h"
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"

@@ -16,7 +16,7 @@
 
 #include <QString>
 
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 #include "npe/models/flops.h"
 #include "npe/predictors/predictor.h"
 

@@ -7,7 +7,7 @@
 #include <QStringList>
 #include <QWidget>
 
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 
 class QDoubleSpinBox;
 class QSlider;

@@ -13,7 +13,7 @@
 #include "function1d/correlation_overlay.h"
 #include "function_session.h"
 #include "npe/data/function_scene.h"
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 
 class QUndoStack;
 

@@ -9,7 +9,7 @@
 #include <QVector>
 
 #include "npe/data/gp_function.h"
-#include "npe/data/kernels.h"
+#include "npe/ground/kernels.h"
 
 namespace npe::widgets {
 

@@ -6,7 +6,7 @@
 #include <QGroupBox>
 
 #include "function1d/ground_truth.h"
-#include "npe/data/kernels.h"
+#include "npe/ground/kernels.h"
 
 class QCheckBox;
 class QComboBox;

@@ -428,7 +428,7 @@ void MapExplorer::redraw() {
   const auto* entry = bar.size() == 2 ? m_models->find(bar[0]) : nullptr;
   std::optional<ModelLayer> layer;
   if (entry) {
-    layer = ModelLayer{shownName(*entry), bar[1], {}, {}};
+    layer = ModelLayer{shownName(*entry), bar[1], {}, {}, {}};
     if (bar[1] == "acquisition" && entry->id != m_suggestions->proposalModel()) {
       layer.reset();  // a session's layer of proposals that are gone: the truth
     } else if (bar[1] == "acquisition") {

@@ -13,8 +13,6 @@
 #include "npe/data/dataset_cache.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
-#include "npe/models/model_registry.h"
-#include "npe/models/size_preset.h"
 
 namespace npe {
 namespace fs = std::filesystem;
@@ -571,39 +569,6 @@ TaskBatch Era5TaskSource::sample_whole_file(int64_t batch_size, std::mt19937_64&
   batch.task = {torch::stack(xc) + shift, torch::stack(yc), torch::stack(xt) + shift,
                 torch::stack(yt)};
   return batch;
-}
-
-void apply_era5_size_preset(ModelConfig& c, const std::string& size) {
-  // Paper F.4: D_z = 32 for every model (the pairwise MLPs of the TE attention are D_z wide, as
-  // in F.1), M = 128 pseudo-tokens. The small size keeps CPU training affordable on tasks of
-  // about 1,100 points. Checkpoints keep the sizes they were trained with.
-  SizePreset preset;
-  if (size == "paper") {
-    preset.dim_model = 32;
-    preset.pairwise_width = 32;
-    preset.num_pseudo_tokens = 128;
-  } else {
-    preset.dim_model = 64;
-    preset.num_layers = 3;
-    preset.num_heads = 4;
-    preset.head_dim = 16;
-    preset.pairwise_width = 32;
-    preset.num_pseudo_tokens = 32;
-    preset.conv_channels = 32;
-    preset.cnn_layers = 4;
-    preset.kernel_size = 5;
-  }
-  preset.apply_to(c);
-}
-
-void Era5TaskSource::adapt_model_config(ModelConfig& c, const std::string& size) const {
-  apply_era5_size_preset(c, size);
-  // Windows span 15 cells: models that see x directly work in units of half a window. The
-  // on-grid ConvCNP needs whole-cell coordinates.
-  if (!model_info(c.kind).on_grid) c.input_scale = 1.0 / 8.0;
-  c.dim_features = m_features->count();
-  // The last coordinate is time (hours): models that treat it apart from space say how.
-  declare_time_coordinate(c);
 }
 
 Translation Era5TaskSource::out_of_range_translation() const {

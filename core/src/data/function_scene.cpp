@@ -5,8 +5,8 @@
 
 #include <torch/torch.h>
 
+#include "npe/data/gp_oracle.h"
 #include "npe/errors.h"
-#include "npe/predictors/gp.h"
 
 namespace npe {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <torch/torch.h>
 
+#include "npe/data/gp_oracle.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
 #include "npe/linalg.h"
-#include "npe/predictors/gp.h"
 
 namespace npe {
 namespace {

@@ -13,8 +13,6 @@
 #include "npe/data/dataset_cache.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
-#include "npe/models/model_registry.h"
-#include "npe/models/size_preset.h"
 
 namespace npe {
 namespace fs = std::filesystem;
@@ -167,33 +165,6 @@ TaskBatch ImageTaskSource::sample(int64_t batch_size, uint64_t seed, const Trans
   batch.task = {torch::stack(xc) + shift, torch::stack(yc), torch::stack(xt) + shift,
                 torch::stack(yt)};
   return batch;
-}
-
-void ImageTaskSource::adapt_model_config(ModelConfig& c, const std::string& size) const {
-  // Paper F.2: D_z = 32 for every model and a homoscedastic Gaussian likelihood. Each setting
-  // applies to the kinds that have the field.
-  c.heteroscedastic = false;
-  SizePreset preset;
-  preset.dim_model = 32;
-  preset.pairwise_width = 32;
-  if (size == "paper") {
-    preset.num_pseudo_tokens = 64;
-    preset.conv_channels = 64;
-    preset.cnn_layers = 5;
-  } else {
-    preset.num_layers = 3;
-    preset.num_heads = 4;
-    preset.head_dim = 8;
-    preset.pairwise_width = 16;
-    preset.num_pseudo_tokens = 32;
-    preset.conv_channels = 32;
-    preset.cnn_layers = 5;
-    preset.kernel_size = 5;
-  }
-  preset.apply_to(c);
-  // Pixel coordinates span about ±28 (more once translated); models that see x directly work
-  // in units of half an image. The on-grid ConvCNP needs whole-pixel coordinates.
-  if (!model_info(c.kind).on_grid) c.input_scale = 1.0 / 14.0;
 }
 
 Translation ImageTaskSource::out_of_range_translation() const {

@@ -7,6 +7,7 @@
 #include "npe/models/model_option_groups.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/size_preset.h"
+#include "npe/models/task_presets.h"
 
 namespace npe {
 
@@ -125,7 +126,7 @@ ModelConfig default_model_config(const std::string& kind, const std::string& siz
                                  const TaskSource& task) {
   const bool medium = size == "medium";
   auto config = default_model_config(kind, medium ? "small" : size, task.dim_x(), task.dim_y());
-  task.adapt_model_config(config, medium ? "small" : size);
+  adapt_to_task(config, medium ? "small" : size, task);
   if (medium) use_papers_transformer(config);
   return config;
 }

@@ -7,7 +7,7 @@
 
 #include <torch/nn/module.h>
 
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 #include "npe/models/model_config.h"
 #include "npe/models/modules.h"
 

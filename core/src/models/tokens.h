@@ -3,7 +3,7 @@
 
 #include <torch/torch.h>
 
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 #include "npe/models/model_config.h"
 #include "npe/models/model_option_groups.h"
 #include "npe/models/modules.h"

@@ -1,4 +1,5 @@
 #include "npe/predictors/gp_bayes.h"
+#include "npe/ground/gp_posterior.h"
 
 #include <algorithm>
 #include <array>
@@ -9,8 +10,8 @@
 #include <torch/torch.h>
 
 #include "npe/errors.h"
+#include "npe/ground/joint_gaussian.h"
 #include "npe/linalg.h"
-#include "npe/models/joint_gaussian.h"
 #include "npe/predictors/gp.h"
 
 namespace npe {

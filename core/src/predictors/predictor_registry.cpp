@@ -1,4 +1,5 @@
 #include "npe/predictors/predictor_registry.h"
+#include "npe/ground/gp_posterior.h"
 
 #include <algorithm>
 #include <functional>

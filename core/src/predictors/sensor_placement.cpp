@@ -1,4 +1,5 @@
 #include "npe/predictors/sensor_placement.h"
+#include "npe/data/gp_oracle.h"
 
 #include <algorithm>
 #include <limits>

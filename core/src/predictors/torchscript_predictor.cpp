@@ -15,7 +15,7 @@
 #include "models/first_line.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
-#include "npe/models/joint_gaussian.h"
+#include "npe/ground/joint_gaussian.h"
 #include "npe/models/model_config.h"
 
 namespace npe {

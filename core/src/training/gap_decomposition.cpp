@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "npe/errors.h"
-#include "npe/models/prediction.h"
+#include "npe/ground/prediction.h"
 
 namespace npe {
 namespace {

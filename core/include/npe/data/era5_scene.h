@@ -12,7 +12,7 @@
 #include <torch/types.h>
 
 #include "npe/data/era5_tasks.h"
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 
 namespace npe {
 

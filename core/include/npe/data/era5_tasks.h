@@ -123,11 +123,6 @@ struct Era5Extent {
   int64_t col_begin = 0, col_end = 0;
 };
 
-/// The ERA5 models' sizes without the input layout (what adapt_model_config adds: the place
-/// features, the time coordinate, the input scale). "paper" is Appendix F.4: D_z = 32 for every
-/// model, M = 128 pseudo-tokens.
-void apply_era5_size_preset(ModelConfig& config, const std::string& size);
-
 class Era5TaskSource final : public TaskSource {
  public:
   /// Reads the data (once per file and process). Throws DataError when it cannot be read,
@@ -140,7 +135,6 @@ class Era5TaskSource final : public TaskSource {
   TaskBatch sample(int64_t batch_size, uint64_t seed, const Translation& tau = {},
                    Split split = Split::Train) const override;
   nlohmann::json to_json() const override { return m_config.to_json(); }
-  void adapt_model_config(ModelConfig& config, const std::string& size) const override;
   /// From the training region to the test region: the distance between their first rows (the
   /// place features' components are zero).
   Translation out_of_range_translation() const override;

@@ -11,8 +11,8 @@
 
 #include <torch/types.h>
 
-#include "npe/data/kernels.h"
 #include "npe/data/task_source.h"
+#include "npe/ground/kernels.h"
 
 namespace npe {
 

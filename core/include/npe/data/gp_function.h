@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "npe/data/kernels.h"
+#include "npe/ground/kernels.h"
 
 namespace npe {
 

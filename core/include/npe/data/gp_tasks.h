@@ -4,8 +4,8 @@
 #include <memory>
 #include <optional>
 
-#include "npe/data/kernels.h"
 #include "npe/data/task_source.h"
+#include "npe/ground/kernels.h"
 
 namespace npe {
 

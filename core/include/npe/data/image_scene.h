@@ -9,7 +9,7 @@
 
 #include <torch/types.h>
 
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 
 namespace npe {
 

@@ -68,7 +68,6 @@ class ImageTaskSource final : public TaskSource {
   TaskBatch sample(int64_t batch_size, uint64_t seed, const Translation& tau = {},
                    Split split = Split::Train) const override;
   nlohmann::json to_json() const override { return m_config.to_json(); }
-  void adapt_model_config(ModelConfig& config, const std::string& size) const override;
   /// Ten pixels beyond the training window in both directions.
   Translation out_of_range_translation() const override;
 

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "npe/data/task.h"
-#include "npe/models/joint_gaussian.h"
-#include "npe/models/prediction.h"
+#include "npe/ground/joint_gaussian.h"
+#include "npe/ground/prediction.h"
+#include "npe/ground/task.h"
 
 namespace npe {
 
@@ -19,8 +19,6 @@ namespace npe {
 /// (16 to 64), far below what exhausts memory before the first step (1e8 gp1d tasks grew past
 /// 5 GB in sampling and never reached the step, where a stop signal is answered).
 constexpr int64_t kMaxBatchSize = 65536;
-
-struct ModelConfig;
 
 /// The best predictor possible for tasks whose generating process is known (for GP tasks, the
 /// exact posterior under the generating kernel). Carried by the tasks it knows about.
@@ -72,12 +70,6 @@ class TaskSource {
                            Split split = Split::Train) const = 0;
   /// Configuration, stored in checkpoints; task_source_from_json() rebuilds the source.
   virtual nlohmann::json to_json() const = 0;
-  /// Task-specific model settings for a named size (the paper's image models use D_z = 32 and
-  /// a homoscedastic likelihood, for example). Called after the generic size preset.
-  virtual void adapt_model_config(ModelConfig& config, const std::string& size) const {
-    (void)config;
-    (void)size;
-  }
   /// A translation outside the training range, used to show what non-equivariant models do.
   virtual Translation out_of_range_translation() const = 0;
 

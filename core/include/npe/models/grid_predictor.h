@@ -3,7 +3,7 @@
 
 #include <torch/types.h>
 
-#include "npe/models/prediction.h"
+#include "npe/ground/prediction.h"
 
 namespace npe {
 

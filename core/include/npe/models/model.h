@@ -6,10 +6,10 @@
 
 #include <torch/nn/module.h>
 
-#include "npe/data/task.h"
-#include "npe/models/joint_gaussian.h"
+#include "npe/ground/joint_gaussian.h"
+#include "npe/ground/prediction.h"
+#include "npe/ground/task.h"
 #include "npe/models/model_config.h"
-#include "npe/models/prediction.h"
 
 namespace npe {
 

@@ -8,7 +8,7 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
-#include "npe/models/prediction.h"
+#include "npe/ground/prediction.h"
 
 namespace npe {
 

@@ -1,72 +1,15 @@
 #pragma once
-// Gaussian-process regression: exact posterior predictive (the oracle) and GP regression with
-// hyperparameters fitted per task by maximising the log marginal likelihood.
+// Gaussian-process regression with hyperparameters fitted per task by maximising the log
+// marginal likelihood (the fitted-GP baseline). The exact posterior is npe/ground/gp_posterior.h.
 
 #include <vector>
 
-#include "npe/data/kernels.h"
-#include "npe/data/task.h"
-#include "npe/data/task_source.h"
-#include "npe/models/prediction.h"
+#include "npe/ground/joint_gaussian.h"
+#include "npe/ground/kernels.h"
+#include "npe/ground/prediction.h"
+#include "npe/ground/task.h"
 
 namespace npe {
-
-/// Posterior predictive of noisy outputs at xt [Nt,Dx] given xc [Nc,Dx], yc [Nc,Dy], under a
-/// zero-mean GP with the given kernel and Gaussian noise of standard deviation noise_std.
-/// Output dimensions are independent with the same kernel. Computed in float64 with a jittered
-/// Cholesky factorisation, so duplicate inputs are fine. Nc = 0 gives the prior.
-/// Returns mean/stddev [Nt,Dy] in the dtype of xt.
-Prediction gp_posterior_predictive(const KernelSpec& kernel, double noise_std,
-                                   const torch::Tensor& xc, const torch::Tensor& yc,
-                                   const torch::Tensor& xt);
-
-/// Joint posterior predictive of the noisy outputs at all targets: mean [Nt,Dy] in the dtype of
-/// xt, covariance [Nt*Dy, Nt*Dy] (float64, target-major; output dimensions independent).
-struct GpJointPosterior {
-  torch::Tensor mean;
-  torch::Tensor covariance;
-};
-GpJointPosterior gp_posterior_joint(const KernelSpec& kernel, double noise_std,
-                                    const torch::Tensor& xc, const torch::Tensor& yc,
-                                    const torch::Tensor& xt);
-/// The joint posteriors of a batch, one kernel and noise level per task, as a JointGaussian.
-/// Throws ResourceLimitError beyond kMaxJointTargets values per task.
-JointGaussian gp_joint_predictive(const Task& task, const std::vector<KernelSpec>& kernels,
-                                  const std::vector<double>& noise_std);
-
-/// Exact GP log marginal likelihood log p(yc | xc) summed over output dimensions, for a batch:
-/// xc [B,Nc,Dx], yc [B,Nc,Dy]; lengthscale, variance, noise_var broadcastable to [B,1,1].
-/// Differentiable in the hyperparameters. Returns [B].
-torch::Tensor gp_log_marginal_likelihood(KernelKind kind, const torch::Tensor& xc,
-                                         const torch::Tensor& yc, const torch::Tensor& lengthscale,
-                                         const torch::Tensor& variance,
-                                         const torch::Tensor& noise_var,
-                                         const torch::Tensor& period);
-
-/// GP oracle: per task, the posterior predictive under the kernel and noise that generated it.
-/// kernels.size() must equal task.batch_size().
-Prediction gp_oracle_predict(const Task& task, const std::vector<KernelSpec>& kernels,
-                             double noise_std);
-
-/// The GP oracle as carried by GP-generated task batches: one kernel per task, shared noise.
-class GpOracle final : public TaskOracle {
- public:
-  GpOracle(std::vector<KernelSpec> kernels, double noise_std)
-      : m_kernels(std::move(kernels)), m_noise_std(noise_std) {}
-  Prediction predict(const Task& task) const override;
-  std::optional<JointGaussian> predict_joint(const Task& task) const override;
-  /// Each task's kernel family (kernel_name).
-  std::vector<std::string> task_kinds() const override;
-  /// Each task's ell of paper_kernel: the period of a periodic kernel, else the lengthscale;
-  /// empty where a kernel has one lengthscale per dimension.
-  std::vector<double> task_scales() const override;
-  const std::vector<KernelSpec>& kernels() const { return m_kernels; }
-  double noise_std() const { return m_noise_std; }
-
- private:
-  std::vector<KernelSpec> m_kernels;
-  double m_noise_std;
-};
 
 /// Options of the fitted GP baseline.
 struct FittedGpOptions {

@@ -12,9 +12,9 @@
 #include <torch/types.h>
 
 #include "npe/data/gp_tasks.h"
-#include "npe/data/kernels.h"
-#include "npe/data/task.h"
-#include "npe/models/prediction.h"
+#include "npe/ground/kernels.h"
+#include "npe/ground/prediction.h"
+#include "npe/ground/task.h"
 #include "npe/predictors/kernel_posterior.h"
 
 namespace npe {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "npe/data/kernels.h"
+#include "npe/ground/kernels.h"
 
 namespace npe {
 

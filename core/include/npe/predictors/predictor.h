@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "npe/data/task_source.h"
+#include "npe/ground/joint_gaussian.h"
+#include "npe/ground/prediction.h"
 #include "npe/models/flops.h"
-#include "npe/models/joint_gaussian.h"
 #include "npe/models/model.h"
-#include "npe/models/prediction.h"
 #include "npe/predictors/kernel_posterior.h"
 
 namespace npe {

@@ -1,4 +1,4 @@
-#include "npe/models/prediction.h"
+#include "npe/ground/prediction.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "npe/models/joint_gaussian.h"
+#include "npe/ground/joint_gaussian.h"
 
 #include <cmath>
 #include <string>

@@ -1,4 +1,4 @@
-#include "npe/data/kernels.h"
+#include "npe/ground/kernels.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "npe/data/task.h"
+#include "npe/ground/task.h"
 
 #include <cmath>
 #include <sstream>
