@@ -16,6 +16,7 @@
 
 #include "npe/data/era5_scene.h"
 #include "npe/data/era5_tasks.h"
+#include "npe/data/grid_prediction.h"
 #include "npe/data/gridded_field.h"
 #include "npe/data/gridded_writer.h"
 #include "npe/data/place_features.h"
@@ -1022,6 +1023,94 @@ TEST_F(Era5Files, SeArdGpFitImprovesTheMarginalLikelihoodFit) {
   EXPECT_GT(after, before + 0.2) << "prior " << before << ", fitted " << after;
 }
 
+// A whole grid predicted at once (npe predict --grid): tiles that together hold every cell with
+// a value exactly once, the context a seeded fraction of those cells or stations at their
+// nearest cells, everything standardised with the model's statistics in the grid's units.
+TEST_F(Era5Files, AWholeGridBecomesTilesHoldingEveryCellWithAValueOnce) {
+  GridLayout land_only;
+  land_only.sea_missing = true;  // NaN west of 6°W
+  const auto path = scratch("whole.nc");
+  write_layout(path, land_only);
+  const auto field = read_gridded_field(path, {});
+  const int64_t rows = field.num_latitudes(), cols = field.num_longitudes();
+  Era5TaskConfig model;
+  model.features = {};
+  model.mean = 280.0;  // kelvin, as trained; the grid is in °C
+  model.stddev = 4.0;
+  model.latitude_unit = 0.25;
+  model.longitude_unit = 0.25;
+  model.split_latitude = 54.0;
+  model.origin_longitude = -10.0;
+  GridContext context;
+  context.fraction = 0.1;
+  context.seed = 3;
+  const auto grid = grid_prediction(model, field, 0, context, 6);
+  EXPECT_NEAR(grid.task.mean, 280.0 - 273.15, 1e-9);
+
+  const auto truth = grid.truth.contiguous();
+  int64_t with_value = 0;
+  for (int64_t i = 0; i < rows * cols; ++i)
+    with_value += std::isfinite(truth.view({-1})[i].item<double>());
+  std::vector<int> seen(size_t(rows * cols), 0);
+  int64_t context_points = 0;
+  for (const auto& tile : grid.tiles) {
+    const int64_t r0 = tile.cells.front() / cols / 6 * 6, c0 = tile.cells.front() % cols / 6 * 6;
+    ASSERT_EQ(tile.task.xt.size(1), int64_t(tile.cells.size()));
+    for (size_t k = 0; k < tile.cells.size(); ++k) {
+      const int64_t cell = tile.cells[k], r = cell / cols, c = cell % cols;
+      ++seen[size_t(cell)];
+      EXPECT_TRUE(r >= r0 && r < r0 + 6 && c >= c0 && c < c0 + 6) << cell;
+      const auto [north, east] =
+          grid.task.coordinates(field.latitudes[size_t(r)], field.longitudes[size_t(c)]);
+      EXPECT_NEAR(tile.task.xt[0][int64_t(k)][0].item<double>(), north, 1e-4);
+      EXPECT_NEAR(tile.task.xt[0][int64_t(k)][1].item<double>(), east, 1e-4);
+      EXPECT_EQ(tile.task.xt[0][int64_t(k)][2].item<double>(), 0.0);  // the hour itself
+    }
+    // The tile's context is the flagged cells inside it, standardised.
+    int64_t flagged = 0;
+    for (int64_t r = r0; r < std::min(rows, r0 + 6); ++r)
+      for (int64_t c = c0; c < std::min(cols, c0 + 6); ++c)
+        flagged += grid.context_flag[r][c].item<double>() == 1.0;
+    ASSERT_EQ(tile.task.xc.size(1), flagged);
+    for (int64_t j = 0; j < flagged; ++j) {
+      const double y = tile.task.yc[0][j][0].item<double>();
+      EXPECT_TRUE(std::isfinite(y));
+    }
+    context_points += flagged;
+  }
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    EXPECT_EQ(seen[size_t(i)], std::isfinite(truth.view({-1})[i].item<double>()) ? 1 : 0) << i;
+  }
+  EXPECT_EQ(grid.num_context, std::llround(0.1 * double(with_value)));
+  EXPECT_EQ(context_points, grid.num_context);
+  // The same seed gives the same context; the prediction comes back in the grid's units.
+  EXPECT_TRUE(
+      torch::equal(grid_prediction(model, field, 0, context, 6).context_flag, grid.context_flag));
+  Prediction standard{torch::zeros({1, 2, 1}), torch::ones({1, 2, 1})};
+  const auto [mean, stddev] = grid.in_grid_units(standard);
+  EXPECT_NEAR(mean[0].item<double>(), 280.0 - 273.15, 1e-9);
+  EXPECT_NEAR(stddev[1].item<double>(), 4.0, 1e-9);
+
+  // Stations: each at its nearest cell (one whole grid, no tiles), a reading that is not a
+  // number skipped; none given as cells of the grid.
+  context.stations = {{54.1, -1.9, 10.0}, {50.0, 0.0, NAN}, {58.0, -3.0, 7.0}};
+  const auto stations = grid_prediction(model, field, 0, context, 0);
+  ASSERT_EQ(stations.tiles.size(), 1u);
+  EXPECT_EQ(stations.num_context, 2);
+  EXPECT_EQ(stations.context_flag.sum().item<double>(), 0.0);
+  EXPECT_NEAR(stations.tiles[0].task.yc[0][0][0].item<double>(), (10.0 - (280.0 - 273.15)) / 4.0,
+              1e-5);
+  EXPECT_EQ(int64_t(stations.tiles[0].cells.size()), with_value);
+
+  // No context, or a fraction that is not one, is an error.
+  context.stations = {{50.0, 0.0, NAN}};
+  EXPECT_THROW(grid_prediction(model, field, 0, context, 0), DataError);
+  context.stations.clear();
+  context.fraction = 0.0;
+  EXPECT_THROW(grid_prediction(model, field, 0, context, 0), DataError);
+  context.fraction = 1.5;
+  EXPECT_THROW(grid_prediction(model, field, 0, context, 0), ConfigError);
+}
 
 }  // namespace
 }  // namespace npe
