@@ -8,7 +8,8 @@
   core       the layers from the bottom: ground/ (Task, Prediction, JointGaussian, kernels, the
              exact GP posterior: what every layer speaks), data/, models/, predictors/,
              training/; a layer includes only its own folder, the ones below it and the shared
-             headers at npe/ (errors, json, linalg, ...), never one above it.
+             headers at npe/ (errors, json, linalg, ...), which include no layer; private
+             headers (models/tokens.h) count as their folder's layer.
 
 Exit status 1 with one line per violation. Usage: tests/check-layers.py [REPOSITORY_ROOT]
 """
@@ -23,13 +24,28 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 CORE_LAYERS = ("ground", "data", "models", "predictors", "training")
 
 
+SHARED = "shared"  # the headers at npe/ (errors, json, linalg, ...): below every layer
+
+
 def core_layer(path):
-    """The layer of a core file or an included npe/ header (None: a shared header at npe/)."""
+    """The layer of a core file (core/...) or of a header it includes: npe/LAYER/..., or a
+    private one by its path under core/src (models/tokens.h); SHARED for a file at the top of
+    core/include/npe or core/src and for npe/NAME.h; None for a header of a library or one
+    beside the file."""
     parts = path.split("/")
-    for layer in CORE_LAYERS:
-        if layer in parts[:-1]:
-            return layer
-    return None
+    if parts[0] == "core":
+        parts = parts[3:] if parts[1] == "include" else parts[2:]  # after include/npe or src
+    elif parts[0] == "npe":
+        parts = parts[1:]
+    elif parts[0] not in CORE_LAYERS:
+        return None
+    if len(parts) == 1:
+        return SHARED if path.startswith(("core/", "npe/")) else None
+    return parts[0] if parts[0] in CORE_LAYERS else None
+
+
+def rank(layer):
+    return -1 if layer == SHARED else CORE_LAYERS.index(layer)
 
 
 def sources(folder):
@@ -45,12 +61,11 @@ def main():
         for header in includes:
             if re.match(r"Q[A-Za-z]|qt|widgets/|app/|common/", header):
                 problems.append(f"{name}: core includes '{header}' (core never uses Qt or the GUI)")
-            if not header.startswith("npe/") or layer is None:
-                continue
             included = core_layer(header)
-            if included and CORE_LAYERS.index(included) > CORE_LAYERS.index(layer):
-                problems.append(f"{name}: the {layer} layer includes '{header}' of the {included} "
-                                "layer above it")
+            if layer is None or included is None or rank(included) <= rank(layer):
+                continue
+            what = "a shared header includes" if layer == SHARED else f"the {layer} layer includes"
+            problems.append(f"{name}: {what} '{header}' of the {included} layer above")
     for name, includes in sources("widgets"):
         parts = name.split("/")
         tab = parts[1] if len(parts) > 2 and parts[1] in TABS else None

@@ -60,26 +60,26 @@ int run_predict_grid(const GridPredictArguments& a) {
   context.fraction = a.context_fraction;
   context.seed = a.seed;
   if (!a.stations.empty()) {
+    context.stations.emplace();
     const auto table = read_point_table(a.stations, 3);
     const int lat = column_named(table, a.stations, {"latitude", "lat"});
     const int lon = column_named(table, a.stations, {"longitude", "lon"});
     const int value = column_named(table, a.stations, {"value", "y"});
     for (const auto& row : table.rows) {
-      context.stations.push_back({row[size_t(lat)], row[size_t(lon)], row[size_t(value)]});
+      context.stations->push_back({row[size_t(lat)], row[size_t(lon)], row[size_t(value)]});
     }
   }
-  GridPrediction grid;
-  try {
-    grid = grid_prediction(training_task, field, t, context, a.tile);
-  } catch (const DataError& e) {
-    if (a.stations.empty()) throw;
-    throw DataError(a.stations + ": " + e.what());
-  }
+  const auto grid = grid_prediction(training_task, field, t, context, a.tile);
   if (grid.stations_without_place > 0) {
     std::fprintf(stderr,
                  "npe predict: %lld stations skipped: no elevation or land fraction at their "
                  "cells\n",
                  static_cast<long long>(grid.stations_without_place));
+  }
+  if (grid.num_context == 0) {
+    throw DataError("no context: " + (a.stations.empty()
+                                          ? std::string("--context-fraction selects no cell")
+                                          : a.stations + " has no station with finite values"));
   }
 
   // Each tile's targets in chunks (bounded memory, the same numbers).

@@ -142,7 +142,7 @@ TrainingRecipe read_recipe(const std::string& path) {
   if (json.is_discarded()) throw UsageError("--spec: " + where + " is not JSON");
   try {
     return TrainingRecipe::from_json(json);
-  } catch (const ConfigError& e) {
+  } catch (const Error& e) {  // a setting above its maximum is a ResourceLimitError
     throw UsageError("--spec: " + where + ": " + e.what());
   }
 }
@@ -197,6 +197,10 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
   const bool distributed = environment && environment->world_size > 1;
   if (distributed && device.is_cuda()) {
     device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(environment->local_rank));
+  }
+  // Every process of a torchrun group would read the one standard input.
+  if (distributed && a.spec == "-") {
+    throw UsageError("--spec -: under torchrun give the recipe as a file (every process reads it)");
   }
   std::shared_ptr<DataParallelGroup> group;
   if (distributed) group = join_process_group(*environment, device);

@@ -609,6 +609,17 @@ TEST_F(NpeTrainJob, ARecipeFileTrainsWhatTheOptionsDescribe) {
       run({"train", "--spec", (dir / "recipe.json").string(), "--lr", "0.1", "--out", by_recipe},
           dir / "d.log"),
       2);
+  // A setting above its maximum is refused as misuse too, naming the file; `--spec -` under
+  // torchrun (every process would read the one standard input) before joining the group.
+  std::ofstream(dir / "huge.json") << R"({"model": "tnp", "training": {"steps": 2000000000}})";
+  EXPECT_EQ(
+      run({"train", "--spec", (dir / "huge.json").string(), "--out", by_recipe}, dir / "e.log"), 2);
+  EXPECT_NE(slurp(dir / "e.log").find("huge.json"), std::string::npos) << slurp(dir / "e.log");
+  EXPECT_EQ(run({"train", "--spec", "-", "--out", by_recipe}, dir / "f.log",
+                {"WORLD_SIZE=2", "RANK=0", "LOCAL_RANK=0", "MASTER_ADDR=127.0.0.1",
+                 "MASTER_PORT=" + std::to_string(free_tcp_port())}),
+            2);
+  EXPECT_NE(slurp(dir / "f.log").find("torchrun"), std::string::npos) << slurp(dir / "f.log");
   EXPECT_EQ(npe::read_checkpoint_metadata(by_recipe).steps, 6);  // untouched by the refusals
 }
 

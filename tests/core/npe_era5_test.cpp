@@ -1093,7 +1093,8 @@ TEST_F(Era5Files, AWholeGridBecomesTilesHoldingEveryCellWithAValueOnce) {
 
   // Stations: each at its nearest cell (one whole grid, no tiles), a reading that is not a
   // number skipped; none given as cells of the grid.
-  context.stations = {{54.1, -1.9, 10.0}, {50.0, 0.0, NAN}, {58.0, -3.0, 7.0}};
+  context.stations =
+      std::vector<StationReading>{{54.1, -1.9, 10.0}, {50.0, 0.0, NAN}, {58.0, -3.0, 7.0}};
   const auto stations = grid_prediction(model, field, 0, context, 0);
   ASSERT_EQ(stations.tiles.size(), 1u);
   EXPECT_EQ(stations.num_context, 2);
@@ -1102,12 +1103,19 @@ TEST_F(Era5Files, AWholeGridBecomesTilesHoldingEveryCellWithAValueOnce) {
               1e-5);
   EXPECT_EQ(int64_t(stations.tiles[0].cells.size()), with_value);
 
-  // No context, or a fraction that is not one, is an error.
-  context.stations = {{50.0, 0.0, NAN}};
-  EXPECT_THROW(grid_prediction(model, field, 0, context, 0), DataError);
-  context.stations.clear();
+  // No context (stations given but none usable, an empty station list, a fraction that selects
+  // no cell) leaves nothing to predict; a fraction that is not one is an error.
+  context.stations = std::vector<StationReading>{{50.0, 0.0, NAN}};
+  auto none = grid_prediction(model, field, 0, context, 0);
+  EXPECT_EQ(none.num_context, 0);
+  EXPECT_TRUE(none.tiles.empty());
+  context.stations = std::vector<StationReading>{};  // not the random context
+  none = grid_prediction(model, field, 0, context, 0);
+  EXPECT_EQ(none.num_context, 0);
+  EXPECT_EQ(none.context_flag.sum().item<double>(), 0.0);
+  context.stations.reset();
   context.fraction = 0.0;
-  EXPECT_THROW(grid_prediction(model, field, 0, context, 0), DataError);
+  EXPECT_EQ(grid_prediction(model, field, 0, context, 0).num_context, 0);
   context.fraction = 1.5;
   EXPECT_THROW(grid_prediction(model, field, 0, context, 0), ConfigError);
 }

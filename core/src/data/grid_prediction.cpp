@@ -83,8 +83,8 @@ GridPrediction grid_prediction(const Era5TaskConfig& model_task, const GriddedFi
   const auto* truth_values = out.truth.data_ptr<double>();
   out.context_flag = torch::zeros({rows, cols}, torch::kFloat64);
   std::vector<ContextPoint> points;
-  if (!context.stations.empty()) {
-    for (const auto& station : context.stations) {
+  if (context.stations) {
+    for (const auto& station : *context.stations) {
       const double la = station.latitude, lo = station.longitude, v = station.value;
       if (!std::isfinite(la) || !std::isfinite(lo) || !std::isfinite(v)) continue;
       const int64_t cell = nearest(field.latitudes, la) * cols + nearest(field.longitudes, lo);
@@ -109,13 +109,8 @@ GridPrediction grid_prediction(const Era5TaskConfig& model_task, const GriddedFi
       flags[i / cols][i % cols] = 1.0;
     }
   }
-  if (points.empty()) {
-    throw DataError(context.stations.empty()
-                        ? "no context: the context fraction selects no cell"
-                        : "no context: no station has finite values at a cell with place "
-                          "features");
-  }
   out.num_context = static_cast<int64_t>(points.size());
+  if (points.empty()) return out;
 
   // Every cell with a value (and the place features the model needs) is a target; the others
   // stay without a prediction.

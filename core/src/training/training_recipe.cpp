@@ -90,7 +90,13 @@ TrainingSpec TrainingRecipe::resolve(const std::string& command) const {
   if (!model_options.empty()) {
     // Overrides of single fields (e.g. num_pseudo_tokens=128), checked like a stored config.
     auto json = config.to_json();
-    for (const auto& [key, value] : model_options.items()) set_model_option(json, key, value);
+    for (const auto& [key, value] : model_options.items()) {
+      try {
+        set_model_option(json, key, value);
+      } catch (const ConfigError& e) {
+        throw ConfigError("model option '" + key + "': " + e.what());
+      }
+    }
     config = ModelConfig::from_json(json);
     check_option_ranges(*config.all_options());  // the rest when the job builds the model
   }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include <torch/types.h>
@@ -25,9 +26,9 @@ struct StationReading {
 };
 
 struct GridContext {
-  /// Stations, each at its nearest cell; readings that are not finite are skipped. Empty: a
+  /// Stations, each at its nearest cell; readings that are not finite are skipped. None: a
   /// random `fraction` of the cells with a value (and place features) is the context.
-  std::vector<StationReading> stations;
+  std::optional<std::vector<StationReading>> stations;
   double fraction = 0.05;
   uint64_t seed = 0;
 };
@@ -65,9 +66,10 @@ struct GridPrediction {
 
 /// The tasks for `field` at time index `time`, predicted by a model trained on `model_task`.
 /// `tile` is the side of a tile in cells (0 or more than the grid: the whole grid is one task).
-/// Throws DataError when there is no context (no station with a finite reading at a cell with
-/// place features, or a fraction that selects no cell) or the place-features file cannot be
-/// read; ConfigError for a fraction outside [0, 1].
+/// With no context (no station with a finite reading at a cell with place features, or a
+/// fraction that selects no cell) num_context is 0 and there are no tiles: the caller says why.
+/// Throws DataError when the place-features file cannot be read; ConfigError for a fraction
+/// outside [0, 1].
 GridPrediction grid_prediction(const Era5TaskConfig& model_task, const GriddedField& field,
                                int64_t time, const GridContext& context, int64_t tile);
 
