@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,20 +28,22 @@ std::string quoted(const fs::path& p) {
   return "'" + p.string() + "'";
 }
 
-/// Runs the reference code once for the whole suite; empty reason when it worked.
+std::string file_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Runs the reference code once per build folder and version of the scripts; empty reason when
+/// it worked. ctest runs every test in its own process and the reference code takes about 10 s,
+/// so the files are kept under the build folder (NPE_REFERENCE_CACHE), in a folder named by the
+/// scripts' contents; it is made under a temporary name and renamed when whole, so a process
+/// that fails or races another never leaves half a folder behind.
 struct ReferenceFiles {
   fs::path folder;
   std::string unavailable;
 
   static const ReferenceFiles& get() {
     static const ReferenceFiles files = make();
-    static const struct RemovedAtExit {
-      fs::path folder;
-      ~RemovedAtExit() {
-        std::error_code ec;
-        if (!folder.empty()) fs::remove_all(folder, ec);
-      }
-    } removed{files.folder};
     return files;
   }
 
@@ -51,34 +56,43 @@ struct ReferenceFiles {
       return f;
     }
     const std::string python = NPE_PYTHON3;
+    const auto scripts = python + "\n" + file_text(NPE_MAKE_REFERENCE) + file_text(NPE_CONVERTER);
+    std::ostringstream name;
+    name << std::hex << std::hash<std::string>{}(scripts);
+    f.folder = fs::path(NPE_REFERENCE_CACHE) / name.str();
+    if (fs::exists(f.folder)) return f;
     if (std::system((python + " -c 'import torch' 2>/dev/null").c_str()) != 0) {
       f.unavailable = python + " cannot import torch (apt install python3-torch)";
       return f;
     }
-    f.folder = fs::temp_directory_path() / ("npe_reference_" + std::to_string(::getpid()));
-    fs::create_directories(f.folder);
+    const auto making = fs::path(f.folder.string() + ".making-" + std::to_string(::getpid()));
+    fs::create_directories(making);
     const auto make = python + " " + quoted(NPE_MAKE_REFERENCE) + " " + quoted(reference) + " " +
-                      quoted(f.folder) + " > /dev/null";
+                      quoted(making) + " > /dev/null";
     if (std::system(make.c_str()) != 0) {
       f.unavailable = "make_reference_checkpoints.py failed";
       return f;
     }
-    for (const char* name : {"tnp.ckpt", "tetnp.ckpt", "tnp.state_dict.pt"}) {
-      const auto convert = python + " " + quoted(NPE_CONVERTER) + " " + quoted(f.folder / name) +
-                           " " + quoted(f.folder / (std::string(name) + ".converted")) +
+    for (const char* file : {"tnp.ckpt", "tetnp.ckpt", "tnp.state_dict.pt"}) {
+      const auto convert = python + " " + quoted(NPE_CONVERTER) + " " + quoted(making / file) +
+                           " " + quoted(making / (std::string(file) + ".converted")) +
                            " > /dev/null";
       if (std::system(convert.c_str()) != 0) {
-        f.unavailable = std::string("npe-convert-reference failed on ") + name;
+        f.unavailable = std::string("npe-convert-reference failed on ") + file;
         return f;
       }
     }
+    std::error_code ec;
+    fs::rename(making, f.folder, ec);
+    if (ec) fs::remove_all(making, ec);  // another process finished first: its files are the same
     return f;
   }
 };
 
-class ReferenceImport : public ::testing::Test {
+class ReferenceImport : public npe::testing::TemporaryFolderTest {
  protected:
   void SetUp() override {
+    TemporaryFolderTest::SetUp();
     const auto& files = ReferenceFiles::get();
     if (!files.unavailable.empty()) GTEST_SKIP() << files.unavailable;
     folder = files.folder;
@@ -161,7 +175,7 @@ TEST_F(ReferenceImport, BareStateDictImportsLikeTheLightningCheckpoint) {
 TEST_F(ReferenceImport, ImportedModelSurvivesASaveAndLoad) {
   const auto e = expected("tetnp");
   auto loaded = import("tetnp.ckpt.converted", 1);
-  const auto path = folder / "imported.pt";
+  const auto path = dir / "imported.pt";
   save_checkpoint(path, *loaded.model, loaded.metadata);
   auto reloaded = load_checkpoint(path);
   EXPECT_EQ(reloaded.metadata.size, "reference");
@@ -211,9 +225,9 @@ TEST_F(ReferenceImport, ExportGivesBackTheReferenceWeightsAndTheAuthorsModelLoad
       ASSERT_NE(found, exported.tensors.end()) << name;
       EXPECT_LT(max_abs_diff(found->second, tensor), 1e-6) << name;
     }
-    const auto file = folder / (kind + ".exported.pt");
+    const auto file = dir / (kind + ".exported.pt");
     write_reference_export(exported, file);
-    const auto result = folder / (kind + ".exported.prediction.json");
+    const auto result = dir / (kind + ".exported.prediction.json");
     const auto check = std::string(NPE_PYTHON3) + " " + quoted(NPE_MAKE_REFERENCE) + " " +
                        quoted(NPE_REFERENCE_DIR) + " --check-export " + quoted(file) + " " + kind +
                        " " + quoted(result);
