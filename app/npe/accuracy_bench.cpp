@@ -22,8 +22,6 @@
 #include "commands.h"
 #include "memory_bench.h"
 #include "model_file.h"
-#include "npe/data/era5_tasks.h"
-#include "npe/data/gp_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/compute_settings.h"
@@ -33,6 +31,7 @@
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 #include "npe/seeds.h"
+#include "npe/training/accuracy_table.h"
 #include "npe/training/evaluation.h"
 #include "npe/training/training.h"
 #include "npe/training/training_job.h"
@@ -40,7 +39,6 @@
 #include "peak_bench.h"
 #include "reference_workload.h"
 #include "stopwatch.h"
-#include "stored_baselines.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {
@@ -94,67 +92,36 @@ int bench_accuracy(const AccuracyArguments& a) {
 int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
                         const std::string& group) {
   apply_runtime_options(a.runtime);
-  const auto& task_name = a.task;
   const auto task_options = parse_key_values(a.task_options, "--task-option");
-  const auto tasks = a.tasks;
   const auto shifts = parse_numbers(a.shifts, "--shifts");
   const auto seed = a.seed;
   const auto filter = parse_list(a.models);
-  const auto& models_dir = a.models_dir;
   const auto device = parse_device(a.device);
-  PredictorOptions baseline_options;
-  baseline_options.fitted.iterations = a.fit_iterations;
-  baseline_options.gp_bayes.grid_points = a.bayes_grid;
-  baseline_options.gp_bayes.periodic_grid_points = a.bayes_periodic_grid;
-  const auto fitted_tasks = a.fitted_tasks;
-  const bool json = a.json;
-  const auto source = make_task_source(task_name, task_options);
-  const auto prior = gp_task_prior(*source);
-  if (prior) baseline_options.gp_prior = *prior;
+  const auto source = make_task_source(a.task, task_options);
 
-  struct Entry {
-    std::string name;
-    std::unique_ptr<Predictor> predictor;
-    int64_t tasks;
-    // The exact GP baselines (oracle, Bayes): what decides their evaluation, to store and reuse.
-    std::optional<BaselineRun> baseline;
-  };
-  std::vector<Entry> entries;
-  // Baselines: the oracle where the tasks carry one, the Bayes-optimal GP where their prior is
-  // known; the fitted GP whose kernel suits D_x.
-  const bool has_oracle = source->sample(1, 0).has_oracle();
-  for (const auto& info : predictor_infos()) {
-    if (info.capabilities.trainable) continue;
-    const auto& caps = info.capabilities;
-    const bool suits = caps.needs_oracle     ? has_oracle
-                       : caps.needs_gp_prior ? prior.has_value()
-                                             : caps.default_for_dim_x(source->dim_x());
-    if (filter.empty() ? !suits : !wanted(filter, info.name)) continue;
-    if (caps.needs_gp_prior && !prior) {
-      throw UsageError(info.name + " averages over the prior of GP tasks; " + source->name() +
-                       " tasks have none");
-    }
-    const bool exact = caps.needs_oracle || caps.needs_gp_prior;
-    const auto n = exact ? tasks : std::min(tasks, fitted_tasks);
-    std::optional<BaselineRun> baseline;
-    if (exact) {
-      baseline =
-          BaselineRun{info.name, source->name(), task_options, seed, n, EvalOptions{}.batch_size};
-      if (caps.needs_gp_prior) {
-        baseline->settings = {{"bayes_grid", a.bayes_grid},
-                              {"bayes_periodic_grid", a.bayes_periodic_grid}};
-      }
-    }
-    entries.push_back({info.name, make_predictor(info.name, baseline_options), n, baseline});
+  AccuracyBaselineOptions baseline_options;
+  baseline_options.names = filter;
+  baseline_options.tasks = a.tasks;
+  baseline_options.fitted_tasks = a.fitted_tasks;
+  baseline_options.seed = seed;
+  baseline_options.task_options = task_options;
+  baseline_options.predictor.fitted.iterations = a.fit_iterations;
+  baseline_options.predictor.gp_bayes.grid_points = a.bayes_grid;
+  baseline_options.predictor.gp_bayes.periodic_grid_points = a.bayes_periodic_grid;
+  std::vector<AccuracyEntry> entries;
+  try {
+    entries = accuracy_baselines(*source, baseline_options);
+  } catch (const ConfigError& e) {
+    throw UsageError(std::string("--models: ") + e.what());
   }
-  for (const auto& shipped : bench_models(models_dir, task_name)) {
+  for (const auto& shipped : bench_models(a.models_dir, a.task)) {
     const auto name = shipped.path.stem().string();
     if (!wanted(filter, shipped.metadata.model.kind) && !wanted(filter, name)) continue;
-    entries.push_back({name, load_predictor(shipped.path, device), tasks, std::nullopt});
+    entries.push_back({name, load_predictor(shipped.path, device), a.tasks, std::nullopt});
   }
   for (const auto& file : a.model_files) {
     entries.push_back({std::filesystem::path(file).stem().string(), load_model_file(file, device),
-                       tasks, std::nullopt});
+                       a.tasks, std::nullopt});
   }
   if (entries.empty()) throw UsageError("no models selected (see --models, --models-dir)");
 
@@ -163,137 +130,36 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
   // GpBayes.WeightsSumToOneAndAreUnchangedByTranslation and
   // NpeCli.BenchAccuracyPrintsOneRowPerModelAndShift pin it), or an earlier run's rows.
   // "evaluated_at_shift" and "stored_in" in the JSON rows say which.
-  const std::optional<StoredBaselines> stored =
-      a.baselines_from ? std::optional<StoredBaselines>(std::in_place, *a.baselines_from)
-                       : std::nullopt;
-  std::vector<std::optional<EvalResult>> from_file(entries.size());
-  for (size_t e = 0; e < entries.size(); ++e) {
-    if (stored && entries[e].baseline) from_file[e] = stored->find(*entries[e].baseline);
-  }
-  auto once_per_table = [&](size_t e) { return entries[e].baseline && !a.baselines_every_shift; };
-  auto evaluated_shifts = [&](size_t e) -> int64_t {
-    return from_file[e] ? 0 : once_per_table(e) ? 1 : int64_t(shifts.size());
-  };
-  int64_t total = 0, done = 0;
-  for (size_t e = 0; e < entries.size(); ++e) total += entries[e].tasks * evaluated_shifts(e);
-  TerminalProgress bar("bench accuracy", total);
-  // results[e][s]: entry e at shifts[s]; all on the same tasks (same seed and batch size), so
-  // differences between shifts and between predictors are paired batch by batch.
-  std::vector<std::vector<EvalResult>> results(entries.size());
-  for (size_t e = 0; e < entries.size(); ++e) {
-    for (double shift : shifts) {
-      if (from_file[e]) {
-        results[e].push_back(*from_file[e]);
-        continue;
-      }
-      if (!results[e].empty() && once_per_table(e)) {
-        results[e].push_back(results[e].front());
-        continue;
-      }
-      EvalOptions options;
-      options.num_tasks = entries[e].tasks;
-      options.seed = seed;
-      options.shift = {shift};
-      results[e].push_back(
-          evaluate(*entries[e].predictor, *source, options, [&](const Progress& p) {
-            bar.update(done + p.done, entries[e].name);
-            return true;
-          }));
-      done += entries[e].tasks;
+  std::optional<StoredBaselines> stored;
+  AccuracyTableOptions table_options;
+  table_options.shifts = shifts;
+  table_options.seed = seed;
+  table_options.baselines_every_shift = a.baselines_every_shift;
+  auto table = [&] {
+    try {
+      if (a.baselines_from) table_options.stored = &stored.emplace(*a.baselines_from);
+      return AccuracyTable(*source, std::move(entries), table_options);
+    } catch (const DataError& e) {
+      throw UsageError(std::string("--baselines-from: ") + e.what());
     }
-  }
+  }();
+  TerminalProgress bar("bench accuracy", table.total_tasks());
+  table.measure([&](int64_t done, const std::string& name) { bar.update(done, name); });
   bar.finish();
-  const auto zero = std::find(shifts.begin(), shifts.end(), 0.0);
-  const std::optional<size_t> base =
-      zero == shifts.end() ? std::nullopt : std::optional<size_t>(zero - shifts.begin());
+  const auto base = table.zero_shift();
   if (grouped && !group.empty()) {
-    for (size_t e = 0; e < entries.size(); ++e) {
-      const auto& name = entries[e].name;
+    for (size_t e = 0; e < table.entries().size(); ++e) {
+      const auto& name = table.entries()[e].name;
       if (std::find(grouped->models.begin(), grouped->models.end(), name) == grouped->models.end())
         grouped->models.push_back(name);
-      grouped->by_group[group][name].push_back(results[e][base.value_or(0)]);
+      grouped->by_group[group][name].push_back(table.result(e, base.value_or(0)));
     }
   }
-  std::optional<size_t> oracle, ceiling;
-  for (size_t e = 0; e < entries.size(); ++e) {
-    if (entries[e].predictor->info().capabilities.needs_oracle) oracle = e;
-    if (entries[e].predictor->info().capabilities.needs_gp_prior) ceiling = e;
-  }
-  // The ceiling of a model with Gaussian marginals is gp-bayes' moment-matched Gaussian; that of
-  // a joint model, gp-bayes' mixture of joint Gaussians (the joint log-likelihoods).
-  auto gap_to_ceiling = [&](size_t e, size_t s) {
-    return entries[e].predictor->info().capabilities.joint
-               ? paired_joint_difference(results[*ceiling][s], results[e][s])
-               : paired_difference(results[*ceiling][s], results[e][s]);
-  };
-  auto gap_to_ceiling_by_kind = [&](size_t e, size_t s,
-                                    TaskGrouping grouping = TaskGrouping::kind) {
-    return paired_difference_by_kind(results[*ceiling][s], results[e][s],
-                                     entries[e].predictor->info().capabilities.joint, grouping);
-  };
-  // Where the tasks have kinds (GP tasks: the kernel family), each kind's (or kind and scale's)
-  // log-likelihood and gap to the ceiling: where the gap lies.
-  auto by_task_kind_json = [&](size_t e, size_t s, TaskGrouping grouping = TaskGrouping::kind) {
-    auto kinds = ll_by_kind_json(results[e][s], grouping);
-    if (ceiling) {
-      for (const auto& [kind, gap] : gap_to_ceiling_by_kind(e, s, grouping)) {
-        kinds[kind]["gap_to_ceiling"] = gap.mean;
-        kinds[kind]["gap_to_ceiling_stderr"] = gap.standard_error;
-        kinds[kind]["gap_to_ceiling_tasks"] = gap.num_tasks;
-      }
-    }
-    return kinds;
-  };
-  nlohmann::json rows = nlohmann::json::array();
-  for (size_t e = 0; e < entries.size(); ++e) {
-    for (size_t s = 0; s < shifts.size(); ++s) {
-      const auto& result = results[e][s];
-      auto row = to_json(result);
-      row.update({{"model", entries[e].name},
-                  {"kind", entries[e].predictor->info().name},
-                  {"task", source->name()},
-                  {"shift", shifts[s]},
-                  {"batch_size", EvalOptions{}.batch_size}});
-      if (!a.variant.empty()) row["variant"] = a.variant;
-      row["per_batch"] = per_batch_json(result);
-      if (auto per_task = per_task_json(result); !per_task.is_null()) {
-        row["per_task"] = std::move(per_task);
-        row["by_task_kind"] = by_task_kind_json(e, s);
-        if (!result.task_scale.empty()) {
-          row["by_task_kind_and_scale"] = by_task_kind_json(e, s, TaskGrouping::kind_and_scale);
-        }
-      }
-      if (const auto& baseline = entries[e].baseline) {
-        row.update(baseline->to_json());
-        if (from_file[e]) {
-          row["stored_in"] = *a.baselines_from;
-        } else if (once_per_table(e)) {
-          row["evaluated_at_shift"] = shifts.front();
-        }
-      }
-      if (base) {
-        const auto d = paired_difference(result, results[e][*base]);
-        row["ll_change_vs_shift0"] = d.mean;
-        row["paired_stderr_vs_shift0"] = d.standard_error;
-      }
-      if (oracle) {
-        const auto gap = paired_difference(results[*oracle][s], result);
-        row["gap_to_oracle"] = gap.mean;
-        row["gap_to_oracle_stderr"] = gap.standard_error;
-        row["gap_to_oracle_tasks"] = gap.num_tasks;
-      }
-      if (ceiling) {
-        const auto gap = gap_to_ceiling(e, s);
-        row["gap_to_ceiling"] = gap.mean;
-        row["gap_to_ceiling_stderr"] = gap.standard_error;
-        row["gap_to_ceiling_tasks"] = gap.num_tasks;
-        row["ceiling"] = entries[e].predictor->info().capabilities.joint ? "joint" : "gaussian";
-      }
-      rows.push_back(row);
-    }
-  }
-  if (json) {
-    std::printf("%s\n", rows.dump().c_str());
+  const auto oracle = table.oracle(), ceiling = table.ceiling();
+  const auto& listed = table.entries();
+  auto result = [&](size_t e, size_t s) -> const EvalResult& { return table.result(e, s); };
+  if (a.json) {
+    std::printf("%s\n", table.rows(a.variant).dump().c_str());
     return 0;
   }
   auto print_table = [&](const char* title,
@@ -301,8 +167,8 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
     std::printf("\n%s\n%-18s %6s", title, "model", "tasks");
     for (double s : shifts) std::printf(" %16s", ("Δ=" + nlohmann::json(s).dump()).c_str());
     std::printf("\n");
-    for (size_t e = 0; e < entries.size(); ++e) {
-      std::printf("%-18s %6lld", entries[e].name.c_str(), (long long)entries[e].tasks);
+    for (size_t e = 0; e < listed.size(); ++e) {
+      std::printf("%-18s %6lld", listed[e].name.c_str(), (long long)listed[e].tasks);
       for (size_t s = 0; s < shifts.size(); ++s) std::printf(" %16s", cell(e, s).c_str());
       std::printf("\n");
     }
@@ -317,9 +183,9 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
   auto print_gap_by_kind_and_scale = [&]() {
     std::vector<size_t> models;
     std::set<std::string> groups;
-    for (size_t e = 0; e < entries.size(); ++e) {
+    for (size_t e = 0; e < listed.size(); ++e) {
       if (e == *ceiling || (oracle && e == *oracle)) continue;
-      const auto gaps = gap_to_ceiling_by_kind(e, 0, TaskGrouping::kind_and_scale);
+      const auto gaps = table.gap_to_ceiling_by_kind(e, 0, TaskGrouping::kind_and_scale);
       if (gaps.empty()) continue;
       models.push_back(e);
       for (const auto& [group, gap] : gaps) groups.insert(group);
@@ -329,14 +195,15 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
     if (!by_scale) return;
     std::printf("\nGap to the ceiling by task kind and scale ℓ at Δ = %s, paired\n%-24s %6s",
                 nlohmann::json(shifts.front()).dump().c_str(), "kind [scale range)", "tasks");
-    for (size_t e : models) std::printf(" %16s", entries[e].name.c_str());
+    for (size_t e : models) std::printf(" %16s", listed[e].name.c_str());
     std::printf("\n");
     for (const auto& group : groups) {
-      const auto first = gap_to_ceiling_by_kind(models.front(), 0, TaskGrouping::kind_and_scale);
+      const auto first =
+          table.gap_to_ceiling_by_kind(models.front(), 0, TaskGrouping::kind_and_scale);
       const auto count = first.count(group) ? first.at(group).num_tasks : 0;
       std::printf("%-24s %6lld", group.c_str(), (long long)count);
       for (size_t e : models) {
-        const auto gaps = gap_to_ceiling_by_kind(e, 0, TaskGrouping::kind_and_scale);
+        const auto gaps = table.gap_to_ceiling_by_kind(e, 0, TaskGrouping::kind_and_scale);
         const auto found = gaps.find(group);
         std::printf(" %16s", found == gaps.end()
                                  ? ""
@@ -349,20 +216,19 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
       "%s, seed %llu; ± standard errors over batches of %lld tasks (tasks in a batch "
       "share N_c)\n",
       source->name().c_str(), (unsigned long long)seed, (long long)EvalOptions{}.batch_size);
-  for (size_t e = 0; e < entries.size(); ++e) {
-    if (from_file[e]) {
-      std::printf("%s: the rows stored in %s (same tasks and settings)\n", entries[e].name.c_str(),
+  for (size_t e = 0; e < listed.size(); ++e) {
+    if (table.from_stored(e)) {
+      std::printf("%s: the rows stored in %s (same tasks and settings)\n", listed[e].name.c_str(),
                   a.baselines_from->c_str());
-    } else if (once_per_table(e) && shifts.size() > 1) {
+    } else if (table.once_per_table(e) && shifts.size() > 1) {
       std::printf(
           "%s: evaluated at Δ = %g only; its stationary kernels make it the same at every Δ\n",
-          entries[e].name.c_str(), shifts.front());
+          listed[e].name.c_str(), shifts.front());
     }
   }
-  print_table("Mean log-likelihood per target", [&](size_t e, size_t s) {
-    return pm(results[e][s].ll_mean, results[e][s].ll_stderr);
-  });
-  const bool any_joint = std::any_of(entries.begin(), entries.end(), [](const Entry& e) {
+  print_table("Mean log-likelihood per target",
+              [&](size_t e, size_t s) { return pm(result(e, s).ll_mean, result(e, s).ll_stderr); });
+  const bool any_joint = std::any_of(listed.begin(), listed.end(), [](const AccuracyEntry& e) {
     return e.predictor->info().capabilities.joint;
   });
   if (any_joint) {
@@ -370,12 +236,12 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
         "Joint log-likelihood per target, log p(y_t | context) / N_t (diagonal models: "
         "as above)",
         [&](size_t e, size_t s) {
-          return pm(results[e][s].ll_joint_mean, results[e][s].ll_joint_stderr);
+          return pm(result(e, s).ll_joint_mean, result(e, s).ll_joint_stderr);
         });
   }
   if (base) {
     print_table("LL(Δ) − LL(0), paired", [&](size_t e, size_t s) {
-      const auto d = paired_difference(results[e][s], results[e][*base]);
+      const auto d = table.change_from_zero_shift(e, s);
       return pm(d.mean, d.standard_error);
     });
   }
@@ -384,28 +250,28 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
         "Gap to the ceiling, LL(gp-bayes) − LL(model), paired (gp-bayes' Gaussian marginals; its "
         "joint mixture for joint models)",
         [&](size_t e, size_t s) {
-          const auto d = gap_to_ceiling(e, s);
+          const auto d = table.gap_to_ceiling(e, s);
           return pm(d.mean, d.standard_error);
         });
     // The same gap by task kind, at the first shift (the kinds are those of the tasks there).
     std::set<std::string> kinds;
-    for (size_t e = 0; e < entries.size(); ++e) {
-      for (const auto& [kind, gap] : gap_to_ceiling_by_kind(e, 0)) kinds.insert(kind);
+    for (size_t e = 0; e < listed.size(); ++e) {
+      for (const auto& [kind, gap] : table.gap_to_ceiling_by_kind(e, 0)) kinds.insert(kind);
     }
     if (!kinds.empty()) {
       std::printf("\nGap to the ceiling by task kind at Δ = %s, paired (tasks of each kind)\n%-18s",
                   nlohmann::json(shifts.front()).dump().c_str(), "model");
       for (const auto& kind : kinds) std::printf(" %16s", kind.c_str());
       std::printf("\n%-18s", "tasks");
-      const auto counts = ll_by_kind(results[*ceiling][0]);
+      const auto counts = ll_by_kind(result(*ceiling, 0));
       for (const auto& kind : kinds) {
         const auto found = counts.find(kind);
         std::printf(" %16lld", (long long)(found == counts.end() ? 0 : found->second.num_tasks));
       }
       std::printf("\n");
-      for (size_t e = 0; e < entries.size(); ++e) {
-        const auto gaps = gap_to_ceiling_by_kind(e, 0);
-        std::printf("%-18s", entries[e].name.c_str());
+      for (size_t e = 0; e < listed.size(); ++e) {
+        const auto gaps = table.gap_to_ceiling_by_kind(e, 0);
+        std::printf("%-18s", listed[e].name.c_str());
         for (const auto& kind : kinds) {
           const auto found = gaps.find(kind);
           std::printf(" %16s", found == gaps.end()
@@ -418,19 +284,19 @@ int bench_accuracy_once(const AccuracyArguments& a, VariantResults* grouped,
     }
     print_table("gp-bayes' mixture marginals, LL per target (above its Gaussian's)",
                 [&](size_t e, size_t s) {
-                  const auto& r = results[e][s];
+                  const auto& r = result(e, s);
                   return r.batch_mixture_ll.empty() ? std::string("")
                                                     : pm(r.ll_mixture_mean, r.ll_mixture_stderr);
                 });
   }
   if (oracle) {
     print_table("Gap to the GP oracle, LL(oracle) − LL(model), paired", [&](size_t e, size_t s) {
-      const auto d = paired_difference(results[*oracle][s], results[e][s]);
+      const auto d = table.gap_to_oracle(e, s);
       return pm(d.mean, d.standard_error);
     });
   }
   print_table("Coverage of the central 50% / 90% / 95% intervals", [&](size_t e, size_t s) {
-    const auto& c = results[e][s].coverage;
+    const auto& c = result(e, s).coverage;
     char text[64];
     std::snprintf(text, sizeof text, "%.2f/%.2f/%.2f", c[0], c[1], c[2]);
     return std::string(text);

@@ -36,7 +36,6 @@
 #include "peak_bench.h"
 #include "reference_workload.h"
 #include "stopwatch.h"
-#include "stored_baselines.h"
 #include "terminal_progress.h"
 
 namespace npe::cli {

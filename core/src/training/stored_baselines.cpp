@@ -1,11 +1,10 @@
-#include "stored_baselines.h"
+#include "npe/training/stored_baselines.h"
 
 #include <fstream>
 
-#include "commands.h"
 #include "npe/errors.h"
 
-namespace npe::cli {
+namespace npe {
 
 nlohmann::json BaselineRun::to_json() const {
   return {{"task_options", task_options}, {"seed", seed}, {"settings", settings}};
@@ -13,11 +12,10 @@ nlohmann::json BaselineRun::to_json() const {
 
 StoredBaselines::StoredBaselines(const std::filesystem::path& file) : file_(file) {
   std::ifstream in(file);
-  if (!in) throw UsageError("--baselines-from: cannot read " + file.string());
+  if (!in) throw DataError("cannot read " + file.string());
   rows_ = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!rows_.is_array()) {
-    throw UsageError("--baselines-from: " + file.string() +
-                     " is not the JSON output of npe bench accuracy --json");
+    throw DataError(file.string() + " is not the JSON output of npe bench accuracy --json");
   }
 }
 
@@ -43,14 +41,13 @@ std::optional<EvalResult> StoredBaselines::find(const BaselineRun& run) const {
     try {
       return eval_result_from_json(row);
     } catch (const InvalidInputError& e) {
-      throw UsageError("--baselines-from: " + file_.string() + ", " + run.model + ": " + e.what());
+      throw DataError(file_.string() + ", " + run.model + ": " + e.what());
     }
   }
   if (!mismatch.empty()) {
-    throw UsageError("--baselines-from: " + file_.string() + " measured " + run.model +
-                     " differently: " + mismatch);
+    throw DataError(file_.string() + " measured " + run.model + " differently: " + mismatch);
   }
   return std::nullopt;
 }
 
-}  // namespace npe::cli
+}  // namespace npe
