@@ -18,6 +18,7 @@
 #include "npe/errors.h"
 #include "npe/ground/prediction.h"
 #include "npe/models/checkpoint.h"
+#include "npe/predictors/chunked_prediction.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 #include "option_values.h"
@@ -174,25 +175,14 @@ int run_predict(const PredictArguments& a) {
                  a.targets.c_str(), static_cast<long long>(target_skipped));
   }
 
-  // Predictive marginals, in chunks of targets (each target's marginal depends on the context
-  // alone, so chunks bound memory without changing a number) — except for joint predictives
-  // (TNP-A conditions targets on each other), which see every target at once.
   const bool joint = predictor->info().capabilities.joint;
-  const int64_t chunk = joint ? std::max<int64_t>(nt, 1) : a.chunk;
-  std::vector<torch::Tensor> means, stddevs;
-  for (int64_t start = 0; start < nt; start += chunk) {
-    const auto end = std::min(nt, start + chunk);
-    TaskBatch batch;
-    batch.task.xc = xc;
-    batch.task.yc = yc;
-    batch.task.xt = xt.slice(0, start, end).unsqueeze(0);
-    validate_task(batch.task);
-    auto prediction = predictor->predict(batch);
-    means.push_back(prediction.mean[0]);
-    stddevs.push_back(prediction.stddev[0]);
-  }
-  const auto mean = nt > 0 ? torch::cat(means, 0) : torch::zeros({0, dim_y});
-  const auto stddev = nt > 0 ? torch::cat(stddevs, 0) : torch::zeros({0, dim_y});
+  Task task;
+  task.xc = xc;
+  task.yc = yc;
+  task.xt = xt.unsqueeze(0);
+  const auto prediction = predict_in_chunks(*predictor, task, a.chunk);
+  const auto mean = prediction.mean[0];
+  const auto stddev = prediction.stddev[0];
   if (!torch::isfinite(mean).all().item<bool>() || !torch::isfinite(stddev).all().item<bool>()) {
     throw Error("the prediction is not finite (NaN or infinite): nothing written");
   }

@@ -17,6 +17,7 @@
 #include "npe/errors.h"
 #include "npe/ground/prediction.h"
 #include "npe/models/checkpoint.h"
+#include "npe/predictors/chunked_prediction.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 #include "point_columns.h"
@@ -88,18 +89,10 @@ int run_predict_grid(const GridPredictArguments& a) {
   auto stddev = torch::full({rows * cols}, std::nan(""), torch::kFloat64);
   std::vector<int64_t> all_targets;
   for (const auto& tile : grid.tiles) {
-    const auto nt = static_cast<int64_t>(tile.cells.size());
-    for (int64_t begin = 0; begin < nt; begin += a.chunk) {
-      const int64_t end = std::min(nt, begin + a.chunk);
-      TaskBatch batch;
-      batch.task = tile.task;
-      batch.task.xt = tile.task.xt.slice(1, begin, end);
-      const auto [m, s] = grid.in_grid_units(predictor->predict(batch));
-      const auto index = torch::tensor(
-          std::vector<int64_t>(tile.cells.begin() + long(begin), tile.cells.begin() + long(end)));
-      mean.index_put_({index}, m);
-      stddev.index_put_({index}, s);
-    }
+    const auto [m, s] = grid.in_grid_units(predict_in_chunks(*predictor, tile.task, a.chunk));
+    const auto index = torch::tensor(tile.cells, torch::kLong);
+    mean.index_put_({index}, m);
+    stddev.index_put_({index}, s);
     all_targets.insert(all_targets.end(), tile.cells.begin(), tile.cells.end());
   }
   const auto targets = torch::tensor(all_targets, torch::kLong);

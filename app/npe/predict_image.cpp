@@ -9,11 +9,12 @@
 
 #include "commands.h"
 #include "model_file.h"
-#include "npe/data/image_tasks.h"
+#include "npe/data/masked_picture.h"
 #include "npe/data/png_image.h"
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
+#include "npe/predictors/chunked_prediction.h"
 #include "npe/predictors/predictor_registry.h"
 #include "npe/runtime.h"
 
@@ -56,45 +57,22 @@ int run_predict_image(const ImagePredictArguments& a) {
         std::to_string(channels) + " outputs");
   }
   const auto picture = read_png(a.image, static_cast<int>(channels));  // [H, W, C]
-  const auto mask = read_png(a.mask, 1);
   const int64_t height = picture.size(0), width = picture.size(1);
-  if (mask.size(0) != height || mask.size(1) != width) {
-    throw DataError("'" + a.mask + "' is " + std::to_string(mask.size(1)) + " x " +
-                    std::to_string(mask.size(0)) + " pixels, '" + a.image + "' " +
-                    std::to_string(width) + " x " + std::to_string(height) +
-                    ": the mask must match the picture");
-  }
-  const auto is_context = mask.reshape({-1}).ge(0.5);
-  const int64_t nc = is_context.sum().item<int64_t>();
-  if (nc == 0) {
-    throw DataError("'" + a.mask +
-                    "' marks no context pixel (white pixels, at least half "
-                    "grey, are context)");
-  }
-  const auto x = pixel_coordinates(height, width);  // every pixel is a target
-  const auto y = picture.reshape({-1, channels});
-  const auto context_index = is_context.nonzero().squeeze(1);
-  const auto xc = x.index_select(0, context_index).unsqueeze(0);
-  const auto yc = y.index_select(0, context_index).unsqueeze(0);
+  const auto masked = [&] {
+    try {
+      return masked_picture_task(picture, read_png(a.mask, 1));
+    } catch (const InvalidInputError& e) {
+      throw DataError("'" + a.mask + "' for '" + a.image + "': " + e.what());
+    }
+  }();
+  const int64_t n = height * width, nc = masked.num_context();
+  const auto& is_context = masked.is_context;
+  const auto& y = masked.values;
 
   auto predictor = load_model_file(a.checkpoint, parse_device(a.device));
-  const int64_t n = height * width;
-  // Marginals in chunks of targets (bounded memory, the same numbers); joint predictives see
-  // every target at once.
-  const int64_t chunk = predictor->info().capabilities.joint ? n : std::max<int64_t>(1, a.chunk);
-  std::vector<torch::Tensor> means, stddevs;
-  for (int64_t start = 0; start < n; start += chunk) {
-    TaskBatch batch;
-    batch.task.xc = xc;
-    batch.task.yc = yc;
-    batch.task.xt = x.slice(0, start, std::min(n, start + chunk)).unsqueeze(0);
-    validate_task(batch.task);
-    auto prediction = predictor->predict(batch);
-    means.push_back(prediction.mean[0].to(torch::kCPU));
-    stddevs.push_back(prediction.stddev[0].to(torch::kCPU));
-  }
-  const auto mean = torch::cat(means, 0).to(torch::kFloat32);
-  const auto stddev = torch::cat(stddevs, 0).to(torch::kFloat32);
+  const auto prediction = predict_in_chunks(*predictor, masked.task, a.chunk);
+  const auto mean = prediction.mean[0];
+  const auto stddev = prediction.stddev[0];
 
   if (png_out) {
     const auto std_path = stddev_png_path(a.out);
