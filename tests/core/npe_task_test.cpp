@@ -126,5 +126,25 @@ TEST(ConfigurationFields, AWrongTypeNamesTheConfigurationAndTheField) {
   EXPECT_EQ(GpTaskConfig::from_json(json{{"noise_std", 0.5}}).noise_std, 0.5);
 }
 
+// An integer field takes a whole number in its range, also written as a float (64.0, as other
+// writers of JSON do), and refuses what nlohmann's conversion would truncate (6.9 → 6) or wrap
+// (-1 → 2^64 − 1 in an unsigned field).
+TEST(ConfigurationFields, IntegerFieldsTakeOnlyWholeNumbersThatFit) {
+  using nlohmann::json;
+  EXPECT_EQ(TrainOptions::from_json(json{{"steps", 64.0}}).steps, 64);
+  EXPECT_EQ(TrainOptions::from_json(json::parse(R"({"seed": 18446744073709551615})")).seed,
+            18446744073709551615ull);
+  NPE_EXPECT_THROW_WITH(TrainOptions::from_json(json{{"steps", 6.9}}), ConfigError,
+                        "training options field 'steps': 6.9 is not a whole number");
+  NPE_EXPECT_THROW_WITH(TrainOptions::from_json(json{{"seed", -1}}), ConfigError,
+                        "field 'seed': -1 is negative");
+  NPE_EXPECT_THROW_WITH(TrainOptions::from_json(json{{"seed", -5.0}}), ConfigError,
+                        "field 'seed': -5.0 is negative");
+  NPE_EXPECT_THROW_WITH(TrainOptions::from_json(json{{"steps", 1e300}}), ConfigError,
+                        "field 'steps': 1e+300 is out of range");
+  NPE_EXPECT_THROW_WITH(TrainOptions::from_json(json::parse(R"({"steps": 18446744073709551615})")),
+                        ConfigError, "field 'steps': 18446744073709551615 is out of range");
+}
+
 }  // namespace
 }  // namespace npe

@@ -63,6 +63,12 @@ TEST(TrainingRecipe, AMisspelledOrOutOfRangeSettingIsRefusedByName) {
   auto type = json;
   type["training"]["steps"] = "many";
   expect_refused(type, "steps");
+  auto fraction = json;
+  fraction["training"]["steps"] = 6.9;
+  expect_refused(fraction, "'steps': 6.9 is not a whole number");
+  auto negative = json;
+  negative["training"]["seed"] = -1;
+  expect_refused(negative, "'seed': -1 is negative");
   auto shape = json;
   shape["model_options"] = nlohmann::json::array();
   expect_refused(shape, "model_options");

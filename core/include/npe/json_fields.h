@@ -4,7 +4,9 @@
 // the configuration and the field.
 
 #include <cmath>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -12,14 +14,54 @@
 
 namespace npe {
 
+/// Why a JSON number cannot be the integer type T, or empty when it can: nlohmann's conversion
+/// truncates 6.9 to 6 and wraps -1 into an unsigned field. A whole number written as a float
+/// (64.0, as other writers of JSON do) is that integer.
+template <typename T>
+std::string json_integer_problem(const nlohmann::json& value) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  using limits = std::numeric_limits<T>;
+  if (value.is_number_unsigned()) {
+    return value.get<uint64_t>() > static_cast<uint64_t>(limits::max())
+               ? value.dump() + " is out of range"
+               : "";
+  }
+  if (value.is_number_integer()) {
+    const auto v = value.get<int64_t>();
+    if (v < 0 && std::is_unsigned_v<T>) return value.dump() + " is negative";
+    if (v < static_cast<int64_t>(limits::min())) return value.dump() + " is out of range";
+    if (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(limits::max())) {
+      return value.dump() + " is out of range";
+    }
+    return "";
+  }
+  const double v = value.get<double>();
+  if (!std::isfinite(v) || std::floor(v) != v) return value.dump() + " is not a whole number";
+  if (v < 0 && std::is_unsigned_v<T>) return value.dump() + " is negative";
+  // Every integer type's range is [min, 2^digits), both ends exact as doubles.
+  if (v < static_cast<double>(limits::min()) || v >= std::ldexp(1.0, limits::digits)) {
+    return value.dump() + " is out of range";
+  }
+  return "";
+}
+
 /// Reads json[key] into `field` when the key is present; leaves `field` (its default) otherwise.
-/// Throws ConfigError "<what> field '<key>': <reason>" for a value of the wrong type.
+/// Throws ConfigError "<what> field '<key>': <reason>" for a value of the wrong type, and for an
+/// integer field, a number that is not a whole one or does not fit it.
 template <typename T>
 void read_json_field(const nlohmann::json& json, const char* key, T& field,
                      const std::string& what) {
   if (!json.contains(key)) return;
+  const auto& value = json.at(key);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (value.is_number()) {
+      if (const auto problem = json_integer_problem<T>(value); !problem.empty()) {
+        throw ConfigError(what + " field '" + key + "': " + problem);
+      }
+    }
+  }
   try {
-    json.at(key).get_to(field);
+    value.get_to(field);
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(what + " field '" + key + "': " + e.what());
   }
