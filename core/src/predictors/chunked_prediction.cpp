@@ -16,8 +16,10 @@ Prediction predict_in_chunks(Predictor& predictor, const Task& task, int64_t max
   }
   validate_task(task);
   const int64_t nt = task.xt.size(1);
-  const int64_t dim_y = task.yc.size(-1);
-  if (nt == 0) return {torch::zeros({1, 0, dim_y}), torch::zeros({1, 0, dim_y})};
+  if (nt == 0) {
+    const auto empty = torch::zeros({task.batch_size(), 0, task.dim_y()});
+    return {empty, empty.clone()};
+  }
   const int64_t chunk = predictor.info().capabilities.joint ? nt : max_targets;
   std::vector<Prediction> parts;
   for (int64_t start = 0; start < nt; start += chunk) {
