@@ -133,6 +133,14 @@ int run_eval(const EvalArguments& a) {
         "%.3f\n",
         result.batch_ll.size(), (long long)options.batch_size, result.coverage[0],
         result.coverage[1], result.coverage[2]);
+    if (result.nonzero_fraction < 1.0) {
+      // An image's background is exactly 0 and inside every interval of a σ floor.
+      std::printf(
+          "  of the %.1f%% of target outputs that are not exactly 0 (e.g. an image's garment): "
+          "%.3f / %.3f / %.3f\n",
+          100.0 * result.nonzero_fraction, result.coverage_nonzero[0], result.coverage_nonzero[1],
+          result.coverage_nonzero[2]);
+    }
     if (!result.batch_mixture_ll.empty()) {
       std::printf(
           "  (the log-likelihood above is the moment-matched Gaussian's; the mixture's own per "

@@ -85,6 +85,57 @@ TEST(Evaluation, OracleIsCalibrated) {
   EXPECT_NEAR(json.at("0.9").get<double>(), result.coverage[1], 1e-12);
 }
 
+// GP tasks whose every other target output is replaced by exactly 0 (as an image's background
+// is): the oracle predicts as before, so the outputs left as drawn stay covered at the nominal
+// rates while the zeros are covered at whatever rate |mean| / σ gives.
+class TasksWithZeroedTargets : public TaskSource {
+ public:
+  std::string name() const override { return "gp1d-zeroed"; }
+  int64_t dim_x() const override { return 1; }
+  int64_t dim_y() const override { return 1; }
+  TaskBatch sample(int64_t batch_size, uint64_t seed, const Translation& tau,
+                   Split split) const override {
+    auto batch = m_gp.sample(batch_size, seed, tau, split);
+    batch.task.yt = batch.task.yt.clone();
+    batch.task.yt.slice(1, 0, batch.task.yt.size(1), 2).zero_();
+    return batch;
+  }
+  nlohmann::json to_json() const override { return m_gp.to_json(); }
+  Translation out_of_range_translation() const override { return {3.0}; }
+
+ private:
+  GpTaskGenerator m_gp;
+};
+
+TEST(Evaluation, CoverageOfTheOutputsThatAreNotZeroIsReportedApart) {
+  auto oracle = make_predictor("gp-oracle");
+  EvalOptions options;
+  options.num_tasks = 256;
+  options.batch_size = 16;
+  options.seed = 3;
+  const auto result = evaluate(*oracle, TasksWithZeroedTargets(), options);
+  EXPECT_NEAR(result.nonzero_fraction, 0.5, 0.01);
+  for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
+    EXPECT_NEAR(result.coverage_nonzero[i], kCoverageLevels[i], 0.03) << kCoverageLevels[i];
+  }
+  // The zeros are not draws of the predictive: the coverage over all outputs is another figure
+  // (on these tasks, whose noise is small, lower: near the context 0 is outside the interval).
+  EXPECT_GT(std::abs(result.coverage[0] - result.coverage_nonzero[0]), 0.05);
+  auto json = to_json(result);
+  EXPECT_NEAR(json.at("coverage_nonzero").at("0.5").get<double>(), result.coverage_nonzero[0],
+              1e-12);
+  json["per_batch"] = per_batch_json(result);
+  const auto back = eval_result_from_json(json);
+  EXPECT_EQ(back.coverage_nonzero, result.coverage_nonzero);
+  EXPECT_EQ(back.nonzero_fraction, result.nonzero_fraction);
+
+  // Where no output is exactly 0 the two coverages are one, and the JSON has only one.
+  const auto plain = evaluate_oracle(32, 16);
+  EXPECT_EQ(plain.nonzero_fraction, 1.0);
+  EXPECT_EQ(plain.coverage_nonzero, plain.coverage);
+  EXPECT_FALSE(to_json(plain).contains("coverage_nonzero"));
+}
+
 // Each task's kind is the kernel family it was drawn from, and the kinds' means, weighted by
 // their task counts, are the overall mean.
 TEST(Evaluation, TaskKindsAreTheKernelFamiliesAndAddUpToTheMean) {

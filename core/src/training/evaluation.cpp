@@ -93,6 +93,8 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
     quantiles[i] = central_interval_quantile(kCoverageLevels[i]);
   }
   double outputs = 0.0;
+  std::array<double, 3> inside_nonzero{};
+  double nonzero_outputs = 0.0;
   int64_t done = 0;
   for (int64_t index = 0; done < options.num_tasks; ++index) {
     const auto size = std::min(options.batch_size, options.num_tasks - done);
@@ -126,8 +128,12 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
               prediction.stddev.to(torch::kFloat64))
                  .abs();
     outputs += double(z.numel());
+    const auto nonzero = yt.ne(0);
+    nonzero_outputs += nonzero.sum().item<double>();
     for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
-      inside[i] += z.le(quantiles[i]).sum().item<double>();
+      const auto covered = z.le(quantiles[i]);
+      inside[i] += covered.sum().item<double>();
+      inside_nonzero[i] += covered.logical_and(nonzero).sum().item<double>();
     }
     done += size;
     if (progress && !progress({done, options.num_tasks, "evaluating"})) {
@@ -139,7 +145,9 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
   summarise_batches(result);
   for (size_t i = 0; i < inside.size(); ++i) {
     result.coverage[i] = outputs > 0 ? inside[i] / outputs : 0.0;
+    result.coverage_nonzero[i] = nonzero_outputs > 0 ? inside_nonzero[i] / nonzero_outputs : 0.0;
   }
+  result.nonzero_fraction = outputs > 0 ? nonzero_outputs / outputs : 1.0;
   return result;
 }
 
@@ -156,6 +164,14 @@ nlohmann::json to_json(const EvalResult& result) {
                          {"tasks", result.num_tasks},
                          {"batches", result.batch_ll.size()},
                          {"coverage", coverage}};
+  if (result.nonzero_fraction < 1.0) {
+    nlohmann::json nonzero = nlohmann::json::object();
+    for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
+      nonzero[coverage_key(i)] = result.coverage_nonzero[i];
+    }
+    json["coverage_nonzero"] = nonzero;
+    json["nonzero_fraction"] = result.nonzero_fraction;
+  }
   if (!result.batch_mixture_ll.empty()) {
     json["ll_mixture_mean"] = result.ll_mixture_mean;
     json["ll_mixture_stderr"] = result.ll_mixture_stderr;
@@ -228,6 +244,24 @@ EvalResult eval_result_from_json(const nlohmann::json& json) {
       fail("no coverage at level " + key);
     }
     result.coverage[i] = coverage.at(key).get<double>();
+  }
+  // Rows written before it was measured, or of data without exact zeros, have no
+  // coverage_nonzero: then it is the coverage over all outputs.
+  result.coverage_nonzero = result.coverage;
+  if (json.contains("coverage_nonzero")) {
+    const auto& nonzero = json.at("coverage_nonzero");
+    const auto fraction = json.value("nonzero_fraction", nlohmann::json());
+    if (!fraction.is_number() || fraction.get<double>() < 0 || fraction.get<double>() > 1) {
+      fail("coverage_nonzero without a nonzero_fraction in [0, 1]");
+    }
+    result.nonzero_fraction = fraction.get<double>();
+    for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
+      const auto key = coverage_key(i);
+      if (!nonzero.is_object() || !nonzero.contains(key) || !nonzero.at(key).is_number()) {
+        fail("no coverage_nonzero at level " + key);
+      }
+      result.coverage_nonzero[i] = nonzero.at(key).get<double>();
+    }
   }
   // Per-task values: only in rows of tasks with kinds, and only in files written since they were
   // added; without them a stored row still pairs batch by batch.

@@ -57,6 +57,12 @@ struct EvalResult {
   /// Fraction of held-out target outputs inside the central predictive interval of each level
   /// in kCoverageLevels (a calibrated model matches the level).
   std::array<double, 3> coverage{};
+  /// The same over the target outputs whose true value is not exactly 0, and the fraction of
+  /// outputs they are. Where a part of the data is exactly 0 (an image's background), a Gaussian
+  /// with a σ floor covers it at every level, so the coverage over all outputs says little about
+  /// the rest (the garment, its edges); elsewhere (no output exactly 0) both are equal.
+  std::array<double, 3> coverage_nonzero{};
+  double nonzero_fraction = 1.0;
   /// Where the tasks have kinds (TaskOracle::task_kinds; GP tasks: the kernel family), each
   /// task's kind and its log-likelihoods per target (marginal, as batch_ll, and joint, as
   /// batch_joint_ll), in task order: what ll_by_kind and paired_difference_by_kind break down.
