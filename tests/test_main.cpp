@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include "npe/blas_kernels.h"
 #include "npe/runtime.h"
 
 int main(int argc, char** argv) {
+  // The BLAS kernels the programs run (npe/blas_kernels.h), before anything else.
+  npe::use_the_cpus_blas_kernels(argv);
   npe::configure_allocator();
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();

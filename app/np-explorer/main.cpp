@@ -19,6 +19,7 @@
 #include "function1d/function_explorer.h"
 #include "main_window.h"
 #include "maps/map_explorer.h"
+#include "npe/blas_kernels.h"
 #include "npe/runtime.h"
 #include "training/training_tab.h"
 #include "unattended_exit.h"
@@ -38,6 +39,8 @@ bool asks_for_help_or_version(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else: this may run the program again with other BLAS kernels.
+  npe::use_the_cpus_blas_kernels(argv);
   // The map view renders with VTK, which needs an OpenGL 3.2 core context; this must be the
   // default before the application object exists.
   QSurfaceFormat format;

@@ -18,6 +18,7 @@
 
 #include "memory_bench.h"
 #include "model_file.h"
+#include "npe/blas_kernels.h"
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/task_registry.h"
@@ -68,7 +69,8 @@ nlohmann::json machine_json(torch::Device device) {
           {"precision", precision_name(pairwise_precision())},
           {"te_attention", attention_implementation_name(attention_implementation())},
           {"device", describe_device(device)},
-          {"libtorch", libtorch_version()}};
+          {"libtorch", libtorch_version()},
+          {"blas", describe_blas_kernels()}};
 }
 
 Timing summarise(std::vector<double> ms) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "npe/blas_kernels.h"
 #include "npe/runtime.h"
 
 namespace npe::cli {
@@ -32,8 +33,10 @@ int list_devices(bool json) {
          {"description", "CUDA (" + std::to_string(gpus) +
                              (gpus == 1 ? " GPU)" : " GPUs; npe trains on the first)")}});
   }
-  const nlohmann::json answer = {
-      {"protocol", kDevicesProtocol}, {"libtorch", libtorch_version()}, {"devices", devices}};
+  const nlohmann::json answer = {{"protocol", kDevicesProtocol},
+                                 {"libtorch", libtorch_version()},
+                                 {"blas", describe_blas_kernels()},
+                                 {"devices", devices}};
   if (json) {
     std::printf("%s\n", answer.dump().c_str());
     return 0;

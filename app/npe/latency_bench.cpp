@@ -45,6 +45,11 @@ namespace {
 
 struct LatencyArguments {
   int64_t repeats = 50, warmup = 5, context = 64, targets = 256;
+  // Whether --context / --targets were given: a task other than gp1d keeps its own counts
+  // where they were not.
+  bool context_given = false, targets_given = false;
+  std::string task = "gp1d";
+  std::vector<std::string> task_options;
   std::string models, device = "all", workload = "tasks";
   std::optional<std::string> models_dir, size;
   std::vector<std::string> model_files;
@@ -53,12 +58,52 @@ struct LatencyArguments {
   bool json = false;
 };
 
+// One task of batch 1 to time. gp1d: a GP task of exactly --context and --targets points (the
+// 1-D tab's workload). Any other task: one test task of that source (the tab's own kind of data,
+// any D_x and D_y) with --context context points and --targets targets taken from its points,
+// context first, so that a prediction is timed as a tab calls it (the images tab: 10 % of the
+// 56 x 56 canvas as context, every pixel a target).
+TaskBatch latency_batch(const LatencyArguments& a) {
+  if (a.task == "gp1d" && a.task_options.empty()) {
+    GpTaskConfig config;
+    config.min_num_context = config.max_num_context = a.context;
+    config.num_targets = a.targets;
+    return GpTaskGenerator(config).sample(1, 1234);
+  }
+  const auto source = make_task_source(a.task, parse_key_values(a.task_options, "--task-option"));
+  const auto drawn = source->sample(1, 1234, {}, Split::Test).task;
+  const auto num_context = a.context_given ? a.context : drawn.num_context();
+  const auto num_targets = a.targets_given ? a.targets : drawn.num_targets();
+  const auto xs = torch::cat({drawn.xc, drawn.xt}, 1);
+  const auto ys = torch::cat({drawn.yc, drawn.yt}, 1);
+  const auto points = xs.size(1);
+  if (num_context > points || num_targets > points) {
+    throw UsageError("--context/--targets: a " + a.task + " task has " + std::to_string(points) +
+                     " points (context and targets together); asked for " +
+                     std::to_string(num_context) + " context points and " +
+                     std::to_string(num_targets) + " targets");
+  }
+  // No oracle: the points were regrouped.
+  TaskBatch batch;
+  batch.task.xc = xs.slice(1, 0, num_context).contiguous();
+  batch.task.yc = ys.slice(1, 0, num_context).contiguous();
+  batch.task.xt = xs.slice(1, points - num_targets).contiguous();
+  batch.task.yt = ys.slice(1, points - num_targets).contiguous();
+  return batch;
+}
+
+// The extent of all inputs (max - min over every dimension), as the FLOP counts of grid-based
+// models take it.
+double input_span(const Task& task) {
+  const auto all = torch::cat({task.xc, task.xt}, 1).to(torch::kFloat64);
+  if (all.numel() == 0) return 0.0;
+  return (all.amax({0, 1}) - all.amin({0, 1})).max().item<double>();
+}
+
 int bench_latency(const LatencyArguments& a) {
   apply_runtime_options(a.runtime);
   const auto repeats = a.repeats;
   const auto warmup = a.warmup;
-  const auto num_context = a.context;
-  const auto num_targets = a.targets;
   const auto filter = parse_list(a.models);
   const auto& models_dir = a.models_dir;
   const auto& device_name = a.device;
@@ -74,18 +119,19 @@ int bench_latency(const LatencyArguments& a) {
   } else {
     devices.push_back(parse_device(device_name));
   }
-  GpTaskConfig config;
-  config.min_num_context = config.max_num_context = num_context;
-  config.num_targets = num_targets;
-  const auto batch = GpTaskGenerator(config).sample(1, 1234);
+  const auto batch = latency_batch(a);
+  const auto num_context = batch.task.num_context();
+  const auto num_targets = batch.task.num_targets();
+  const auto dim_x = batch.task.dim_x();
   std::vector<ModelConfig> configs;
   std::vector<std::filesystem::path> paths;
   if (size) {
+    if (a.task != "gp1d") throw UsageError("--size times fresh 1-D models: give it without --task");
     for (const auto& info : model_infos()) {
       if (!info.on_grid) configs.push_back(default_model_config(info.kind, *size));
     }
   } else {
-    for (const auto& s : bench_models(models_dir)) {
+    for (const auto& s : bench_models(models_dir, a.task)) {
       configs.push_back(s.metadata.model);
       paths.push_back(s.path);
     }
@@ -97,7 +143,7 @@ int bench_latency(const LatencyArguments& a) {
     // Each run's work by its own FLOP count (prediction_flops: forward_flops for neural kinds),
     // so that the table says how near the machine's matrix-multiply peak a prediction runs.
     std::vector<double> run_flops;
-    const BatchShape shape{1, num_context, num_targets, 6.0};
+    const BatchShape shape{1, num_context, num_targets, input_span(batch.task)};
     auto task = batch.task.to(device);
     auto sync = [device] {
       if (device.is_cuda()) torch::cuda::synchronize();
@@ -106,8 +152,8 @@ int bench_latency(const LatencyArguments& a) {
     std::vector<std::shared_ptr<Predictor>> baselines;
     for (const auto& info : predictor_infos()) {
       if (info.capabilities.trainable || !device.is_cpu() || !wanted(filter, info.name)) continue;
-      // The latency workload is 1-D: the baseline chosen for it by default.
-      if (filter.empty() && !info.capabilities.default_for_dim_x(1)) continue;
+      // The baseline chosen by default for the workload's input dimension.
+      if (filter.empty() && !info.capabilities.default_for_dim_x(dim_x)) continue;
       PredictorOptions options;
       options.fitted.iterations = fit_iterations;
       std::shared_ptr<Predictor> baseline = make_predictor(info.name, options);
@@ -117,7 +163,10 @@ int bench_latency(const LatencyArguments& a) {
     }
     std::vector<std::shared_ptr<NeuralProcessImpl>> keep;
     for (size_t i = 0; i < configs.size(); ++i) {
-      if (!wanted(filter, configs[i].kind)) continue;
+      // Rows of shipped checkpoints are named by file (tetnp, tetnp-paper): one kind may ship in
+      // several sizes, and --models picks either.
+      const auto row_name = size ? configs[i].kind : paths[i].stem().string();
+      if (!wanted(filter, configs[i].kind) && !wanted(filter, row_name)) continue;
       std::shared_ptr<NeuralProcessImpl> model;
       if (size) {
         torch::manual_seed(0);
@@ -128,9 +177,6 @@ int bench_latency(const LatencyArguments& a) {
         model = load_checkpoint(paths[i], device).model;
       }
       keep.push_back(model);
-      // Rows of shipped checkpoints are named by file (tetnp, tetnp-paper): one kind may ship in
-      // several sizes.
-      const auto row_name = size ? configs[i].kind : paths[i].stem().string();
       runs.push_back({row_name, [model, task, sync] {
                         torch::NoGradGuard no_grad;
                         model->predict(task);
@@ -173,6 +219,7 @@ int bench_latency(const LatencyArguments& a) {
                             {"p10_ms", t.p10_ms},
                             {"p90_ms", t.p90_ms},
                             {"runs", repeats},
+                            {"task", a.task},
                             {"context", num_context},
                             {"targets", num_targets},
                             {"threads", at::get_num_threads()},
@@ -193,8 +240,8 @@ int bench_latency(const LatencyArguments& a) {
     std::printf("%s\n", rows.dump().c_str());
     return 0;
   }
-  std::printf("one prediction, Nc = %lld, Nt = %lld, %lld runs after %lld warm-up\n",
-              (long long)num_context, (long long)num_targets, (long long)repeats,
+  std::printf("one prediction of a %s task, Nc = %lld, Nt = %lld, %lld runs after %lld warm-up\n",
+              a.task.c_str(), (long long)num_context, (long long)num_targets, (long long)repeats,
               (long long)warmup);
   std::printf("%-10s %-18s %10s %10s %10s %9s %8s\n", "model", "device", "median ms", "p10 ms",
               "p90 ms", "GFLOP/s", "% peak");
@@ -239,12 +286,21 @@ Command add_latency_bench(CLI::App& bench) {
       latency->add_option("--warmup", lat->warmup, "Untimed runs first (reference: 10)")
           ->check(at_least(0))
           ->capture_default_str();
-  latency->add_option("--context", lat->context, "Context points")
+  latency->add_option("--context", lat->context, "Context points (--task: the task's own count)")
       ->check(at_least(0))
-      ->capture_default_str();
-  latency->add_option("--targets", lat->targets, "Target points")
+      ->capture_default_str()
+      ->each([lat](const std::string&) { lat->context_given = true; });
+  latency->add_option("--targets", lat->targets, "Target points (--task: the task's own count)")
       ->check(at_least(1))
+      ->capture_default_str()
+      ->each([lat](const std::string&) { lat->targets_given = true; });
+  latency
+      ->add_option("--task", lat->task,
+                   "Task (" + task_names_text() +
+                       "): time its shipped models on one of its test tasks, cut to --context "
+                       "and --targets points, as a tab calls them")
       ->capture_default_str();
+  latency->add_option("--task-option", lat->task_options, "KEY=VALUE setting of --task");
   latency->add_option("--models", lat->models, "Comma-separated kinds");
   auto* dir = latency->add_option("--models-dir", lat->models_dir, "Folder of checkpoints");
   latency->add_option("--model", lat->model_files,

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "npe/blas_kernels.h"
 #include "npe/errors.h"
 #include "option_values.h"
 
@@ -80,6 +81,7 @@ int run(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  npe::use_the_cpus_blas_kernels(argv);
   // Setting up the parser allocates; nothing may escape main, not even bad_alloc.
   try {
     return run(argc, argv);

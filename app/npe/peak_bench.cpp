@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_common.h"
 #include "cpu_peak.h"
+#include "npe/blas_kernels.h"
 #include "npe/models/auto_precision.h"
 #include "npe/models/compute_settings.h"
 #include "npe/runtime.h"
@@ -31,6 +33,10 @@ int bench_peak(const PeakArguments& a) {
   // per-thread work.
   configure_threads(1);
   const auto peak = measure_cpu_peak(a.seconds);
+  // The models' other products (linear layers) go through libtorch to the BLAS library, whose
+  // kernels are chosen at load time (npe/blas_kernels.h).
+  const auto blas = describe_blas_kernels();
+  const double blas_gflops = matmul_peak_gflops(torch::kCPU, 2048);
   if (a.json) {
     nlohmann::json row{{"fp32_instruction", peak.fp32_instruction},
                        {"fp32_instruction_gflops", optional_number(peak.fp32_instruction_gflops)},
@@ -38,6 +44,8 @@ int bench_peak(const PeakArguments& a) {
                        {"fp32_tile_gflops", peak.fp32_tile_gflops},
                        {"bf16_tile_gflops", optional_number(peak.bf16_tile_gflops)},
                        {"tile_product", peak.tile_uses_onednn ? "oneDNN" : "libtorch"},
+                       {"blas", blas},
+                       {"blas_matmul_gflops", blas_gflops},
                        {"libtorch", libtorch_version()}};
     std::printf("%s\n", row.dump().c_str());
     return 0;
@@ -68,6 +76,9 @@ int bench_peak(const PeakArguments& a) {
   } else {
     std::printf("  bf16: not timed, %s\n", bf16_unavailable_reason().c_str());
   }
+  std::printf("float32 matrix product 2048 x 2048 through libtorch (BLAS: %s):\n",
+              blas.empty() ? "not OpenBLAS" : ("OpenBLAS " + blas).c_str());
+  std::printf("  %34s %8.1f GFLOP/s\n", "", blas_gflops);
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "npe/blas_kernels.h"
 #include "npe/cpu_info.h"
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gridded_field.h"
@@ -456,6 +457,29 @@ TEST_F(NpeCli, BenchLatencyAndTrainReportTimings) {
   EXPECT_LT(nlohmann::json::parse(cold.stdout_only)[0].at("steps_per_s").get<double>(), 1e5);
 }
 
+// A tab's own workload: the images tab predicts every pixel of the 56 x 56 canvas from 10 % of
+// them with its shipped models; --task times that, on one of the task's test pictures.
+TEST_F(NpeCli, BenchLatencyTimesATabsTaskWithItsShippedModels) {
+  auto images = run_npe(
+      "bench latency --task tfmnist-central --task-option targets_include_context=true "
+      "--context 314 --targets 3136 --models tepttnp-central,convcnp2d-central --repeats 2 "
+      "--warmup 0 --device cpu --json");
+  ASSERT_EQ(images.status, 0) << images.output;
+  const auto rows = nlohmann::json::parse(images.stdout_only);
+  ASSERT_EQ(rows.size(), 2u) << images.stdout_only;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("task"), "tfmnist-central");
+    EXPECT_EQ(row.at("context"), 314);
+    EXPECT_EQ(row.at("targets"), 3136);
+    EXPECT_GT(row.at("gflop").get<double>(), 0.0) << row.dump();
+  }
+  // More points than a task has is refused with the counts.
+  auto too_many = run_npe("bench latency --task tfmnist-central --context 100000 --repeats 1");
+  EXPECT_EQ(too_many.status, 2) << too_many.output;
+  EXPECT_NE(too_many.output.find("asked for 100000 context points"), std::string::npos)
+      << too_many.output;
+}
+
 // The reference workload is the authors' benchmark's: fixed sizes, paper-size models, and the
 // precision and attention implementation recorded with each row.
 TEST_F(NpeCli, BenchReferenceWorkloadTimesTheScriptsSizes) {
@@ -552,6 +576,27 @@ TEST_F(NpeCli, DevicesListsWhatTrainCanUse) {
     const auto name = d.at("name").get<std::string>();
     EXPECT_TRUE(name == "cpu" || name == "cuda") << name;
   }
+}
+
+// OpenBLAS 0.3.21 takes CPUs it does not know (a virtual machine's "Intel(R) Xeon(R)
+// Processor" with AVX-512) for Prescott and runs SSE3 kernels; npe then runs itself again with
+// the kernels its CPU runs. A user's OPENBLAS_CORETYPE stands.
+TEST_F(NpeCli, RunsTheBlasKernelsItsCpuRuns) {
+  auto blas_of = [](const std::string& environment) {
+    const std::string command = "env -u OPENBLAS_CORETYPE -u NPE_OPENBLAS_REPLACED_CORE " +
+                                environment + " " + NPE_EXECUTABLE + " devices --json";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    std::string out;
+    std::array<char, 512> buffer{};
+    while (pipe && std::fgets(buffer.data(), buffer.size(), pipe)) out += buffer.data();
+    EXPECT_EQ(pipe ? ::pclose(pipe) : -1, 0) << command;
+    return nlohmann::json::parse(out).at("blas").get<std::string>();
+  };
+  const auto chosen = blas_of("");
+  if (chosen.empty()) GTEST_SKIP() << "libtorch does not use OpenBLAS here";
+  const auto core = chosen.substr(0, chosen.find(' '));
+  EXPECT_FALSE(npe::better_openblas_core(core, npe::this_cpu()).has_value()) << chosen;
+  EXPECT_EQ(blas_of("OPENBLAS_CORETYPE=Prescott"), "Prescott (OPENBLAS_CORETYPE)");
 }
 
 TEST_F(NpeCli, BenchPeakTimesBothPrecisions) {
