@@ -52,7 +52,11 @@ void use_the_cpus_blas_kernels(char** argv) {
   const auto chosen = openblas_core();
   if (setenv("OPENBLAS_CORETYPE", better->c_str(), 1) != 0) return;
   setenv(kReplacedCore, chosen.c_str(), 1);
-  execv("/proc/self/exe", argv);
+  // The program's own file, not /proc/self/exe: the process is named after the file it runs
+  // (ps, top, pkill -x npe would see "exe").
+  std::array<char, 4096> self{};
+  const auto length = readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (length > 0) execv(self.data(), argv);
   // Not replaced (no /proc): go on with OpenBLAS's own kernels, and do not hand the variables to
   // child processes as if they were in effect here.
   unsetenv("OPENBLAS_CORETYPE");

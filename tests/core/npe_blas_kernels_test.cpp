@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "npe/blas_kernels.h"
 #include "npe/cpu_info.h"
@@ -47,6 +49,12 @@ TEST(BlasKernels, ThisProcessRunsKernelsItsCpuRuns) {
     GTEST_SKIP() << "OPENBLAS_CORETYPE chose " << core;
   }
   EXPECT_FALSE(better_openblas_core(core, this_cpu()).has_value()) << describe_blas_kernels();
+  // Run again or not, the process keeps its program's name (ps, top, pkill): an exec of
+  // /proc/self/exe would have named it "exe".
+  std::ifstream comm("/proc/self/comm");
+  std::string name;
+  std::getline(comm, name);
+  EXPECT_NE(name, "exe");
 }
 
 }  // namespace

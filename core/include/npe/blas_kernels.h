@@ -25,7 +25,7 @@ std::optional<std::string> better_openblas_core(const std::string& chosen, const
 
 /// Called first in main, before anything else runs: where OpenBLAS fell back to generic kernels
 /// that this CPU outruns and OPENBLAS_CORETYPE is not set (a user's choice always stands), runs
-/// the program again in this process (exec of /proc/self/exe with the same arguments, the
+/// the program again in this process (exec of its own file with the same arguments, the
 /// same process id) with OPENBLAS_CORETYPE set to better_openblas_core. Returns when nothing is
 /// to be done or the exec failed (then the program goes on with OpenBLAS's own choice).
 void use_the_cpus_blas_kernels(char** argv);
