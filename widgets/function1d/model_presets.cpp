@@ -35,7 +35,7 @@ const std::vector<ModelPreset>& function_model_presets() {
                   "models' periodic tasks nearly all of the gap is their mean, not their "
                   "spread, and it is largest where the context pins the period down: once the "
                   "GP knows the period it continues the exact oscillation, while the networks "
-                  "draw a smoother curve and widen their band to cover it (BENCHMARKS.md, "
+                  "draw a smoother curve and widen their band to cover it (docs/history/benchmarks.md, "
                   "\"The periodic gap\")."),
        // gp-bayes (100-200 ms a prediction) sets the pace here; the others are drawn first.
        {"gp-bayes", "shipped:tetnp-paper", "shipped:convcnp"}},
