@@ -154,6 +154,14 @@ int bench_latency(const LatencyArguments& a) {
       if (info.capabilities.trainable || !device.is_cpu() || !wanted(filter, info.name)) continue;
       // The baseline chosen by default for the workload's input dimension.
       if (filter.empty() && !info.capabilities.default_for_dim_x(dim_x)) continue;
+      // The oracle and the GP-prior baselines know GP tasks only: the workload of another task
+      // regroups its points and carries no oracle.
+      if ((info.capabilities.needs_oracle || info.capabilities.needs_gp_prior) && !batch.oracle) {
+        if (!filter.empty()) {
+          throw UsageError("--models " + info.name + ": it needs GP tasks (gp1d), not " + a.task);
+        }
+        continue;
+      }
       PredictorOptions options;
       options.fitted.iterations = fit_iterations;
       std::shared_ptr<Predictor> baseline = make_predictor(info.name, options);
@@ -167,6 +175,16 @@ int bench_latency(const LatencyArguments& a) {
       // several sizes, and --models picks either.
       const auto row_name = size ? configs[i].kind : paths[i].stem().string();
       if (!wanted(filter, configs[i].kind) && !wanted(filter, row_name)) continue;
+      // A task's folder may hold models of other input layouts (ERA5 with and without place
+      // features): time those that fit the workload, and say which did not.
+      if (configs[i].dim_x != dim_x || configs[i].dim_y != batch.task.dim_y()) {
+        std::fprintf(stderr,
+                     "npe bench latency: skipped %s: built for D_x = %lld, D_y = %lld; this %s "
+                     "task has D_x = %lld, D_y = %lld (--task-option changes its inputs)\n",
+                     row_name.c_str(), (long long)configs[i].dim_x, (long long)configs[i].dim_y,
+                     a.task.c_str(), (long long)dim_x, (long long)batch.task.dim_y());
+        continue;
+      }
       std::shared_ptr<NeuralProcessImpl> model;
       if (size) {
         torch::manual_seed(0);
@@ -240,7 +258,7 @@ int bench_latency(const LatencyArguments& a) {
     std::printf("%s\n", rows.dump().c_str());
     return 0;
   }
-  std::printf("one prediction of a %s task, Nc = %lld, Nt = %lld, %lld runs after %lld warm-up\n",
+  std::printf("one prediction of one %s task, Nc = %lld, Nt = %lld, %lld runs after %lld warm-up\n",
               a.task.c_str(), (long long)num_context, (long long)num_targets, (long long)repeats,
               (long long)warmup);
   std::printf("%-10s %-18s %10s %10s %10s %9s %8s\n", "model", "device", "median ms", "p10 ms",

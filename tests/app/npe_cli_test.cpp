@@ -478,6 +478,10 @@ TEST_F(NpeCli, BenchLatencyTimesATabsTaskWithItsShippedModels) {
   EXPECT_EQ(too_many.status, 2) << too_many.output;
   EXPECT_NE(too_many.output.find("asked for 100000 context points"), std::string::npos)
       << too_many.output;
+  // The oracle knows GP tasks only: named for another task it is refused, not run on nothing.
+  auto oracle = run_npe("bench latency --task tfmnist-central --models gp-oracle --repeats 1");
+  EXPECT_EQ(oracle.status, 2) << oracle.output;
+  EXPECT_NE(oracle.output.find("needs GP tasks"), std::string::npos) << oracle.output;
 }
 
 // The reference workload is the authors' benchmark's: fixed sizes, paper-size models, and the
