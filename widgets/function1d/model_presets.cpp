@@ -21,22 +21,23 @@ const std::vector<ModelPreset>& function_model_presets() {
                   "range and watch TNP break while the others move with the data."),
        {"gp-oracle", "shipped:tnp", "shipped:tetnp-paper", "shipped:convcnp"}},
       {tr_presets("What would an ideal neural process predict?"),
-       tr_presets("GP (Bayes over kernels): the best any model trained on the 1-D tasks can do, "
-                  "since it sees only the context, like the models, and weighs every kernel of "
-                  "their training prior. Beside it the closest models to it: the paper-size "
-                  "TE-TNP and ConvCNP; the side panel shows what the context says about the "
-                  "kernel.\n\nOn a periodic context the GP reads the period off the data (the "
-                  "side panel's curve over the period) and continues the pattern beyond them, "
-                  "at 0.05 nats per point from the GP that knows the period. The networks "
-                  "mostly fail at drawing the oscillation, not at finding its period: a small "
-                  "TE-TNP trained on one known period still loses 0.35 nats per point to the "
-                  "exact GP at period 1 and 1.13 at period 0.25, where there are four times as "
-                  "many cycles to draw; inferring the period adds 0.2-0.4. On the shipped "
-                  "models' periodic tasks nearly all of the gap is their mean, not their "
-                  "spread, and it is largest where the context pins the period down: once the "
-                  "GP knows the period it continues the exact oscillation, while the networks "
-                  "draw a smoother curve and widen their band to cover it (docs/history/benchmarks.md, "
-                  "\"The periodic gap\")."),
+       tr_presets(
+           "GP (Bayes over kernels): the best any model trained on the 1-D tasks can do, "
+           "since it sees only the context, like the models, and weighs every kernel of "
+           "their training prior. Beside it the closest models to it: the paper-size "
+           "TE-TNP and ConvCNP; the side panel shows what the context says about the "
+           "kernel.\n\nOn a periodic context the GP reads the period off the data (the "
+           "side panel's curve over the period) and continues the pattern beyond them, "
+           "at 0.05 nats per point from the GP that knows the period. The networks "
+           "mostly fail at drawing the oscillation, not at finding its period: a small "
+           "TE-TNP trained on one known period still loses 0.35 nats per point to the "
+           "exact GP at period 1 and 1.13 at period 0.25, where there are four times as "
+           "many cycles to draw; inferring the period adds 0.2-0.4. On the shipped "
+           "models' periodic tasks nearly all of the gap is their mean, not their "
+           "spread, and it is largest where the context pins the period down: once the "
+           "GP knows the period it continues the exact oscillation, while the networks "
+           "draw a smoother curve and widen their band to cover it (docs/history/benchmarks.md, "
+           "\"The periodic gap\")."),
        // gp-bayes (100-200 ms a prediction) sets the pace here; the others are drawn first.
        {"gp-bayes", "shipped:tetnp-paper", "shipped:convcnp"}},
       {tr_presets("Every translation-equivariant model"),
