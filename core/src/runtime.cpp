@@ -1,5 +1,6 @@
 #include "npe/runtime.h"
 
+#include <cstdio>
 #include <thread>
 
 #include <torch/torch.h>
@@ -10,6 +11,7 @@
 #endif
 
 #include "npe/errors.h"
+#include "npe/guard_page_allocator.h"
 
 namespace npe {
 
@@ -24,6 +26,17 @@ void configure_allocator() {
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+  // A hunt for memory errors asks for it (guard_page_allocator.h); a wrong value is said and
+  // ignored, never the end of the program.
+  try {
+    if (const auto settings = guard_page_settings_from_env()) {
+      install_guard_page_allocator(*settings);
+      std::fprintf(stderr, "NPE_GUARD_PAGES: %s (slow; for hunting memory errors)\n",
+                   describe_guard_page_allocator().c_str());
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s; ignored\n", e.what());
+  }
 }
 
 torch::Device parse_device(const std::string& name) {

@@ -17,7 +17,8 @@ constexpr int kMaxThreads = 1024;
 int configure_threads(int threads);
 
 /// Stops glibc from returning large temporaries to the kernel after every call (mmap/munmap
-/// churn measured to double the TE-TNP step time). No effect on other C libraries.
+/// churn measured to double the TE-TNP step time). No effect on other C libraries. Installs the
+/// guard-page allocator when the environment sets NPE_GUARD_PAGES (guard_page_allocator.h).
 void configure_allocator();
 
 /// "cpu", "cuda" or "auto" (CUDA when available). Throws ConfigError for "cuda" without a GPU
