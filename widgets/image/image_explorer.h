@@ -12,6 +12,7 @@
 
 class QCheckBox;
 class QLabel;
+class QScrollArea;
 class QSpinBox;
 class QUndoStack;
 
@@ -78,6 +79,7 @@ class ImageExplorer final : public ExplorerPanel {
 
  protected:
   void keyPressEvent(QKeyEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private Q_SLOTS:
   void onPredictions(const npe::widgets::PredictionResult& result);
@@ -93,6 +95,8 @@ class ImageExplorer final : public ExplorerPanel {
   void redrawCanvas();
   void schedulePredictions(bool refine);
   QRect trainingWindow() const;
+  /// Narrows the prediction grid until every shown model's row fits the height it has.
+  void fitGridToHeight();
   int baseIndex(int display_row, int display_column) const;
   /// The canvas as shown (truth and context at the current translation), for the read-outs.
   ShownCanvas shownCanvas() const;
@@ -103,6 +107,7 @@ class ImageExplorer final : public ExplorerPanel {
   ExplorerController* m_controller = nullptr;
   ImageCanvas* m_canvas = nullptr;
   PredictionGrid* m_grid = nullptr;
+  QScrollArea* m_grid_area = nullptr;
   ModelList* m_models = nullptr;
   MetricsTable* m_metrics = nullptr;
   ImageControls* m_controls = nullptr;

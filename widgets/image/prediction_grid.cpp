@@ -15,6 +15,8 @@ namespace {
 
 // The column of model names beside the pictures (pixels).
 constexpr int kLabelMinimumWidth = 90, kLabelMaximumWidth = 150;
+// The smallest a picture is drawn (pixels): 4 screen pixels per image pixel of a 28 × 28 canvas.
+constexpr int kViewMinimumSize = 120;
 
 }  // namespace
 
@@ -35,6 +37,20 @@ double PredictionGrid::stddevScale() const {
     if (row.stddev.defined()) top = std::max(top, row.stddev.max().item<double>());
   }
   return top > 0 ? top : 1.0;
+}
+
+int PredictionGrid::widthShowingEveryRow(int height) const {
+  const int rows = static_cast<int>(m_rows.size());
+  if (rows == 0) return QWIDGETSIZE_MAX;
+  const int spacing = std::max(m_layout->verticalSpacing(), 0);
+  int header = 0;  // the titles and the colour bars
+  for (int r = 0; r < 2; ++r) {
+    if (auto* item = m_layout->itemAtPosition(r, 2)) header += item->sizeHint().height() + spacing;
+  }
+  const int side = std::max(kViewMinimumSize, (height - header) / rows - spacing);
+  int labels = kLabelMinimumWidth;  // the names' column, as wide as setRows made it
+  for (const auto* cell : m_cells) labels = std::max(labels, cell->minimumWidth());
+  return labels + 2 * side + 2 * std::max(m_layout->horizontalSpacing(), 0);
 }
 
 void PredictionGrid::setRows(std::vector<Row> rows) {
@@ -90,7 +106,7 @@ void PredictionGrid::rebuild() {
     m_cells.push_back(label);
     for (int k = 0; k < 2; ++k) {
       auto* view = new PixelView(this);
-      view->setMinimumSize(120, 120);
+      view->setMinimumSize(kViewMinimumSize, kViewMinimumSize);
       m_layout->addWidget(view, grid_row, 1 + k);
       connect(view, &PixelView::hovered, this, &PredictionGrid::hovered);
       m_views.push_back(view);

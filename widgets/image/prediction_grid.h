@@ -36,6 +36,9 @@ class PredictionGrid final : public QWidget {
   /// The text beside row i (model name and any note); for tests.
   QString rowText(int i) const;
   double stddevScale() const;
+  /// The widest this grid may be for every row to fit into `height` pixels, its pictures square
+  /// (down to their minimum size: below that, its scroll area scrolls).
+  int widthShowingEveryRow(int height) const;
 
  Q_SIGNALS:
   void hovered(int row, int column);
