@@ -32,10 +32,15 @@ for round in $(seq 1 "$rounds"); do
       --val-every 200 --val-tasks 16 --out "$checkpoint")
   fi
   # STRESS_GUARD=alternate: odd rounds run the tile products guarded (NPE_TILE_MATMUL_GUARD,
-  # several times slower), even rounds as users run them.
+  # several times slower), even rounds every tensor against a guard page (NPE_GUARD_PAGES: a
+  # write past a tensor's end faults, in code that ASan does not see too).
   guard_env=()
-  if [ "${STRESS_GUARD:-}" = alternate ] && [ $((round % 2)) -eq 1 ]; then
-    guard_env=(NPE_TILE_MATMUL_GUARD=1)
+  if [ "${STRESS_GUARD:-}" = alternate ]; then
+    if [ $((round % 2)) -eq 1 ]; then
+      guard_env=(NPE_TILE_MATMUL_GUARD=1)
+    else
+      guard_env=(NPE_GUARD_PAGES=end NPE_GUARD_PAGES_ALIGNMENT=2)
+    fi
   fi
   : >"$log"  # there before the wait below reads it
   env "${guard_env[@]}" "$npe" train "${args[@]}" --precision bf16 --threads "$threads" --checkpoint-every 50 \
@@ -57,10 +62,10 @@ for round in $(seq 1 "$rounds"); do
   step=$(sed -n 's/^stopped .* at step \([0-9]*\) of.*/\1/p' "$log")
   if [ "$status" -ne 0 ] || [ -z "$step" ] ||
     grep -qE "ERROR: AddressSanitizer|runtime error:|malloc\(\)|free\(\)|corrupted|double free" "$log"; then
-    echo "round $round${guard_env:+ (guarded)}: FAILED (exit status $status); log $log"
+    echo "round $round${guard_env:+ (${guard_env[*]})}: FAILED (exit status $status); log $log"
     tail -n 40 "$log"
     exit 1
   fi
-  echo "round $round${guard_env:+ (guarded)}: stopped at step $step, exit status 0"
+  echo "round $round${guard_env:+ (${guard_env[*]})}: stopped at step $step, exit status 0"
 done
 echo "$kind, $threads thread(s): $rounds rounds, $signals signals, last step $step, no error"
