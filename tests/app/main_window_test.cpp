@@ -8,9 +8,11 @@
 #include <QTemporaryDir>
 
 #include "common/explorer_panel.h"
+#include "common/model_list.h"
 #include "function1d/function_explorer.h"
 #include "image/image_explorer.h"
 #include "main_window.h"
+#include "training/training_request.h"
 #include "training/training_tab.h"
 
 using npe::app::MainWindow;
@@ -61,6 +63,43 @@ class MainWindowTest : public QObject {
     file.write("not a model");
     file.close();
     QVERIFY(!window.openFile(text));
+  }
+  // "Use in explorer" on a job in the training tab puts the model being trained into the tab of
+  // its task (a gp1d model: the 1-D tab) and replaces it there at each new checkpoint.
+  void useInExplorerShowsTheModelBeingTrainedAndRefreshesIt() {
+    QTemporaryDir dir;
+    MainWindow window(torch::kCPU);
+    auto* tab = window.trainingTab();
+    npe::widgets::TrainingRequest request;
+    request.task = "gp1d";
+    request.model = "tnp";
+    request.size = "small";
+    request.steps = 1000000;  // until stopped
+    request.batch_size = 4;
+    request.device = "cpu";
+    request.checkpoint_every = 5;
+    request.validation_every = 5;
+    request.output_path = dir.filePath("watched.pt");
+    tab->setFormRequest(request);
+    QVERIFY(tab->submit().isEmpty());
+    tab->useInExplorer(0);
+    auto* list = window.functionExplorer()->findChild<npe::widgets::ModelList*>();
+    QVERIFY(list);
+    const auto entries_of_the_job = [&] {
+      QStringList names;
+      for (const auto& e : list->entries()) {
+        if (e.checkpoint_path == tab->jobCheckpoint(0)) names << e.name;
+      }
+      return names;
+    };
+    constexpr int kTimeoutMs = 120000;
+    QTRY_VERIFY_WITH_TIMEOUT(entries_of_the_job().value(0).contains("training, step"), kTimeoutMs);
+    const auto first = entries_of_the_job().value(0);
+    // A later checkpoint replaces the model in place: one entry, a later step.
+    QTRY_VERIFY_WITH_TIMEOUT(entries_of_the_job().value(0) != first, kTimeoutMs);
+    QCOMPARE(entries_of_the_job().size(), 1);
+    tab->stopAllAndWait();
+    QVERIFY(!tab->hasActiveJobs());
   }
 };
 
