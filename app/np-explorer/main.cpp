@@ -20,6 +20,7 @@
 #include "main_window.h"
 #include "maps/map_explorer.h"
 #include "npe/blas_kernels.h"
+#include "npe/crash_report.h"
 #include "npe/runtime.h"
 #include "training/training_tab.h"
 #include "unattended_exit.h"
@@ -39,7 +40,9 @@ bool asks_for_help_or_version(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Before anything else: this may run the program again with other BLAS kernels.
+  npe::install_crash_report("np-explorer");
+  // Before anything else but the crash report: this may run the program again with other BLAS
+  // kernels.
   npe::use_the_cpus_blas_kernels(argv);
   // The map view renders with VTK, which needs an OpenGL 3.2 core context; this must be the
   // default before the application object exists.

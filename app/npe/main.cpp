@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "npe/blas_kernels.h"
+#include "npe/crash_report.h"
 #include "npe/errors.h"
 #include "option_values.h"
 
@@ -81,12 +82,18 @@ int run(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  npe::install_crash_report("npe");
   npe::use_the_cpus_blas_kernels(argv);
+  int status = 1;
   // Setting up the parser allocates; nothing may escape main, not even bad_alloc.
   try {
-    return run(argc, argv);
+    status = run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "npe: error: %s\n", e.what());
-    return 1;
   }
+  // What was printed reaches its file before exit's destructors run: a crash there (a report
+  // says "while exiting") then loses nothing the command said, such as `npe train`'s summary.
+  std::fflush(stdout);
+  npe::set_crash_phase("exiting (static destructors, libraries unloading)");
+  return status;
 }

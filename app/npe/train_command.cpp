@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "field_options.h"
 #include "npe/atomic_file.h"
+#include "npe/crash_report.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
@@ -354,7 +355,9 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
   if (bar) bar->finish();
   if (!leader) return 0;
 
+  set_crash_phase("writing the metadata copies");
   write_metadata_copies();
+  set_crash_phase("reporting the end of the run");
   if (json) {
     emit({{"event", "finished"},
           {"step", result.steps},

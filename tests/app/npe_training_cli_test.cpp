@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "npe/crash_report.h"
 #include "npe/models/auto_precision.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/compute_settings.h"
@@ -279,6 +281,37 @@ TEST_F(NpeTrainJob, TerminateSignalStopsAfterAFinalCheckpoint) {
   EXPECT_EQ(finished["stopped"], true);
   EXPECT_EQ(child.wait(), 0);
   EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, finished["step"].get<int64_t>());
+}
+
+// A fatal signal ends `npe train` with a report in its error output: the program, the signal,
+// what the run was doing and its stack, so that a crash of a long unattended run (glibc's heap
+// checks abort with SIGABRT) says where it happened. The run still dies of the signal, as the
+// shell and the training tab expect. The signals come from outside here, as a stray write or an
+// abort would raise them inside.
+TEST_F(NpeTrainJob, AFatalSignalIsReportedWithWhatTheRunWasDoing) {
+  if (npe::sanitizer_reports_crashes()) GTEST_SKIP() << "the sanitizers report crashes themselves";
+  for (const int signal : {SIGSEGV, SIGABRT}) {
+    SCOPED_TRACE("signal " + std::to_string(signal));
+    const auto log = dir / ("crash-" + std::to_string(signal) + ".log");
+    Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "0", "--out",
+                             (dir / "crash.pt").string(), "--progress-json"}),
+                log);
+    ASSERT_FALSE(child.next("progress").is_null());
+    child.kill(signal);
+    EXPECT_EQ(child.wait(), -signal);
+    const auto report = slurp(log);
+    EXPECT_NE(
+        report.find(std::string("npe died of ") + (signal == SIGSEGV ? "SIGSEGV" : "SIGABRT")),
+        std::string::npos)
+        << report;
+    // The phase: a step, a validation or a progress line (the run had begun).
+    EXPECT_NE(report.find(" while "), std::string::npos) << report;
+    // The stack, one frame per line with its binary: at least the handler and the C library.
+    const auto stack = report.find("its stack:\n");
+    ASSERT_NE(stack, std::string::npos) << report;
+    EXPECT_GE(std::count(report.begin() + stack, report.end(), '\n'), 3) << report;
+    EXPECT_NE(report.find("libc.so", stack), std::string::npos) << report;
+  }
 }
 
 // A closed terminal or ssh session (SIGHUP) and a reader that went away (its next event line

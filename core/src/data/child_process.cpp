@@ -136,6 +136,10 @@ std::string run_in_child(const std::function<void(ChildChannel&)>& work,
                        std::string("cannot start a child process: ") + std::strerror(error)};
   }
   if (child == 0) {
+    // A library crashing on a corrupt file is what the child is for: the parent reports it as an
+    // error, so the program's crash report (npe/crash_report.h) stays quiet here.
+    for (int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT})
+      ::signal(signal_number, SIG_DFL);
     ::close(from_child);
     ChildChannel channel(to_parent);
     run_work(work, channel);

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "npe/atomic_file.h"
+#include "npe/crash_report.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
@@ -396,6 +397,7 @@ TrainResult TrainingJob::run(const TrainingCallback& callback) {
     const auto step_start = Clock::now();
     const double wall_time_before = m_wall_time_s;
     ++m_step;
+    set_crash_phase("training (a step)");
     last_loss = train_step();
     const double alpha = std::max(1.0 / double(m_step), 1.0 / kLossSmoothingSteps);
     m_smoothed_loss = std::isfinite(m_smoothed_loss)
@@ -411,7 +413,9 @@ TrainResult TrainingJob::run(const TrainingCallback& callback) {
         if (std::isfinite(record.validation_ll))
           best_before = std::max(best_before, record.validation_ll);
       }
+      set_crash_phase("validating");
       validation = &validate();
+      set_crash_phase("writing the best checkpoint");
       if (options.keep_best && !m_checkpoint_path.empty() &&
           std::isfinite(validation->validation_ll) && validation->validation_ll > best_before) {
         save(best_checkpoint_path(m_checkpoint_path), /*best_of_run=*/true);
@@ -422,6 +426,7 @@ TrainResult TrainingJob::run(const TrainingCallback& callback) {
         last || (m_checkpoint_every > 0 && m_step % m_checkpoint_every == 0);
     m_wall_time_s = wall_time_before + seconds_since(step_start);
     if (is_leader() && !m_checkpoint_path.empty() && checkpoint_due) {
+      set_crash_phase("writing a checkpoint");
       save(m_checkpoint_path);
       last_saved = m_step;
       checkpoint = &m_checkpoint_path;
@@ -438,6 +443,7 @@ TrainResult TrainingJob::run(const TrainingCallback& callback) {
       window_training_s = 0.0;
       window_steps = 0;
     }
+    set_crash_phase("reporting progress");
     if (callback) {
       TrainingStatus status;
       status.step = m_step;
@@ -459,8 +465,10 @@ TrainResult TrainingJob::run(const TrainingCallback& callback) {
     }
   }
   if (stop && !m_checkpoint_path.empty() && is_leader() && last_saved != m_step) {
+    set_crash_phase("writing the final checkpoint of a stopped run");
     save(m_checkpoint_path);
   }
+  set_crash_phase("finishing the run");
   if (options.steps == 0 && is_leader()) validate();
   m_model->eval();
   result.steps = m_step;
