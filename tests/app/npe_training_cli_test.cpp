@@ -314,6 +314,28 @@ TEST_F(NpeTrainJob, AFatalSignalIsReportedWithWhatTheRunWasDoing) {
   }
 }
 
+// The output folder deleted under a running `npe train` (a cleanup script, a user tidying up):
+// the next checkpoint puts it back, and a stop still leaves a whole, resumable checkpoint there.
+TEST_F(NpeTrainJob, ADeletedOutputFolderIsMadeAgainAtTheNextCheckpoint) {
+  const auto folder = dir / "runs";
+  const auto out = folder / "d.pt";
+  Child child(join(quick, {"--steps", "100000", "--checkpoint-every", "5", "--out", out.string(),
+                           "--progress-json"}),
+              dir / "deleted.log");
+  const auto first = child.next("checkpoint");
+  ASSERT_FALSE(first.is_null());
+  fs::remove_all(folder);
+  ASSERT_FALSE(fs::exists(folder));
+  const auto next = child.next("checkpoint");
+  ASSERT_FALSE(next.is_null()) << slurp(dir / "deleted.log");
+  EXPECT_GT(next["step"].get<int64_t>(), first["step"].get<int64_t>());
+  child.kill(SIGTERM);
+  const auto finished = child.next("finished");
+  ASSERT_FALSE(finished.is_null()) << slurp(dir / "deleted.log");
+  EXPECT_EQ(child.wait(), 0);
+  EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, finished["step"].get<int64_t>());
+}
+
 // A closed terminal or ssh session (SIGHUP) and a reader that went away (its next event line
 // fails: a dropped connection) both end the run as a stop does, with a final checkpoint,
 // instead of killing it wherever it is (SIGHUP's and SIGPIPE's default).

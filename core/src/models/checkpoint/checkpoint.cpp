@@ -323,20 +323,10 @@ CheckpointMetadata CheckpointMetadata::from_json(const nlohmann::json& json) {
   return m;
 }
 
-void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model,
-                     const CheckpointMetadata& metadata, const ArchiveWriter& extra) {
-  auto state = named_state(model);
-  torch::serialize::OutputArchive archive;
-  archive.write(kMetadataKey, c10::IValue(metadata.to_json().dump(2)));
-  archive.write(kChecksumKey, c10::IValue(std::to_string(checksum(state))));
-  for (const auto& [name, tensor] : state) {
-    archive.write(name, tensor.detach().to(torch::kCPU));
-  }
-  if (extra) extra(archive);
-  if (path.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-  }
+namespace {
+
+void write_checkpoint_archive(const std::filesystem::path& path,
+                              torch::serialize::OutputArchive& archive) {
   try {
     write_atomically(path, [&archive, &path](const std::filesystem::path& tmp) {
       ArchiveFileSink sink(tmp);
@@ -356,6 +346,39 @@ void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model
     throw;
   } catch (const Error& e) {
     throw CheckpointError("cannot write checkpoint '" + path.string() + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+void save_checkpoint(const std::filesystem::path& path, NeuralProcessImpl& model,
+                     const CheckpointMetadata& metadata, const ArchiveWriter& extra) {
+  auto state = named_state(model);
+  torch::serialize::OutputArchive archive;
+  archive.write(kMetadataKey, c10::IValue(metadata.to_json().dump(2)));
+  archive.write(kChecksumKey, c10::IValue(std::to_string(checksum(state))));
+  for (const auto& [name, tensor] : state) {
+    archive.write(name, tensor.detach().to(torch::kCPU));
+  }
+  if (extra) extra(archive);
+  // The folder is made (again) if it is missing: a training run whose output folder was deleted
+  // under it puts it back at its next checkpoint, also when the folder vanished mid-write (then
+  // the write is tried once more).
+  const auto folder_missing = [&path] {
+    if (!path.has_parent_path()) return false;
+    std::error_code ec;
+    const bool missing = !std::filesystem::exists(path.parent_path(), ec);
+    if (missing) std::filesystem::create_directories(path.parent_path(), ec);
+    return missing;
+  };
+  folder_missing();
+  for (int attempt = 0;; ++attempt) {
+    try {
+      write_checkpoint_archive(path, archive);
+      return;
+    } catch (const Error&) {
+      if (attempt > 0 || !folder_missing()) throw;
+    }
   }
 }
 
