@@ -320,6 +320,12 @@ TEST(ModelSizes, OptionsThatMakeUpAPresetAreNamedByIt) {
   config.options<TransformerOptions>().num_heads = 8;
   config.options<TransformerOptions>().head_dim = 16;
   EXPECT_EQ(matching_model_size(config, images), "medium");
+  // Options the sizes do not differ in are choices on top of a size: a σ per pixel at the
+  // medium size is still the medium size (`npe train --size medium --model-option
+  // heteroscedastic=true`).
+  auto heteroscedastic = nlohmann::json(config.to_json());
+  heteroscedastic["heteroscedastic"] = true;
+  EXPECT_EQ(matching_model_size(ModelConfig::from_json(heteroscedastic), images), "medium");
   config.options<TransformerOptions>().num_layers = 7;
   EXPECT_EQ(matching_model_size(config, images), "custom");
 }

@@ -133,8 +133,25 @@ ModelConfig default_model_config(const std::string& kind, const std::string& siz
 
 std::string matching_model_size(const ModelConfig& config, const TaskSource& task) {
   const auto json = config.to_json();
+  std::vector<nlohmann::json> presets;
   for (const auto& size : model_sizes()) {
-    if (default_model_config(config.kind, size, task).to_json() == json) return size;
+    presets.push_back(default_model_config(config.kind, size, task).to_json());
+  }
+  // A size is what the presets differ in (widths, depths, heads); other options (a σ per pixel,
+  // the location updates) are choices on top of a size, not another size.
+  const auto differs_between_sizes = [&presets](const std::string& key) {
+    for (const auto& preset : presets) {
+      if (preset.value(key, nlohmann::json()) != presets.front().value(key, nlohmann::json()))
+        return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < presets.size(); ++i) {
+    bool same = true;
+    for (const auto& [key, value] : presets[i].items()) {
+      if (differs_between_sizes(key) && json.value(key, nlohmann::json()) != value) same = false;
+    }
+    if (same) return model_sizes()[i];
   }
   return "custom";
 }

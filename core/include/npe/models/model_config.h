@@ -96,8 +96,9 @@ class TaskSource;
 ModelConfig default_model_config(const std::string& kind, const std::string& size,
                                  const TaskSource& task);
 
-/// The named size whose preset for `task` is exactly `config` (so a model configured field by
-/// field with a preset's values is recorded and shown as that size), else "custom".
+/// The named size whose preset for `task` `config` has in every option the presets differ in
+/// (widths, depths, heads), else "custom": a model configured field by field with a preset's
+/// values is recorded and shown as that size, also with options on top of it (a σ per pixel).
 std::string matching_model_size(const ModelConfig& config, const TaskSource& task);
 
 }  // namespace npe
