@@ -415,9 +415,9 @@ TrainResult TrainingJob::run(const TrainingCallback& callback) {
       }
       set_crash_phase("validating");
       validation = &validate();
-      set_crash_phase("writing the best checkpoint");
       if (options.keep_best && !m_checkpoint_path.empty() &&
           std::isfinite(validation->validation_ll) && validation->validation_ll > best_before) {
+        set_crash_phase("writing the best checkpoint");
         save(best_checkpoint_path(m_checkpoint_path), /*best_of_run=*/true);
       }
     }
