@@ -109,6 +109,33 @@ TEST_P(PairwiseAttention, FusedEqualsPlainInValues) {
   }
 }
 
+// A prediction (no gradients: nothing is kept for a backward pass, and in float32 rho and phi
+// run without products, pairwise_mlp_tile.h) against the plain layer in float64.
+TEST_P(PairwiseAttention, PredictionWithoutGradientsMatchesFloat64) {
+  SettingsGuard guard;
+  const auto s = GetParam();
+  auto predict = [&](AttentionImplementation implementation, torch::ScalarType dtype) {
+    set_attention_implementation(implementation);
+    set_pairwise_precision(Precision::fp32);
+    torch::manual_seed(3);
+    TeMultiHeadAttention layer(16, 4, 4, s.dim_x, s.width, 0, s.update_locations);
+    layer->to(dtype);
+    const auto zq = torch::randn({s.batch, s.queries, 16}).to(dtype);
+    const auto xq = (3.0 * torch::randn({s.batch, s.queries, s.dim_x})).to(dtype);
+    const auto zk = torch::randn({s.batch, s.keys, 16}).to(dtype);
+    const auto xk = (3.0 * torch::randn({s.batch, s.keys, s.dim_x})).to(dtype);
+    torch::NoGradGuard no_grad;
+    const auto out = layer->forward(zq, xq, zk, xk, /*return_weights=*/true);
+    return std::vector<torch::Tensor>{out.z, out.x, out.weights};
+  };
+  const auto exact = predict(AttentionImplementation::plain, torch::kFloat64);
+  const auto fused = predict(AttentionImplementation::fused, torch::kFloat32);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    EXPECT_LT(relative_difference(fused[i].to(torch::kFloat64), exact[i]), kFloat32Values)
+        << "tensor " << i;
+  }
+}
+
 // Values and every gradient (inputs and parameters) against the same layer in float64. Shape 4
 // has a pre-activation within rounding of zero: an earlier fused kernel that summed rho's first
 // layer in another order flipped that ReLU here (its weight gradients moved 1e-5).

@@ -100,11 +100,14 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
       hidden2 = torch::empty({s.batch, s.queries, s.keys, s.width}, mm_options);
     const Tiling tiling(s.batch, s.queries, s.keys, pairs_per_tile(s.width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * s.keys;
+    // A prediction in float32 (nothing kept) runs rho without products, 16 pairs at a time.
+    const bool rho_in_registers = !keep_for_backward && !bf16 &&
+                                  pairwise_mlp_tile_forward_applies(s.input_dim, s.width, s.heads);
     pair_tiles::for_each_tile_range(tiling.count, [&](int64_t begin, int64_t end) {
       auto u_buffer = torch::empty({s.input_dim, max_pairs}, f32);
-      const auto scratch1 = torch::empty({max_pairs, s.width}, mm_options);
-      Tensor scratch2;  // this thread's second activation when nothing is kept
-      if (!keep_for_backward) scratch2 = torch::empty_like(scratch1);
+      Tensor scratch1, scratch2;  // the activations; the second only when nothing is kept
+      if (!rho_in_registers) scratch1 = torch::empty({max_pairs, s.width}, mm_options);
+      if (!rho_in_registers && !keep_for_backward) scratch2 = torch::empty_like(scratch1);
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * s.keys;
@@ -113,13 +116,17 @@ class PairwiseKernelAttention : public torch::autograd::Function<PairwiseKernelA
         auto rows_of = [&](const Tensor& t, int64_t width) {
           return t.select(0, tile.b).narrow(0, tile.q0, tile.rows).view({-1, width});
         };
-        auto h1 = scratch1.narrow(0, 0, pairs);
-        auto h2 = keep_for_backward ? rows_of(hidden2, s.width) : scratch2.narrow(0, 0, pairs);
-        tile_matmul(h1, u_t.t(), w1t, {&b1m, true});
-        tile_matmul(h2, h1, w2t, {&b2m, true});
-        // The logits, transposed into the weights' place [H, rows * Nk]; then the softmax over
-        // the keys in place.
-        tile_matmul(flat_tile(weights, tile), w3m, h2.t());
+        // The logits go transposed into the weights' place [H, rows * Nk]; then the softmax
+        // over the keys runs in place.
+        if (rho_in_registers) {
+          pairwise_mlp_tile_forward(w1, b1, w2, b2, w3, Tensor(), u_t, flat_tile(weights, tile));
+        } else {
+          auto h1 = scratch1.narrow(0, 0, pairs);
+          auto h2 = keep_for_backward ? rows_of(hidden2, s.width) : scratch2.narrow(0, 0, pairs);
+          tile_matmul(h1, u_t.t(), w1t, {&b1m, true});
+          tile_matmul(h2, h1, w2t, {&b2m, true});
+          tile_matmul(flat_tile(weights, tile), w3m, h2.t());
+        }
         const auto tile_weights = weights.select(0, tile.b).narrow(1, tile.q0, tile.rows);
         softmax_over_keys_(tile_weights);
         tile_matmul(heads_first(attended.select(0, tile.b).narrow(0, tile.q0, tile.rows)),

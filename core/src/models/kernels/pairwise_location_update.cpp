@@ -47,22 +47,29 @@ class PairwiseLocationUpdate : public torch::autograd::Function<PairwiseLocation
     if (keep_for_backward) hidden2 = torch::empty({batch, queries, keys, width}, mm_options);
     const Tiling tiling(batch, queries, keys, pairs_per_tile(width, matmul_dtype));
     const int64_t max_pairs = tiling.rows_per_tile * keys;
+    // A prediction in float32 (nothing kept) runs phi without products, 16 pairs at a time.
+    const bool phi_in_registers =
+        !keep_for_backward && !bf16 && pairwise_mlp_tile_forward_applies(w1.size(1), width, 1);
     pair_tiles::for_each_tile_range(tiling.count, [&](int64_t begin, int64_t end) {
-      const auto scratch1 = torch::empty({max_pairs, width}, mm_options);
-      Tensor scratch2;  // this thread's second activation when nothing is kept
-      if (!keep_for_backward) scratch2 = torch::empty_like(scratch1);
+      Tensor scratch1, scratch2;  // the activations; the second only when nothing is kept
+      if (!phi_in_registers) scratch1 = torch::empty({max_pairs, width}, mm_options);
+      if (!phi_in_registers && !keep_for_backward) scratch2 = torch::empty_like(scratch1);
       for (int64_t i = begin; i < end; ++i) {
         const auto tile = tiling[i];
         const int64_t pairs = tile.rows * keys;
         const auto alpha_t = flat_tile(weights, tile).to(matmul_dtype);  // [H, pairs]
-        auto p1 = scratch1.narrow(0, 0, pairs);
-        auto p2 =
-            keep_for_backward ? tile_rows(hidden2, tile, width) : scratch2.narrow(0, 0, pairs);
-        tile_matmul(p1, alpha_t.t(), w1t, {&b1m, true});
-        tile_matmul(p2, p1, w2t, {&b2m, true});
-        const auto s = tile_rows(scores, tile, keys);  // [rows, Nk]
-        tile_matmul(s.view({1, pairs}), w3m, p2.t());
-        s.add_(b3);
+        const auto s = tile_rows(scores, tile, keys);                    // [rows, Nk]
+        if (phi_in_registers) {
+          pairwise_mlp_tile_forward(w1, b1, w2, b2, w3, b3, alpha_t, s.view({1, pairs}));
+        } else {
+          auto p1 = scratch1.narrow(0, 0, pairs);
+          auto p2 =
+              keep_for_backward ? tile_rows(hidden2, tile, width) : scratch2.narrow(0, 0, pairs);
+          tile_matmul(p1, alpha_t.t(), w1t, {&b1m, true});
+          tile_matmul(p2, p1, w2t, {&b2m, true});
+          tile_matmul(s.view({1, pairs}), w3m, p2.t());
+          s.add_(b3);
+        }
         const auto diff = tile_differences(tile, xq, xk);  // [rows, Nk, Dx]
         tile_rows(moved, tile, xq.size(2))
             .copy_(xq.select(0, tile.b).narrow(0, tile.q0, tile.rows) +

@@ -1,5 +1,5 @@
 #pragma once
-// The backward pass of a pairwise MLP over one tile of pairs, shared by the fused TE kernels:
+// A pairwise MLP over one tile of pairs, shared by the fused TE kernels:
 // rho (pairwise_kernel_attention.cpp) and phi (pairwise_location_update.cpp) have one shape,
 // Linear(w1 [C,I], b1) -> ReLU -> Linear(w2 [C,C], b2) -> ReLU -> Linear(w3 [O,C]), and both
 // kernels hold a tile's inputs and output gradients transposed, [I, pairs] and [O, pairs].
@@ -27,6 +27,21 @@ struct PairwiseMlpGradientSums {
   const torch::Tensor& b2;   // [C]
   const torch::Tensor& w3;   // [O, C]
 };
+
+/// Whether pairwise_mlp_tile_forward handles an MLP of I inputs, width C and O outputs: its
+/// activations for 16 pairs live in a fixed stack buffer.
+bool pairwise_mlp_tile_forward_applies(int64_t inputs, int64_t width, int64_t outputs);
+
+/// The MLP's output for a tile of pairs, float32, where nothing is kept for a backward pass:
+/// out_t [O, pairs] = W3 relu(W2 relu(W1 in_t + b1) + b2) (+ b3 when defined), in_t [I, pairs],
+/// each with unit stride along the pairs (strided rows are fine). The products of a 16-wide MLP
+/// have 16-long rows, too short for a matrix product to reach its rate (oneDNN's three took half
+/// of the images tab's TE-PT-TNP); here 16 pairs at a time go through all three layers with
+/// their activations in vector registers and L1, each weight used for 16 pairs at once.
+void pairwise_mlp_tile_forward(const torch::Tensor& w1, const torch::Tensor& b1,
+                               const torch::Tensor& w2, const torch::Tensor& b2,
+                               const torch::Tensor& w3, const torch::Tensor& b3,
+                               const torch::Tensor& in_t, const torch::Tensor& out_t);
 
 /// in_t [I, pairs] and grad_out_t [O, pairs] in the products' dtype; h2 [pairs, C] the second
 /// activation kept by the forward pass; h1, g1, g2 [pairs, C] scratch in that dtype. Adds the
