@@ -140,6 +140,12 @@ int run_eval(const EvalArguments& a) {
           "%.3f / %.3f / %.3f\n",
           100.0 * result.nonzero_fraction, result.coverage_nonzero[0], result.coverage_nonzero[1],
           result.coverage_nonzero[2]);
+      // The mean above is mostly the zeros' where they are most of the outputs.
+      std::printf(
+          "  log-likelihood per output not exactly 0: %.4f ± %.4f; per output exactly 0: %.4f ± "
+          "%.4f\n",
+          result.ll_nonzero_mean, result.ll_nonzero_stderr, result.ll_zero_mean,
+          result.ll_zero_stderr);
     }
     if (!result.batch_mixture_ll.empty()) {
       std::printf(

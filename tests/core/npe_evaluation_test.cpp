@@ -121,6 +121,14 @@ TEST(Evaluation, CoverageOfTheOutputsThatAreNotZeroIsReportedApart) {
   // The zeros are not draws of the predictive: the coverage over all outputs is another figure
   // (on these tasks, whose noise is small, lower: near the context 0 is outside the interval).
   EXPECT_GT(std::abs(result.coverage[0] - result.coverage_nonzero[0]), 0.05);
+  // The log-likelihood of the outputs left alone is the oracle's on the same tasks unchanged
+  // (the zeros change no prediction); the zeros, far from the predictive mean of small-noise
+  // tasks, have a much lower one. Each is its own figure, not the mean over all outputs.
+  const auto unchanged = evaluate(*oracle, GpTaskGenerator(), options);
+  ASSERT_TRUE(std::isfinite(result.ll_nonzero_mean) && std::isfinite(result.ll_zero_mean));
+  EXPECT_NEAR(result.ll_nonzero_mean, unchanged.ll_mean,
+              3.0 * std::hypot(result.ll_nonzero_stderr, unchanged.ll_stderr) + 0.02);
+  EXPECT_LT(result.ll_zero_mean, result.ll_nonzero_mean - 1.0);
   auto json = to_json(result);
   EXPECT_NEAR(json.at("coverage_nonzero").at("0.5").get<double>(), result.coverage_nonzero[0],
               1e-12);
@@ -128,12 +136,15 @@ TEST(Evaluation, CoverageOfTheOutputsThatAreNotZeroIsReportedApart) {
   const auto back = eval_result_from_json(json);
   EXPECT_EQ(back.coverage_nonzero, result.coverage_nonzero);
   EXPECT_EQ(back.nonzero_fraction, result.nonzero_fraction);
+  EXPECT_EQ(back.ll_nonzero_mean, result.ll_nonzero_mean);
+  EXPECT_EQ(back.ll_zero_stderr, result.ll_zero_stderr);
 
   // Where no output is exactly 0 the two coverages are one, and the JSON has only one.
   const auto plain = evaluate_oracle(32, 16);
   EXPECT_EQ(plain.nonzero_fraction, 1.0);
   EXPECT_EQ(plain.coverage_nonzero, plain.coverage);
   EXPECT_FALSE(to_json(plain).contains("coverage_nonzero"));
+  EXPECT_TRUE(std::isnan(plain.ll_nonzero_mean) && std::isnan(plain.ll_zero_mean));
 }
 
 // Each task's kind is the kernel family it was drawn from, and the kinds' means, weighted by

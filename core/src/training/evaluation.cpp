@@ -95,6 +95,10 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
   double outputs = 0.0;
   std::array<double, 3> inside_nonzero{};
   double nonzero_outputs = 0.0;
+  // Per batch: the mean log density of the outputs not exactly 0 and of those exactly 0, and
+  // how many there were (the weights of the means over batches).
+  std::vector<double> batch_nonzero_ll, batch_zero_ll;
+  std::vector<int64_t> batch_nonzero_outputs, batch_zero_outputs;
   int64_t done = 0;
   for (int64_t index = 0; done < options.num_tasks; ++index) {
     const auto size = std::min(options.batch_size, options.num_tasks - done);
@@ -130,6 +134,23 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
     outputs += double(z.numel());
     const auto nonzero = yt.ne(0);
     nonzero_outputs += nonzero.sum().item<double>();
+    {
+      const auto density = -0.5 * z.square() - prediction.stddev.to(torch::kFloat64).log() -
+                           0.5 * std::log(2.0 * M_PI);
+      const auto nonzero_cpu = nonzero.to(torch::kCPU);
+      const auto density_cpu = density.to(torch::kCPU);
+      const auto count = nonzero_cpu.sum().item<int64_t>();
+      const auto zeros = int64_t(z.numel()) - count;
+      if (count > 0) {
+        batch_nonzero_ll.push_back(density_cpu.masked_select(nonzero_cpu).mean().item<double>());
+        batch_nonzero_outputs.push_back(count);
+      }
+      if (zeros > 0) {
+        batch_zero_ll.push_back(
+            density_cpu.masked_select(nonzero_cpu.logical_not()).mean().item<double>());
+        batch_zero_outputs.push_back(zeros);
+      }
+    }
     for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
       const auto covered = z.le(quantiles[i]);
       inside[i] += covered.sum().item<double>();
@@ -148,6 +169,14 @@ EvalResult evaluate(Predictor& predictor, const TaskSource& source, const EvalOp
     result.coverage_nonzero[i] = nonzero_outputs > 0 ? inside_nonzero[i] / nonzero_outputs : 0.0;
   }
   result.nonzero_fraction = outputs > 0 ? nonzero_outputs / outputs : 1.0;
+  if (result.nonzero_fraction < 1.0) {
+    if (!batch_nonzero_ll.empty()) {
+      std::tie(result.ll_nonzero_mean, result.ll_nonzero_stderr) =
+          mean_and_stderr(batch_nonzero_ll, batch_nonzero_outputs);
+    }
+    std::tie(result.ll_zero_mean, result.ll_zero_stderr) =
+        mean_and_stderr(batch_zero_ll, batch_zero_outputs);
+  }
   return result;
 }
 
@@ -171,6 +200,11 @@ nlohmann::json to_json(const EvalResult& result) {
     }
     json["coverage_nonzero"] = nonzero;
     json["nonzero_fraction"] = result.nonzero_fraction;
+    auto number_or_null = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nullptr; };
+    json["ll_nonzero_mean"] = number_or_null(result.ll_nonzero_mean);
+    json["ll_nonzero_stderr"] = number_or_null(result.ll_nonzero_stderr);
+    json["ll_zero_mean"] = number_or_null(result.ll_zero_mean);
+    json["ll_zero_stderr"] = number_or_null(result.ll_zero_stderr);
   }
   if (!result.batch_mixture_ll.empty()) {
     json["ll_mixture_mean"] = result.ll_mixture_mean;
@@ -261,6 +295,13 @@ EvalResult eval_result_from_json(const nlohmann::json& json) {
         fail("no coverage_nonzero at level " + key);
       }
       result.coverage_nonzero[i] = nonzero.at(key).get<double>();
+    }
+    // Absent from rows written before they were measured; null where not finite.
+    for (auto [key, value] : {std::pair{"ll_nonzero_mean", &result.ll_nonzero_mean},
+                              {"ll_nonzero_stderr", &result.ll_nonzero_stderr},
+                              {"ll_zero_mean", &result.ll_zero_mean},
+                              {"ll_zero_stderr", &result.ll_zero_stderr}}) {
+      if (json.contains(key) && json.at(key).is_number()) *value = json.at(key).get<double>();
     }
   }
   // Per-task values: only in rows of tasks with kinds, and only in files written since they were

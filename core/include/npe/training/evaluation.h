@@ -2,6 +2,7 @@
 // Evaluation: mean log-likelihood per target point over many tasks, with its standard error.
 
 #include <array>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -63,6 +64,15 @@ struct EvalResult {
   /// the rest (the garment, its edges); elsewhere (no output exactly 0) both are equal.
   std::array<double, 3> coverage_nonzero{};
   double nonzero_fraction = 1.0;
+  /// The Gaussian log-likelihood per output, over the outputs not exactly 0 and over those
+  /// exactly 0 (± standard error over batches), where some are 0 (else NaN). On images the mean
+  /// log-likelihood is mostly the background's: a σ near its floor (min_stddev 10⁻³) gains up to
+  /// 6 nats on each exactly-zero pixel, so two models can rank one way overall and the other
+  /// way on the garment.
+  double ll_nonzero_mean = std::numeric_limits<double>::quiet_NaN();
+  double ll_nonzero_stderr = std::numeric_limits<double>::quiet_NaN();
+  double ll_zero_mean = std::numeric_limits<double>::quiet_NaN();
+  double ll_zero_stderr = std::numeric_limits<double>::quiet_NaN();
   /// Where the tasks have kinds (TaskOracle::task_kinds; GP tasks: the kernel family), each
   /// task's kind and its log-likelihoods per target (marginal, as batch_ll, and joint, as
   /// batch_joint_ll), in task order: what ll_by_kind and paired_difference_by_kind break down.
