@@ -12,6 +12,7 @@
 #include "npe/crash_report.h"
 #include "npe/errors.h"
 #include "option_values.h"
+#include "stop_signals.h"
 
 namespace {
 
@@ -84,6 +85,8 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   npe::install_crash_report("npe");
   npe::use_the_cpus_blas_kernels(argv);
+  // Before anything makes a thread: every thread made later inherits the blocked stop signals.
+  npe::cli::receive_stop_signals_on_their_own_thread();
   int status = 1;
   // Setting up the parser allocates; nothing may escape main, not even bad_alloc.
   try {

@@ -9,29 +9,30 @@
 #include <string>
 #include <thread>
 
+#include "stop_signals.h"
+
 namespace npe::cli {
 namespace {
 
-volatile std::sig_atomic_t g_signalled = 0;
+std::atomic<bool> g_signalled{false};
 
-extern "C" void on_stop_signal(int signal) {
+// On the signal thread (stop_signals.h), never on a thread that computes.
+void on_stop_signal(int signal) {
   // A second Ctrl-C ends the program at once (the last checkpoint is kept).
-  if (g_signalled) {
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
-  }
-  g_signalled = 1;
+  if (g_signalled.exchange(true)) die_of_signal(signal);
 }
 
 }  // namespace
 
 TrainingControl::TrainingControl(bool read_commands) {
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-  // A training run on another computer over ssh loses its terminal or its connection as a
-  // hang-up, or as a pipe with nobody reading it: both end it after a final checkpoint, never
-  // in the middle of writing one (SIGPIPE would end it at the next event line, wherever it is).
-  std::signal(SIGHUP, on_stop_signal);
+  // main() has started the signal thread before any other thread existed; this call only makes
+  // sure of it where TrainingControl is used without npe's main().
+  receive_stop_signals_on_their_own_thread();
+  // SIGINT, SIGTERM and SIGHUP: a training run on another computer over ssh loses its terminal
+  // or its connection as a hang-up, or as a pipe with nobody reading it: both end it after a
+  // final checkpoint, never in the middle of writing one (SIGPIPE would end it at the next event
+  // line, wherever it is).
+  set_stop_signal_handler(on_stop_signal);
   std::signal(SIGPIPE, SIG_IGN);
   if (read_commands) {
     // Detached: it blocks in read() until a command or end of input, and the process may end
@@ -86,7 +87,7 @@ void TrainingControl::State::command(const char* text) {
 }
 
 void TrainingControl::output_lost() {
-  g_signalled = 1;
+  g_signalled = true;
 }
 
 bool TrainingControl::stop_requested() const {

@@ -1,6 +1,7 @@
 #pragma once
 // How a running `npe train` is told to pause, resume or stop: SIGINT/SIGTERM (Ctrl-C, kill) and
-// SIGHUP (a closed terminal or ssh connection) ask it to stop after a final checkpoint, and so
+// SIGHUP (a closed terminal or ssh connection), received on a thread of their own
+// (stop_signals.h), ask it to stop after a final checkpoint, and so
 // does an event line that cannot be written (output_lost: nobody reads it any more); with
 // --progress-json it also reads the commands "pause", "resume" and "stop", one per line, from
 // standard input (the GUI's training tab drives it that way). Input that ends while the run is

@@ -99,6 +99,7 @@ class Child {
     EXPECT_EQ(::write(m_stdin, text.data(), text.size()), ssize_t(text.size()));
   }
   void kill(int signal) { ::kill(m_pid, signal); }
+  pid_t pid() const { return m_pid; }
   // Closes its standard input, as sshd does when the connection drops.
   void close_input() {
     ::close(m_stdin);
@@ -281,6 +282,59 @@ TEST_F(NpeTrainJob, TerminateSignalStopsAfterAFinalCheckpoint) {
   EXPECT_EQ(finished["stopped"], true);
   EXPECT_EQ(child.wait(), 0);
   EXPECT_EQ(npe::read_checkpoint_metadata(out).steps, finished["step"].get<int64_t>());
+}
+
+// Issue 79: oneDNN's float32 GEMM (Debian's 2.6) runs products of more than 84 summed terms on a
+// heap buffer as its stack, and a signal handled on that thread writes its frame over the heap
+// (tests/app/npe_stop_signals_test.cpp shows it). So no stop signal may be handled on a thread
+// that computes: npe has no handler for SIGINT, SIGTERM or SIGHUP, every one of its threads
+// blocks them, and its signal thread takes them with sigwait() (app/npe/stop_signals.h). On two
+// threads, so that OpenMP's workers exist and are checked too; SIGTERM still stops the run.
+TEST_F(NpeTrainJob, StopSignalsReachNoThreadThatComputes) {
+  const auto out = dir / "m.pt";
+  auto quick_on_two = quick;
+  quick_on_two[4] = "2";  // --threads
+  Child child(join(quick_on_two, {"--steps", "100000", "--checkpoint-every", "0", "--out",
+                                  out.string(), "--progress-json"}),
+              dir / "err.log");
+  ASSERT_FALSE(child.next("progress").is_null());
+  const auto status_field = [](const fs::path& status, const std::string& name) {
+    std::ifstream in(status);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(name + ":", 0) == 0)
+        return std::stoull(line.substr(name.size() + 1), nullptr, 16);
+    }
+    return ~0ull;
+  };
+  const auto bit = [](int signal) { return 1ull << (signal - 1); };
+  const auto stop_bits = bit(SIGINT) | bit(SIGTERM) | bit(SIGHUP);
+  const fs::path proc = "/proc/" + std::to_string(child.pid());
+  EXPECT_EQ(status_field(proc / "status", "SigCgt") & stop_bits, 0u)
+      << "a stop signal has a handler";
+  // Every thread blocks them but the signal thread, in sigwait(): the kernel lifts the mask of
+  // the signals waited for while it waits, and takes them there without a handler's frame.
+  int threads = 0, unblocked = 0;
+  for (const auto& task : fs::directory_iterator(proc / "task")) {
+    ++threads;
+    if ((status_field(task.path() / "status", "SigBlk") & stop_bits) == stop_bits) continue;
+    ++unblocked;
+    std::ifstream wchan_file(task.path() / "wchan");
+    std::string wchan;
+    std::getline(wchan_file, wchan);
+    // Where the kernel names the function a thread waits in (kallsyms readable).
+    if (wchan.find('_') != std::string::npos) {
+      EXPECT_NE(wchan.find("sigtimedwait"), std::string::npos)
+          << "thread " << task.path().filename() << " (in " << wchan << ") can take a stop signal";
+    }
+  }
+  EXPECT_EQ(unblocked, 1);
+  // The main thread, the signal thread and at least one OpenMP worker.
+  EXPECT_GE(threads, 3);
+  child.kill(SIGTERM);
+  const auto finished = child.next("finished");
+  ASSERT_FALSE(finished.is_null());
+  EXPECT_EQ(finished["stopped"], true);
+  EXPECT_EQ(child.wait(), 0);
 }
 
 // A fatal signal ends `npe train` with a report in its error output: the program, the signal,

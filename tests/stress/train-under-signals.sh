@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Long `npe train` runs interrupted at random moments, to find memory errors that only a long,
-# paused and stopped run reaches (issue 79: glibc's "corrupted size vs. prev_size" after SIGTERM
-# of a bf16 TE-TNP-ND run). Each round trains for a random time, is paused by SIGSTOP/SIGCONT
+# paused and stopped run reaches. (Issue 79's "corrupted size vs. prev_size" after SIGTERM of a
+# bf16 TE-TNP-ND run was a signal handler's frame written over the heap by oneDNN's GEMM:
+# app/npe/stop_signals.h.) Each round trains for a random time, is paused by SIGSTOP/SIGCONT
 # (twice) and stopped by SIGTERM; the next round resumes the checkpoint. A round fails when npe
 # does not exit 0 with its "stopped" line, when the sanitizer or glibc reports anything, or when
 # the checkpoint does not resume.

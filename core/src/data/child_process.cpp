@@ -140,6 +140,12 @@ std::string run_in_child(const std::function<void(ChildChannel&)>& work,
     // error, so the program's crash report (npe/crash_report.h) stays quiet here.
     for (int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT})
       ::signal(signal_number, SIG_DFL);
+    // A program may block the stop signals in its threads and take them on a thread of its own
+    // (npe does), which the child does not have: Ctrl-C and kill end it at once.
+    sigset_t stop;
+    sigemptyset(&stop);
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop, signal_number);
+    ::pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
     ::close(from_child);
     ChildChannel channel(to_parent);
     run_work(work, channel);

@@ -9,6 +9,8 @@
 // AVX2 kernels by oneDNN's AVX-512 ones. Elsewhere (no oneDNN headers, or another libtorch) the
 // same call is composed of libtorch operations, with the same result up to rounding.
 
+#include <string>
+
 #include <torch/types.h>
 
 namespace npe {
@@ -32,6 +34,9 @@ void tile_matmul(const torch::Tensor& out, const torch::Tensor& a, const torch::
 
 /// Whether tile_matmul runs on oneDNN in this build.
 bool tile_matmul_uses_onednn();
+
+/// The version of oneDNN the products run on ("2.6.3"), or empty where they do not use it.
+std::string tile_matmul_onednn_version();
 
 /// Runs every oneDNN product on guarded copies of its operands (4 KiB of a known pattern around
 /// each, the holes of strided views filled too) and checks them afterwards: a product that

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include <torch/torch.h>
@@ -281,6 +282,15 @@ bool tile_matmul_uses_onednn() {
   return true;
 #else
   return false;
+#endif
+}
+
+std::string tile_matmul_onednn_version() {
+#ifdef NPE_HAVE_ONEDNN
+  const auto* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+#else
+  return {};
 #endif
 }
 
