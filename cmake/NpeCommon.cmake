@@ -10,8 +10,8 @@ target_compile_options(npe_options INTERFACE
   $<$<CXX_COMPILER_ID:GNU>:-Werror=invalid-pch>)
 set(CMAKE_CXX_EXTENSIONS OFF)
 
-# Where shipped pretrained models are looked up at run time (after the source tree).
-set(NPE_INSTALL_MODELS_DIR "${CMAKE_INSTALL_FULL_DATADIR}/np-explorer/models")
+# Where shipped pretrained models and data are looked up at run time (after the source tree).
+set(NPE_INSTALL_SHARE_DIR "${CMAKE_INSTALL_FULL_DATADIR}/np-explorer")
 
 # Sanitizer build of every target (e.g. -DNPE_SANITIZE=address,undefined, or the "sanitize"
 # preset): undefined behaviour aborts the test that hits it instead of only printing.

@@ -21,6 +21,8 @@ packages=(
   dataset-fashion-mnist
   # ERA5 maps: NetCDF and GRIB readers (core/), GSHHG coastlines drawn on the map tab.
   libnetcdf-dev libhdf5-dev libeccodes-dev gmt-gshhg-low
+  # CF unit strings ("DEG C", "degC", "K", …) are parsed and converted by UDUNITS-2.
+  libudunits2-dev
   # ncdump: the tests check the CF header of `npe predict --grid`'s NetCDF output.
   netcdf-bin
   libgtest-dev

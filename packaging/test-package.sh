@@ -39,10 +39,30 @@ test -f "$root/usr/share/man/man1/npe.1"
 test -f "$root/usr/share/np-explorer/models/gp1d/tetnp.pt"
 "$root/usr/bin/npe" eval --checkpoint "$root/usr/share/np-explorer/models/gp1d/cnp.pt" \
   --tasks 16 --threads 1
+# The package is whole: the ERA5 month, its invariants and the Europe field are in it, and the
+# unpacked npe finds its own copy first (not the source tree's), then evaluates a shipped ERA5
+# model on it.
+for f in era5-t2m-2019-03-uk.nc era5-t2m-2019-03-uk.grib era5-invariants-europe-0p25.nc \
+  era5-t2m-2017-01-01T12-europe.grib; do
+  test -f "$root/usr/share/np-explorer/data/era5/$f"
+done
+test -f "$root/usr/share/np-explorer/data/README.md"
+first_data=$("$root/usr/bin/npe" devices --json |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["shipped"]["data"][0])')
+test "$first_data" = "$(cd "$root/usr/share/np-explorer/data" && pwd -P)" ||
+  { echo "the unpacked npe looks for data in $first_data first"; exit 1; }
+"$root/usr/bin/npe" eval --checkpoint "$root/usr/share/np-explorer/models/era5/cnp.pt" \
+  --tasks 4 --threads 1
 if [ -x "$root/usr/bin/np-explorer" ]; then
   test -f "$root/usr/share/applications/np-explorer.desktop"
   QT_QPA_PLATFORM=offscreen XDG_CONFIG_HOME="$work/config" \
     "$root/usr/bin/np-explorer" --tab images --threads 1 --screenshot "$work/shot.png"
   test -s "$work/shot.png"
+  # The Maps tab opens the packaged month (without data it says "No ERA5 data").
+  QT_QPA_PLATFORM=offscreen XDG_CONFIG_HOME="$work/config" \
+    "$root/usr/bin/np-explorer" --tab maps --threads 1 --screenshot "$work/shot-maps.png" \
+    2> "$work/maps.log" || { cat "$work/maps.log"; exit 1; }
+  test -s "$work/shot-maps.png"
+  if grep -q 'No ERA5 data' "$work/maps.log"; then cat "$work/maps.log"; exit 1; fi
 fi
 echo "package test passed"

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "npe/blas_kernels.h"
 #include "npe/runtime.h"
+#include "npe/shipped_files.h"
 
 namespace npe::cli {
 namespace {
@@ -33,10 +34,20 @@ int list_devices(bool json) {
          {"description", "CUDA (" + std::to_string(gpus) +
                              (gpus == 1 ? " GPU)" : " GPUs; npe trains on the first)")}});
   }
+  // Where this npe finds the shipped models and data, in search order (npe/shipped_files.h):
+  // an installed or unpacked package names its own share/np-explorer first.
+  nlohmann::json shipped = nlohmann::json::object();
+  for (const char* kind : {"models", "data"}) {
+    shipped[kind] = nlohmann::json::array();
+    const auto* environment = std::string(kind) == "models" ? "NPE_MODELS_DIR" : "NPE_DATA_DIR";
+    for (const auto& dir : shipped_file_dirs(kind, environment))
+      shipped[kind].push_back(dir.string());
+  }
   const nlohmann::json answer = {{"protocol", kDevicesProtocol},
                                  {"libtorch", libtorch_version()},
                                  {"blas", describe_blas_kernels()},
-                                 {"devices", devices}};
+                                 {"devices", devices},
+                                 {"shipped", shipped}};
   if (json) {
     std::printf("%s\n", answer.dump().c_str());
     return 0;
@@ -54,7 +65,7 @@ Command add_devices_command(CLI::App& app) {
   auto* devices = app.add_subcommand("devices", "List the devices npe can train on here");
   auto json = std::make_shared<bool>(false);
   auto runtime = std::make_shared<RuntimeArguments>();
-  devices->add_flag("--json", *json, "One JSON object: protocol, libtorch, devices");
+  devices->add_flag("--json", *json, "One JSON object: protocol, libtorch, blas, devices, and the folders searched for the shipped models and data");
   // Accepted like every other command's, so that one command line template serves them all.
   add_thread_option(*devices, *runtime);
   // The lambda owns what the options write into: CLI11 keeps pointers to it until parsing.

@@ -99,6 +99,12 @@ int run_eval(const EvalArguments& a) {
     predictor =
         make_predictor(*model_name, baseline_predictor_options(a.baseline, device, *source));
   }
+  if (const auto* era5 = dynamic_cast<const Era5TaskSource*>(source.get())) {
+    if (const auto choice = describe_variable_choice(era5->field()); !choice.empty()) {
+      std::fprintf(stderr, "npe eval: %s (--task-option variable=NAME reads another)\n",
+                   choice.c_str());
+    }
+  }
   const auto name = row_name(*predictor);
   TerminalProgress bar("eval " + name, options.num_tasks);
   auto result = evaluate(*predictor, *source, options, [&](const Progress& p) {

@@ -20,6 +20,8 @@ int run_place_grid(const GridPlaceArguments& a) {
   const auto device = parse_device(a.device);
   const Era5TaskSource source(era5_task_of_model(a.checkpoint).reading(a.grid, a.variable));
   const auto& field = source.field();
+  if (const auto choice = describe_variable_choice(field); !choice.empty())
+    std::fprintf(stderr, "npe place: %s (--variable NAME reads another)\n", choice.c_str());
   // Without --time: the first hour whose window of earlier times is in the file.
   const int64_t hour = a.time.empty() ? (source.window_time_steps() - 1) * source.time_stride()
                                       : field.time_index(a.time);

@@ -55,6 +55,8 @@ int run_predict_grid(const GridPredictArguments& a) {
   GriddedReadOptions options;
   options.variable = a.variable;
   const auto field = read_gridded_field(a.grid, options);
+  if (const auto choice = describe_variable_choice(field); !choice.empty())
+    std::fprintf(stderr, "npe predict: %s (--variable NAME reads another)\n", choice.c_str());
   const int64_t t = field.time_index(a.time);
   const int64_t rows = field.num_latitudes(), cols = field.num_longitudes();
   GridContext context;

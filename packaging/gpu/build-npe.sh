@@ -45,4 +45,5 @@ targets=(npe); [ "$tests" = ON ] && targets+=(npe_core_tests)
 export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cmake --build $B --target "${targets[@]}" -j"$(nproc)" -- "${keep_going[@]}" > /tmp/npe-build.log 2>&1 \
   || { grep -E -A6 'error' /tmp/npe-build.log | head -150 >&2; exit 1; }
-echo "export LD_LIBRARY_PATH=$LIBS\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} NPE_FASHION_MNIST_DIR=/tmp/fmnist NPE=$B/app/npe/npe"
+# UDUNITS-2 reads its unit database from the unpacked libudunits2-data.
+echo "export LD_LIBRARY_PATH=$LIBS\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} NPE_FASHION_MNIST_DIR=/tmp/fmnist UDUNITS2_XML_PATH=$D/usr/share/xml/udunits/udunits2.xml NPE=$B/app/npe/npe"

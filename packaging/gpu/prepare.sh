@@ -13,6 +13,7 @@ grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo /.device/ >> .git/inf
 # libtorch, core/CMakeLists.txt uses neither).
 (cd .device/debs && apt-get download \
   nlohmann-json3-dev libcli11-dev libgtest-dev libpng-dev libminizip-dev libnetcdf-dev libhdf5-dev libeccodes-dev \
+  libudunits2-dev libudunits2-0 libudunits2-data libexpat1 \
   zlib1g-dev pkgconf pkgconf-bin libpkgconf3 \
   libminizip1 libnetcdf19 libhdf5-103-1 libhdf5-hl-100 libeccodes0 libaec0 libsz2 libxml2 \
   libicu72 libcurl3-gnutls libcurl4 libbrotli1 libffi8 libgmp10 libgnutls30 libgssapi-krb5-2 \

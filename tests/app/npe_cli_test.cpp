@@ -819,7 +819,7 @@ TEST_F(NpeCli, PredictOverAPictureWritesPngAndCsv) {
 // has them.
 TEST_F(NpeCli, PredictOverAGridWritesCfNetcdf) {
   const fs::path checkpoint = fs::path(NPE_SOURCE_DIR) / "models" / "era5" / "tepttnp.pt";
-  if (!fs::exists(checkpoint)) GTEST_SKIP() << "no shipped ERA5 model";
+  ASSERT_TRUE(fs::exists(checkpoint)) << "no shipped ERA5 model " << checkpoint;
   npe::GridOutput grid;
   const int rows = 20, cols = 24;
   for (int r = 0; r < rows; ++r) grid.latitudes.push_back(56.0 - 0.25 * r);
@@ -886,8 +886,9 @@ TEST_F(NpeCli, PredictOverAGridWritesCfNetcdf) {
 // invariants file (34-72 N): cells without them have no prediction; tiles of the training
 // window's size; the held-out summary.
 TEST_F(NpeCli, PredictOverAGridGivesPlaceFeaturesWhereKnown) {
-  if (!fs::exists(npe::default_era5_invariants_path()) || !fs::exists(npe::default_era5_path()))
-    GTEST_SKIP() << "no ERA5 data";
+  ASSERT_TRUE(fs::exists(npe::default_era5_invariants_path()) &&
+              fs::exists(npe::default_era5_path()))
+      << "the shipped ERA5 data (data/era5) is missing";
   const auto model = (dir / "placed.pt").string();
   ASSERT_EQ(run_npe("train --model cnp --task era5 --steps 1 --val-tasks 0 --out " + model).status,
             0);
@@ -923,7 +924,7 @@ TEST_F(NpeCli, PredictOverAGridGivesPlaceFeaturesWhereKnown) {
 // degrees whatever the resolution).
 TEST_F(NpeCli, EvalAndPredictOnAGridOfAnotherResolutionAndUnits) {
   const fs::path checkpoint = fs::path(NPE_SOURCE_DIR) / "models" / "era5" / "tepttnp.pt";
-  if (!fs::exists(checkpoint)) GTEST_SKIP() << "no shipped ERA5 model";
+  ASSERT_TRUE(fs::exists(checkpoint)) << "no shipped ERA5 model " << checkpoint;
   npe::GridOutput grid;
   const int rows = 24, cols = 24;
   for (int r = 0; r < rows; ++r) grid.latitudes.push_back(58.0 - 0.5 * r);
@@ -1132,7 +1133,7 @@ TEST_F(NpeCli, PlaceProposalsMoveWithTheDataForAnEquivariantModel) {
 // never a station's cell or one without a value.
 TEST_F(NpeCli, PlaceOnAGridProposesFreeCellsThatMoveWithTheStations) {
   const fs::path checkpoint = fs::path(NPE_SOURCE_DIR) / "models" / "era5" / "tepttnp.pt";
-  if (!fs::exists(checkpoint)) GTEST_SKIP() << "no shipped ERA5 model";
+  ASSERT_TRUE(fs::exists(checkpoint)) << "no shipped ERA5 model " << checkpoint;
   npe::GridOutput grid;
   const int rows = 20, cols = 40;
   for (int r = 0; r < rows; ++r) grid.latitudes.push_back(56.0 - 0.25 * r);

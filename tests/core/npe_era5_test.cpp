@@ -38,13 +38,13 @@ fs::path grib_file() {
   return default_era5_path().parent_path() / "era5-t2m-2019-03-uk.grib";
 }
 
+// The data ships in data/era5 (a clone is whole): a missing file fails the test, never skips it.
 // The tasks' default configuration also reads the invariants file (elevation, land fraction).
-#define SKIP_WITHOUT_ERA5()                                                                  \
-  if (!fs::exists(netcdf_file()) || !fs::exists(grib_file()) ||                              \
-      !fs::exists(default_era5_invariants_path()))                                           \
-  GTEST_SKIP() << "ERA5 data not found at " << netcdf_file().parent_path()                   \
-               << " (the shared data folder ../shared/data/era5, or set $NPE_ERA5_DATA and " \
-                  "$NPE_ERA5_INVARIANTS)"
+#define REQUIRE_ERA5()                                                                         \
+  ASSERT_TRUE(fs::exists(netcdf_file()) && fs::exists(grib_file()) &&                          \
+              fs::exists(default_era5_invariants_path()))                                      \
+      << "the shipped ERA5 data is missing: " << netcdf_file() << ", " << grib_file() << ", " \
+      << default_era5_invariants_path() << " (data/era5 of the source tree)"
 
 // An input fuzz_gridded_field found, kept in tests/fuzz/regressions/gridded_field.
 fs::path gridded_regression(const std::string& name) {
@@ -87,7 +87,7 @@ TEST(GriddedReaders, DeclareTheirSuffixes) {
 }
 
 TEST_F(Era5Files, NetcdfAndGribGiveTheSameField) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   const auto nc = read_gridded_field(netcdf_file());
   const auto grib = read_gridded_field(grib_file());
   ASSERT_EQ(nc.values.sizes(), (std::vector<int64_t>{744, 33, 49}));
@@ -115,7 +115,7 @@ TEST_F(Era5Files, NetcdfAndGribGiveTheSameField) {
 }
 
 TEST_F(Era5Files, KnownValuesAtKnownCellsAndTimes) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   const auto field = read_gridded_field(netcdf_file());
   // Read single packed values straight from the file with libnetcdf and unpack them by hand.
   int id = 0, var = 0;
@@ -207,26 +207,112 @@ void expect_data_error(const fs::path& path, const std::string& fragment) {
   }
 }
 
-// Forcing files hold several gridded variables: the one in temperature units is read; with
-// several temperatures the reader asks for a name and lists them with their units.
+// Forcing files and climatologies hold several gridded variables: the first in a temperature
+// unit is read, and the field says so and lists them all; with none in a temperature unit the
+// reader lists them with their units.
 TEST_F(Era5Files, TheTemperatureIsChosenAmongSeveralVariables) {
   GridOutput grid;
-  grid.latitudes = {50.0, 49.5};
-  grid.longitudes = {0.0, 0.5, 1.0};
+  // 20 × 20 cells: a whole-file task's window (15 × 15) fits.
+  for (int i = 0; i < 20; ++i) {
+    grid.latitudes.push_back(50.0 - 0.5 * i);
+    grid.longitudes.push_back(0.5 * i);
+  }
   grid.valid_time = utc_seconds(2018, 7, 1);
-  auto values = torch::arange(6, torch::kFloat64).view({2, 3});
+  auto values = torch::arange(400, torch::kFloat64).view({20, 20}) / 20.0;
   grid.variables = {{"Qair", "specific humidity", "kg kg-1", "", values * 1e-3},
                     {"Tair", "air temperature", "K", "air_temperature", values + 280.0}};
   const auto forcing = scratch("forcing.nc");
   write_grid_netcdf(forcing, grid);
   const auto field = read_gridded_field(forcing);
   EXPECT_EQ(field.variable, "Tair");
-  EXPECT_FLOAT_EQ(field.values[0][1][2].item<float>(), 285.0f);
-  grid.variables.push_back({"Tmax", "daily maximum", "degC", "", values + 10.0});
+  EXPECT_TRUE(field.variable_chosen);
+  ASSERT_EQ(field.file_variables.size(), 2u);
+  EXPECT_EQ(field.file_variables[0].units, "kg kg-1");
+  EXPECT_FLOAT_EQ(field.values[0][1][2].item<float>(), 281.1f);
+  EXPECT_NE(describe_variable_choice(field).find("read Tair (air temperature, K), the first in a "
+                                                 "temperature unit; the others: Qair [kg kg-1]"),
+            std::string::npos)
+      << describe_variable_choice(field);
+
+  grid.variables.push_back({"Tmax", "daily maximum", "DEG C", "", values + 10.0});
   const auto two = scratch("two-temperatures.nc");
   write_grid_netcdf(two, grid);
-  expect_data_error(two, "Tair [K], Tmax [degC]");
-  EXPECT_EQ(read_gridded_field(two, {"Tmax"}).variable, "Tmax");
+  const auto first = read_gridded_field(two);
+  EXPECT_EQ(first.variable, "Tair");
+  const auto ordered = temperatures_first(first.file_variables);
+  ASSERT_EQ(ordered.size(), 3u);
+  EXPECT_EQ(ordered[0].name + ordered[1].name + ordered[2].name, "TairTmaxQair");
+  const auto named = read_gridded_field(two, {"Tmax"});
+  EXPECT_EQ(named.variable, "Tmax");
+  EXPECT_FALSE(named.variable_chosen);
+  EXPECT_EQ(describe_variable_choice(named), "");
+  // Read through the tasks, "DEG C" is converted to kelvin (the models' unit).
+  Era5TaskConfig config;
+  config.features = {};
+  const Era5TaskSource tmax(config.reading(two, "Tmax"));
+  EXPECT_NEAR(tmax.field().values[0][1][2].item<float>(), 1.1 + 10.0 + 273.15, 1e-4);
+
+  grid.variables = {{"Qair", "specific humidity", "kg kg-1", "", values * 1e-3},
+                    {"Wind", "wind speed", "m s-1", "", values}};
+  const auto none = scratch("no-temperature.nc");
+  write_grid_netcdf(none, grid);
+  expect_data_error(none, "none of its 2 gridded variables is in a temperature unit (Qair "
+                          "[kg kg-1], Wind [m s-1])");
+  // One variable in no temperature unit reads as a field, and the tasks refuse it with its unit,
+  // never taking it for kelvin.
+  grid.variables.pop_back();
+  grid.variables.back().units = "m s-1";
+  const auto wind = scratch("wind.nc");
+  write_grid_netcdf(wind, grid);
+  EXPECT_EQ(read_gridded_field(wind).variable, "Qair");
+  try {
+    Era5TaskSource refused(config.reading(wind, ""));
+    ADD_FAILURE() << "expected a DataError";
+  } catch (const DataError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("variable 'Qair' is in 'm s-1'"), std::string::npos) << message;
+    EXPECT_NE(message.find("not a temperature"), std::string::npos) << message;
+    EXPECT_NE(message.find(wind.string()), std::string::npos) << message;
+  }
+}
+
+// GRIB messages of the given variables (ecCodes' short names), one per hour from 2019-03-01, on
+// the grid of ecCodes' regular latitude/longitude sample.
+void write_grib_messages(const fs::path& path, const std::vector<std::string>& short_names) {
+  std::ofstream out(path, std::ios::binary);
+  long hour = 0;
+  for (const auto& name : short_names) {
+    codes_handle* h = codes_grib_handle_new_from_samples(nullptr, "regular_ll_sfc_grib2");
+    ASSERT_NE(h, nullptr);
+    ASSERT_EQ(codes_set_string(h, "shortName", name.c_str(), nullptr), 0) << name;
+    ASSERT_EQ(codes_set_long(h, "dataDate", 20190301), 0);
+    ASSERT_EQ(codes_set_long(h, "dataTime", 100 * hour++), 0);
+    const void* message = nullptr;
+    size_t size = 0;
+    ASSERT_EQ(codes_get_message(h, &message, &size), 0);
+    out.write(static_cast<const char*>(message), static_cast<std::streamsize>(size));
+    codes_handle_delete(h);
+  }
+}
+
+// GRIB files of several variables: the first in a temperature unit is read (messages of another
+// variable before it are dropped), and a file with none says what it holds.
+TEST_F(Era5Files, GribMessagesOfSeveralVariablesGiveTheTemperature) {
+  const auto mixed = scratch("mixed.grib");
+  write_grib_messages(mixed, {"10u", "2t", "10u", "2t"});
+  const auto field = read_gridded_field(mixed);
+  EXPECT_EQ(field.variable, "2t");
+  EXPECT_EQ(field.units, "K");
+  EXPECT_TRUE(field.variable_chosen);
+  EXPECT_EQ(field.num_times(), 2);
+  EXPECT_EQ(format_utc(field.valid_times[0]), "2019-03-01 01:00 UTC");
+  ASSERT_EQ(field.file_variables.size(), 2u);
+  EXPECT_EQ(field.file_variables[0].name, "10u");
+  EXPECT_EQ(read_gridded_field(mixed, {"10u"}).num_times(), 2);
+  const auto none = scratch("winds.grib");
+  write_grib_messages(none, {"10u", "10v"});
+  expect_data_error(none, "none of its 2 variables is in a temperature unit (10u [m s**-1], "
+                          "10v [m s**-1])");
 }
 
 void copy_prefix(const fs::path& from, const fs::path& to, std::streamsize bytes) {
@@ -454,7 +540,7 @@ TEST_F(Era5Files, AReadThatHangsInHdf5IsStoppedAndReported) {
   options.stall_limit = std::chrono::milliseconds(1500);
   NPE_EXPECT_THROW_WITH(read_gridded_field(hangs, options), DataError, "no progress for 1.5 s");
   // The process can still read NetCDF files afterwards: nothing is left holding the library.
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   EXPECT_GT(read_gridded_field(netcdf_file()).num_times(), 0);
 }
 
@@ -464,7 +550,7 @@ TEST_F(Era5Files, ACrashInEcCodesIsReportedAndTheProgramGoesOn) {
   const fs::path crashes =
       gridded_regression("fuzz_gridded_field-crash-7b08bd8080de0aec555a9fa6e62bb5a7b456c32b");
   NPE_EXPECT_THROW_WITH(read_gridded_field(crashes), DataError, "ecCodes failed on this file");
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   EXPECT_GT(read_gridded_field(grib_file()).num_times(), 0);
 }
 
@@ -484,7 +570,7 @@ TEST_F(Era5Files, Hdf5FaultsOnCorruptFilesAreContained) {
     NPE_EXPECT_THROW_WITH(read_gridded_field(gridded_regression(name)), DataError,
                           "libnetcdf/HDF5 failed on this file");
   }
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   EXPECT_GT(read_gridded_field(netcdf_file()).num_times(), 0);
 }
 
@@ -513,7 +599,7 @@ TEST_F(Era5Files, AGridWhoseSizeOverflowsIsRefusedByName) {
 }
 
 TEST_F(Era5Files, FieldsAboveTheValueLimitAreRefusedInEveryFormat) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   GriddedReadOptions options;
   options.max_values = 1000;  // the files hold 744 hourly fields of 33 x 49
   NPE_EXPECT_THROW_WITH(read_gridded_field(netcdf_file(), options), DataError, "too large");
@@ -521,7 +607,7 @@ TEST_F(Era5Files, FieldsAboveTheValueLimitAreRefusedInEveryFormat) {
 }
 
 TEST_F(Era5Files, SplitKeepsTrainingCellsAndTimesOutOfTheTestSet) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   Era5TaskSource source;
   const auto train = source.extent(Split::Train), test = source.extent(Split::Test);
   // South (training): rows of latitude < 54; north (test): > 54; 54.0 itself is a buffer.
@@ -600,7 +686,7 @@ TEST_F(Era5Files, SplitKeepsTrainingCellsAndTimesOutOfTheTestSet) {
 }
 
 TEST_F(Era5Files, CheckpointsOfTheFirstProtocolKeepTheirTasks) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   // A task configuration as checkpoints stored it before place features and day blocks.
   const auto old = nlohmann::json::parse(R"({"kind": "era5", "name": "era5", "data": "",
       "variable": "", "window": 15, "time_steps": 5, "step_hours": 6, "max_targets": 128,
@@ -622,8 +708,7 @@ TEST_F(Era5Files, CheckpointsOfTheFirstProtocolKeepTheirTasks) {
 }
 
 TEST_F(Era5Files, ElevationAndLandFractionAreInputsAlignedByCoordinates) {
-  SKIP_WITHOUT_ERA5();
-  if (!fs::exists(default_era5_invariants_path())) GTEST_SKIP() << "no invariants file";
+  REQUIRE_ERA5();
   // The invariants file, read as a time-invariant field; refused as a field over time.
   GriddedReadOptions options;
   options.variable = "z";
@@ -699,8 +784,7 @@ TEST_F(Era5Files, ElevationAndLandFractionAreInputsAlignedByCoordinates) {
 // values as without it, the coordinates untouched, the features off by noise of the stated
 // spread; validation and test tasks keep the exact features.
 TEST_F(Era5Files, FeatureNoiseJittersTheFeaturesOfTrainingTasksOnly) {
-  SKIP_WITHOUT_ERA5();
-  if (!fs::exists(default_era5_invariants_path())) GTEST_SKIP() << "no invariants file";
+  REQUIRE_ERA5();
   Era5TaskConfig noisy_config;
   noisy_config.feature_noise = 0.1;
   const Era5TaskSource exact, noisy(noisy_config);
@@ -720,7 +804,7 @@ TEST_F(Era5Files, FeatureNoiseJittersTheFeaturesOfTrainingTasksOnly) {
 }
 
 TEST_F(Era5Files, GribAndTestRegionOptionsAndErrors) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   auto grib = make_task_source("era5", {{"data", grib_file().string()}, {"test_region", "south"}});
   auto south_test = grib->sample(4, 1, {}, Split::Test).task;
   EXPECT_LT(south_test.xc.select(-1, 0).max().item<double>(), 0.0);
@@ -738,8 +822,15 @@ struct GridLayout {
   bool ascending = true;     // latitude south to north
   bool sea_missing = false;  // NaN west of 6°W, as land-only data has
   size_t times = 1;
-  bool celsius = true;
+  enum class Unit { Celsius, Kelvin, Fahrenheit } unit = Unit::Celsius;
+  std::string units = "degC";  // as the file states it
   std::string variable = "Tair", lat_name = "lat", lon_name = "lon";
+
+  float in_file_unit(float celsius) const {
+    return unit == Unit::Celsius ? celsius
+           : unit == Unit::Kelvin ? celsius + 273.15f
+                                  : celsius * 9.0f / 5.0f + 32.0f;
+  }
 };
 
 float layout_value(double latitude, double longitude, size_t time) {
@@ -758,7 +849,7 @@ void write_layout(const fs::path& path, const GridLayout& g) {
       for (double lo : lons)
         values.push_back(g.sea_missing && lo < -6.0
                              ? NAN
-                             : layout_value(la, lo, t) + (g.celsius ? 0.0f : 273.15f));
+                             : g.in_file_unit(layout_value(la, lo, t)));
   int id = 0, dims[3], lat_var, lon_var, time_var, var;
   check(nc_create(path.c_str(), NC_CLOBBER | NC_NETCDF4, &id));
   check(nc_def_dim(id, "time", times.size(), &dims[0]));
@@ -768,7 +859,7 @@ void write_layout(const fs::path& path, const GridLayout& g) {
   check(nc_def_var(id, g.lat_name.c_str(), NC_DOUBLE, 1, &dims[1], &lat_var));
   check(nc_def_var(id, g.lon_name.c_str(), NC_DOUBLE, 1, &dims[2], &lon_var));
   check(nc_def_var(id, g.variable.c_str(), NC_FLOAT, 3, dims, &var));
-  const std::string time_units = "hours since 2018-07-01 00:00", units = g.celsius ? "degC" : "K";
+  const std::string time_units = "hours since 2018-07-01 00:00", units = g.units;
   check(nc_put_att_text(id, time_var, "units", time_units.size(), time_units.c_str()));
   check(nc_put_att_text(id, lat_var, "units", 13, "degrees_north"));
   check(nc_put_att_text(id, lon_var, "units", 12, "degrees_east"));
@@ -782,7 +873,7 @@ void write_layout(const fs::path& path, const GridLayout& g) {
 }
 
 TEST_F(Era5Files, AModelTrainedHerePredictsOnAnyRegularGrid) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   // The shipped models' task: trained on the 0.25° British Isles file, statistics in kelvin.
   const auto shipped = find_shipped_models("era5");
   const auto tepttnp = std::find_if(shipped.begin(), shipped.end(), [](const ShippedModel& m) {
@@ -798,13 +889,24 @@ TEST_F(Era5Files, AModelTrainedHerePredictsOnAnyRegularGrid) {
   GridLayout quarter_degree_kelvin_descending;
   quarter_degree_kelvin_descending.step = 0.25;
   quarter_degree_kelvin_descending.ascending = false;
-  quarter_degree_kelvin_descending.celsius = false;
+  quarter_degree_kelvin_descending.unit = GridLayout::Unit::Kelvin;
+  quarter_degree_kelvin_descending.units = "K";
   quarter_degree_kelvin_descending.times = 8;
   quarter_degree_kelvin_descending.variable = "t2m";
   quarter_degree_kelvin_descending.lat_name = "latitude";
   quarter_degree_kelvin_descending.lon_name = "longitude";
+  // A file of a COADS-era tool: Fahrenheit spelled "DEG F" (UDUNITS reads "DEG_F"), coordinates
+  // named neither lat/lon nor latitude/longitude, found by their units.
+  GridLayout coads_fahrenheit;
+  coads_fahrenheit.unit = GridLayout::Unit::Fahrenheit;
+  coads_fahrenheit.units = "DEG F";
+  coads_fahrenheit.variable = "AIRT";
+  coads_fahrenheit.lat_name = "COADSY";
+  coads_fahrenheit.lon_name = "COADSX";
+  coads_fahrenheit.times = 2;
   int k = 0;
-  for (const auto& layout : {half_degree_land_only_celsius, quarter_degree_kelvin_descending}) {
+  for (const auto& layout :
+       {half_degree_land_only_celsius, quarter_degree_kelvin_descending, coads_fahrenheit}) {
     SCOPED_TRACE("layout " + std::to_string(k));
     const auto path = scratch("layout" + std::to_string(k++) + ".nc");
     write_layout(path, layout);
@@ -841,7 +943,7 @@ TEST_F(Era5Files, AModelTrainedHerePredictsOnAnyRegularGrid) {
                             0.2 * longitude.to(torch::kFloat64) + 0.5 * time + 273.15;
       // Window-relative times: the window's first time adds a constant of at most 0.5 per step.
       const auto residual = kelvin - expected;
-      EXPECT_LT((residual.amax(-1) - residual.amin(-1)).max().item<double>(), 1e-3);
+      EXPECT_LT((residual.amax(-1) - residual.amin(-1)).max().item<double>(), 2e-3);
     }
     // The model trained on the British Isles file predicts finite values there.
     const auto prediction = predictor->predict(batch);
@@ -966,7 +1068,7 @@ TEST_F(Era5Files, StationsByLatitudeAndLongitudeArePlacedInAWindowInsideTheField
 }
 
 TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   Era5TaskSource source;
   auto task = source.sample(2, 4, {}, Split::Test).task;
   task.xc = task.xc.slice(1, 0, 60);
@@ -1000,7 +1102,7 @@ TEST_F(Era5Files, TranslationEquivariantModelsAreEquivariantOnEra5Tasks) {
 }
 
 TEST_F(Era5Files, SeArdGpFitImprovesTheMarginalLikelihoodFit) {
-  SKIP_WITHOUT_ERA5();
+  REQUIRE_ERA5();
   Era5TaskSource source;
   auto batch = source.sample(2, 11, {}, Split::Test);
   batch.task.xc = batch.task.xc.slice(1, 0, 100);

@@ -42,6 +42,13 @@ struct ReferenceFiles {
   fs::path folder;
   std::string unavailable;
 
+  /// The authors' code: $NPE_REFERENCE_DIR (CI runs the suites in a clone with nothing beside
+  /// it and names where that code is, .ci/run), else ../shared/reference beside the sources.
+  static fs::path directory() {
+    const char* env = std::getenv("NPE_REFERENCE_DIR");
+    return env && *env ? fs::path(env) : fs::path(NPE_REFERENCE_DIR);
+  }
+
   static const ReferenceFiles& get() {
     static const ReferenceFiles files = make();
     return files;
@@ -50,7 +57,7 @@ struct ReferenceFiles {
  private:
   static ReferenceFiles make() {
     ReferenceFiles f;
-    const fs::path reference = NPE_REFERENCE_DIR;
+    const fs::path reference = directory();
     if (!fs::exists(reference / "tetnp")) {
       f.unavailable = "the reference code is not at " + reference.string();
       return f;
@@ -229,8 +236,8 @@ TEST_F(ReferenceImport, ExportGivesBackTheReferenceWeightsAndTheAuthorsModelLoad
     write_reference_export(exported, file);
     const auto result = dir / (kind + ".exported.prediction.json");
     const auto check = std::string(NPE_PYTHON3) + " " + quoted(NPE_MAKE_REFERENCE) + " " +
-                       quoted(NPE_REFERENCE_DIR) + " --check-export " + quoted(file) + " " + kind +
-                       " " + quoted(result);
+                       quoted(ReferenceFiles::directory()) + " --check-export " + quoted(file) +
+                       " " + kind + " " + quoted(result);
     ASSERT_EQ(std::system(check.c_str()), 0) << check;
     std::ifstream in(result);
     const auto j = nlohmann::json::parse(in);

@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QtTest>
@@ -78,10 +79,10 @@ class MapExplorerTest : public QObject {
 
  private Q_SLOTS:
   void init() {
-    if (!std::filesystem::exists(npe::default_era5_path()) ||
-        !std::filesystem::exists(npe::default_era5_invariants_path())) {
-      QSKIP("ERA5 data not found (../shared/data/era5 or $NPE_ERA5_DATA)");
-    }
+    // The data ships in data/era5: a missing file fails, never skips.
+    QVERIFY2(std::filesystem::exists(npe::default_era5_path()) &&
+                 std::filesystem::exists(npe::default_era5_invariants_path()),
+             "the shipped ERA5 data (data/era5) is missing");
   }
 
   void stationsAreAddedRemovedMovedAndUndone() {
@@ -180,22 +181,42 @@ class MapExplorerTest : public QObject {
     }
     QVERIFY(with_value > 0 && with_value < int(table.rows.size()));
 
-    // A file with two temperatures: opening names them; the Variable field picks one.
-    grid.variables.push_back({"Tmax", "daily maximum", "degC", "", celsius + 5.0});
-    const auto two = dir.filePath("two-temperatures.nc");
-    npe::write_grid_netcdf(two.toStdString(), grid);
-    try {
-      explorer.openDataFile(two);
-      QFAIL("expected a DataError naming the variables");
-    } catch (const npe::DataError& e) {
-      QVERIFY2(QString(e.what()).contains("Tair [degC], Tmax [degC]"), e.what());
-    }
-    QCOMPARE(QString::fromStdString(explorer.source()->config().data.string()), path);  // kept
-    explorer.setVariable("Tmax");
-    explorer.openDataFile(two);
+    // A file with several variables (a climatology: humidity first, two temperatures, one in
+    // "DEG C"): opening reads the first in a temperature unit; the Data box lists them all,
+    // temperatures first, the others greyed; choosing another reads it.
+    grid.variables.insert(grid.variables.begin(),
+                          {"Qair", "specific humidity", "kg kg-1", "", celsius * 0.0 + 0.01});
+    grid.variables.push_back({"Tmax", "daily maximum", "DEG C", "", celsius + 5.0});
+    const auto several = dir.filePath("several-variables.nc");
+    npe::write_grid_netcdf(several.toStdString(), grid);
+    explorer.openDataFile(several);
+    QCOMPARE(explorer.source()->field().variable, std::string("Tair"));
+    const auto* list = explorer.variableList();
+    QCOMPARE(list->count(), 3);
+    QCOMPARE(list->itemData(0).toString(), QString("Tair"));
+    QCOMPARE(list->itemData(1).toString(), QString("Tmax"));
+    QCOMPARE(list->itemData(2).toString(), QString("Qair"));
+    QVERIFY(list->itemText(1).contains("daily maximum") && list->itemText(1).contains("DEG C"));
+    QCOMPARE(list->currentIndex(), 0);
+    const auto* items = qobject_cast<const QStandardItemModel*>(list->model());
+    QVERIFY(items && items->item(0)->isEnabled() && !items->item(2)->isEnabled());
+    explorer.chooseVariable("Tmax");
     QCOMPARE(explorer.source()->config().variable, std::string("Tmax"));
+    QCOMPARE(list->currentIndex(), 1);
+    // "DEG C" read as degrees Celsius (the tasks hold kelvin): Tmax = Tair + 5.
+    const int r = 0, c = static_cast<int>(explorer.source()->field().num_longitudes()) - 1;
+    QVERIFY(std::abs(explorer.source()->field().values[0][r][c].item<double>() - 273.15 -
+                     (celsius[r][c].item<double>() + 5.0)) < 1e-3);
     const auto restored = explorer.saveSection();
     QCOMPARE(restored.value("variable").toString(), QString("Tmax"));
+    // A variable in no temperature unit is refused with its unit, and the state is kept.
+    try {
+      explorer.chooseVariable("Qair");
+      QFAIL("expected a DataError naming the unit");
+    } catch (const npe::DataError& e) {
+      QVERIFY2(QString(e.what()).contains("'kg kg-1'"), e.what());
+    }
+    QCOMPARE(explorer.source()->field().variable, std::string("Tmax"));
   }
 
   void timeSliderAndShiftMoveTheTask() {

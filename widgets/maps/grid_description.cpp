@@ -16,11 +16,15 @@ QString grid_description_tr(const char* text) {
 }  // namespace
 
 QString describe_field(const GriddedField& f) {
+  // The unit the file states (the tasks hold the values in kelvin, f.units).
+  std::string units = f.units;
+  for (const auto& v : f.file_variables)
+    if (v.name == f.variable && !v.units.empty()) units = v.units;
   const int rows = static_cast<int>(f.num_latitudes()), cols = static_cast<int>(f.num_longitudes());
   return grid_description_tr("%1: %2 (%3), %4 × %5 cells of %6° × %7°, %8 time(s) from %9")
       .arg(QFileInfo(QString::fromStdString(f.source.string())).fileName(),
            QString::fromStdString(f.long_name.empty() ? f.variable : f.long_name),
-           QString::fromStdString(f.units))
+           QString::fromStdString(units))
       .arg(rows)
       .arg(cols)
       .arg(rows > 1 ? f.latitude_step() : 0.0)

@@ -9,15 +9,40 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
+#include <QStandardItemModel>
 #include <QSlider>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
 #include "common/shift_control.h"
+#include "npe/data/temperature_unit.h"
 
 namespace npe::widgets {
+
+void MapControls::showVariables(const std::vector<GriddedVariable>& variables,
+                                const std::string& current) {
+  QSignalBlocker block(m_variable);
+  m_variable->clear();
+  auto* model = qobject_cast<QStandardItemModel*>(m_variable->model());
+  for (const auto& v : temperatures_first(variables)) {
+    const bool temperature = is_temperature_unit(v.units);
+    QString text = QString::fromStdString(v.name);
+    if (!v.long_name.empty()) text += " — " + QString::fromStdString(v.long_name);
+    text += v.units.empty() ? tr(" (no unit)") : " [" + QString::fromStdString(v.units) + "]";
+    m_variable->addItem(text, QString::fromStdString(v.name));
+    const int row = m_variable->count() - 1;
+    if (!temperature && model) {
+      // Shown, so that the user sees what the file holds, but not chosen: the models predict
+      // temperatures.
+      model->item(row)->setEnabled(false);
+      model->item(row)->setToolTip(tr("Not a temperature: the models predict temperatures"));
+    }
+    if (v.name == current) m_variable->setCurrentIndex(row);
+  }
+  m_variable->setEnabled(m_variable->count() > 1);
+}
 
 MapControls::MapControls(const QStringList& data_suffixes, int stations, QWidget* parent)
     : QWidget(parent) {
@@ -29,13 +54,16 @@ MapControls::MapControls(const QStringList& data_suffixes, int stations, QWidget
   m_data_label = new QLabel(data_box);
   m_data_label->setWordWrap(true);
   auto* open = new QPushButton(tr("Open NetCDF / GRIB…"), data_box);
-  // Files with several temperature variables (a daily minimum and maximum, say) say which they
-  // hold when opened; the name typed here picks one.
-  m_variable = new QLineEdit(data_box);
-  m_variable->setPlaceholderText(tr("automatic: the file's temperature"));
-  m_variable->setToolTip(
-      tr("The variable to read when the file holds several temperatures (opening such a file "
-         "lists them)"));
+  // Files of forcing data and climatologies hold several variables (temperature, humidity,
+  // wind...): the file's gridded variables, those in a temperature unit first; the first of those
+  // is read when a file opens, and choosing another reads it.
+  m_variable = new QComboBox(data_box);
+  m_variable->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_variable->setMinimumContentsLength(12);
+  m_variable->setToolTip(tr("The file's gridded variables, those in a temperature unit first"));
+  connect(m_variable, &QComboBox::activated, this, [this](int index) {
+    Q_EMIT variableChosen(m_variable->itemData(index).toString());
+  });
   data_form->addRow(m_data_label);
   data_form->addRow(tr("Variable"), m_variable);
   data_form->addRow(open);

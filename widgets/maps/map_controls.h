@@ -3,12 +3,16 @@
 // stations, the region shift Δ and the view (layer, 3-D relief). The tab adds its models box
 // below and keeps the logic: these are the controls and the signals they give.
 
+#include <string>
+#include <vector>
+
 #include <QWidget>
+
+#include "npe/data/gridded_field.h"
 
 class QCheckBox;
 class QComboBox;
 class QLabel;
-class QLineEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -29,8 +33,11 @@ class MapControls final : public QWidget {
   void addGroup(QWidget* group);
 
   QLabel* dataLabel() const { return m_data_label; }
-  /// The variable typed in the Data box (empty: the file's one temperature).
-  QLineEdit* variable() const { return m_variable; }
+  /// The file's gridded variables (those in a temperature unit first; the others shown but not
+  /// selectable), `current` selected.
+  void showVariables(const std::vector<GriddedVariable>& variables, const std::string& current);
+  /// The list showVariables fills: an item's data is the variable's name.
+  QComboBox* variableList() const { return m_variable; }
   QSlider* time() const { return m_time; }
   QLabel* timeLabel() const { return m_time_label; }
   QLabel* stationNote() const { return m_station_note; }
@@ -41,6 +48,8 @@ class MapControls final : public QWidget {
  Q_SIGNALS:
   /// The user chose a gridded file to open.
   void openRequested(const QString& path);
+  /// The user chose another variable of the open file.
+  void variableChosen(const QString& name);
   void hourChosen(int hour);
   /// Play (advance one hour every half second) switched on or off.
   void playToggled(bool on);
@@ -53,7 +62,7 @@ class MapControls final : public QWidget {
  private:
   QVBoxLayout* m_column = nullptr;
   QLabel* m_data_label = nullptr;
-  QLineEdit* m_variable = nullptr;
+  QComboBox* m_variable = nullptr;
   QSlider* m_time = nullptr;
   QLabel* m_time_label = nullptr;
   QPushButton* m_play = nullptr;

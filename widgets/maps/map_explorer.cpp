@@ -109,13 +109,17 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
     }
   });
   m_data_label = controls->dataLabel();
-  m_variable = controls->variable();
+  m_controls = controls;
   m_time = controls->time();
   m_time_label = controls->timeLabel();
   m_station_note = controls->stationNote();
   m_shift = controls->shift();
   m_layers = controls->layers();
   m_three_d_box = controls->threeD();
+  connect(controls, &MapControls::variableChosen, this, [this](const QString& name) {
+    reportErrors(tr("Could not read the variable"), [&] { chooseVariable(name); });
+    if (m_source) m_controls->showVariables(m_source->field().file_variables, m_source->field().variable);
+  });
   connect(controls, &MapControls::openRequested, this, [this](const QString& path) {
     reportErrors(tr("Could not open data"), [&] { openDataFile(path); });
   });
@@ -240,6 +244,7 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
   const bool other_file = m_source->config().whole_file && m_training.region;
   m_data_label->setText(describe_field(f) +
                         (other_file ? describe_training_region(f, *m_training.region) : QString()));
+  m_controls->showVariables(f.file_variables, f.variable);
   m_station_note->setText(
       describe_station_reports(m_source->window_time_steps(), m_source->config().step_hours));
   // Start on a test day (one the models did not train on), at noon.
@@ -253,15 +258,31 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
 }
 
 void MapExplorer::setVariable(const QString& name) {
-  m_variable->setText(name);
+  m_next_variable = name.trimmed();
 }
 
 void MapExplorer::openDataFile(const QString& path) {
   // The models' statistics and units; a file other than the training file is shown whole.
   auto source = std::make_shared<Era5TaskSource>(  // throws before anything changes
-      m_training.config_for(path.toStdString(), m_variable->text().trimmed().toStdString()));
+      m_training.config_for(path.toStdString(), m_next_variable.toStdString()));
+  m_next_variable.clear();
   setSource(std::move(source));
-  Q_EMIT statusMessage(tr("Opened %1").arg(path));
+  const auto choice = describe_variable_choice(m_source->field());
+  Q_EMIT statusMessage(choice.empty() ? tr("Opened %1").arg(path)
+                                      : tr("Opened %1: %2").arg(path, QString::fromStdString(choice)));
+}
+
+const QComboBox* MapExplorer::variableList() const {
+  return m_controls->variableList();
+}
+
+void MapExplorer::chooseVariable(const QString& name) {
+  if (!m_source || name.toStdString() == m_source->field().variable) return;
+  const auto path = m_source->field().source;
+  auto source = std::make_shared<Era5TaskSource>(  // throws before anything changes
+      m_training.config_for(path.string(), name.toStdString()));
+  setSource(std::move(source));
+  Q_EMIT statusMessage(tr("Read %1 of %2").arg(name, QString::fromStdString(path.string())));
 }
 
 QRect MapExplorer::targetWindow() const {

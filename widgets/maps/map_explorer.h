@@ -33,6 +33,7 @@ class QUndoStack;
 namespace npe::widgets {
 
 class ExplorerController;
+class MapControls;
 class MapView;
 class MapViewArea;
 struct MapFrame;
@@ -66,16 +67,22 @@ class MapExplorer final : public ExplorerPanel {
 
   /// The gridded readers' suffixes (gridded_suffixes()).
   QStringList dataSuffixes() const override;
-  /// Opens a NetCDF or GRIB file (the variable named in the Data box, else the file's only
-  /// temperature). Throws npe::Error; the state is kept on error.
+  /// Opens a NetCDF or GRIB file: the variable named by setVariable, else the file's only
+  /// gridded variable or its first in a temperature unit (said in the status bar and the data
+  /// box). Throws npe::Error; the state is kept on error.
   QString unavailableReason() const override;
   void openDataFile(const QString& path) override;
   bool makeProbeEdit(int index) override;
   void repaintNow() override;
   bool extrasPending() const override;
 
-  /// The variable the next openDataFile reads (the Data box's field; empty: automatic).
+  /// The variable the next openDataFile reads (empty: automatic).
   void setVariable(const QString& name);
+  /// Reads another variable of the open file (the Data box's list). Throws npe::Error; the state
+  /// is kept on error.
+  void chooseVariable(const QString& name);
+  /// The Data box's list of the file's gridded variables.
+  const QComboBox* variableList() const;
   bool hasData() const { return static_cast<bool>(m_source); }
   const Era5TaskSource* source() const { return m_source.get(); }
   /// Hour index into the file (the time predicted).
@@ -140,7 +147,8 @@ class MapExplorer final : public ExplorerPanel {
   QCheckBox* m_three_d_box = nullptr;
   QLabel* m_data_label = nullptr;
   QLabel* m_station_note = nullptr;
-  QLineEdit* m_variable = nullptr;
+  MapControls* m_controls = nullptr;
+  QString m_next_variable;  ///< setVariable's, for the next openDataFile
   SmallMaps* m_small_maps = nullptr;
   StationEditor* m_station_editor = nullptr;
   StationSuggestions* m_suggestions = nullptr;

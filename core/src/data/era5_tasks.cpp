@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -13,6 +14,7 @@
 #include "npe/data/dataset_cache.h"
 #include "npe/errors.h"
 #include "npe/json_fields.h"
+#include "npe/shipped_files.h"
 
 namespace npe {
 namespace fs = std::filesystem;
@@ -20,13 +22,15 @@ namespace fs = std::filesystem;
 namespace {
 
 /// The field in kelvin: models are trained on kelvin (the checkpoint's statistics are), so a
-/// file in degrees Celsius is converted once as it is read.
+/// file in another temperature unit is converted once as it is read (UDUNITS-2). A variable in
+/// no temperature unit is refused, never taken for kelvin.
 std::shared_ptr<const GriddedField> cached_field(const fs::path& path,
                                                  const std::string& variable) {
   return cached_dataset<GriddedField>(path, variable, [&] {
     auto field = read_gridded_field(path, {variable});
-    if (const double offset = kelvin_offset(field.units); offset != 0.0) {
-      field.values = field.values + static_cast<float>(offset);
+    const auto unit = file_temperature_unit(field);
+    if (!unit.is_kelvin()) {
+      field.values = field.values * unit.scale + unit.offset;
       field.units = "K";
     }
     return field;
@@ -66,8 +70,9 @@ std::shared_ptr<const PlaceFeatures> cached_features(const fs::path& invariants,
 
 }  // namespace
 
-double kelvin_offset(const std::string& units) {
-  return is_celsius_unit(units) ? 273.15 : 0.0;
+TemperatureUnit file_temperature_unit(const GriddedField& field) {
+  return temperature_unit(field.units,
+                          field.source.string() + ": variable '" + field.variable + "'");
 }
 
 std::string to_string(Era5BlockUse use) {
@@ -78,11 +83,7 @@ std::string to_string(Era5BlockUse use) {
 
 fs::path default_era5_path() {
   if (const char* env = std::getenv("NPE_ERA5_DATA"); env && *env) return env;
-#ifdef NPE_SOURCE_ERA5_DIR
-  return fs::path(NPE_SOURCE_ERA5_DIR) / "era5-t2m-2019-03-uk.nc";
-#else
-  return "era5-t2m-2019-03-uk.nc";
-#endif
+  return shipped_data_file("era5/era5-t2m-2019-03-uk.nc");
 }
 
 std::string to_string(Era5Region region) {
@@ -143,7 +144,7 @@ std::pair<double, double> Era5TaskConfig::coordinates(double latitude, double lo
           (longitude - origin_longitude) / longitude_unit};
 }
 
-constexpr const char* kWhat = "ERA5 task configuration";
+constexpr const char* kEra5ConfigWhat = "ERA5 task configuration";
 
 Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw ConfigError("ERA5 task configuration must be a JSON object");
@@ -154,40 +155,40 @@ Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
   std::string data, region = to_string(c.test_region), invariants;
   std::vector<std::string> pattern;
   for (auto use : c.block_pattern) pattern.push_back(to_string(use));
-  read_json_field(json, "name", c.name, kWhat);
-  read_json_field(json, "data", data, kWhat);
+  read_json_field(json, "name", c.name, kEra5ConfigWhat);
+  read_json_field(json, "data", data, kEra5ConfigWhat);
   c.data = data;
-  read_json_field(json, "variable", c.variable, kWhat);
-  read_json_field(json, "window", c.window, kWhat);
-  read_json_field(json, "time_steps", c.time_steps, kWhat);
-  read_json_field(json, "step_hours", c.step_hours, kWhat);
-  read_json_field(json, "min_context_fraction", c.min_context_fraction, kWhat);
-  read_json_field(json, "max_context_fraction", c.max_context_fraction, kWhat);
-  read_json_field(json, "max_targets", c.max_targets, kWhat);
-  read_json_field(json, "split_latitude", c.split_latitude, kWhat);
-  read_json_field(json, "train_days", c.train_days, kWhat);
-  read_json_field(json, "validation_days", c.validation_days, kWhat);
-  read_json_field(json, "test_region", region, kWhat);
+  read_json_field(json, "variable", c.variable, kEra5ConfigWhat);
+  read_json_field(json, "window", c.window, kEra5ConfigWhat);
+  read_json_field(json, "time_steps", c.time_steps, kEra5ConfigWhat);
+  read_json_field(json, "step_hours", c.step_hours, kEra5ConfigWhat);
+  read_json_field(json, "min_context_fraction", c.min_context_fraction, kEra5ConfigWhat);
+  read_json_field(json, "max_context_fraction", c.max_context_fraction, kEra5ConfigWhat);
+  read_json_field(json, "max_targets", c.max_targets, kEra5ConfigWhat);
+  read_json_field(json, "split_latitude", c.split_latitude, kEra5ConfigWhat);
+  read_json_field(json, "train_days", c.train_days, kEra5ConfigWhat);
+  read_json_field(json, "validation_days", c.validation_days, kEra5ConfigWhat);
+  read_json_field(json, "test_region", region, kEra5ConfigWhat);
   c.test_region = region_from_string(region);
-  read_json_field(json, "block_days", c.block_days, kWhat);
-  read_json_field(json, "block_pattern", pattern, kWhat);
+  read_json_field(json, "block_days", c.block_days, kEra5ConfigWhat);
+  read_json_field(json, "block_pattern", pattern, kEra5ConfigWhat);
   c.block_pattern.clear();
   for (const auto& use : pattern) c.block_pattern.push_back(block_use_from_string(use));
-  read_json_field(json, "test_block", c.test_block, kWhat);
-  read_json_field(json, "features", c.features, kWhat);
-  read_json_field(json, "invariants", invariants, kWhat);
-  read_json_field(json, "feature_noise", c.feature_noise, kWhat);
+  read_json_field(json, "test_block", c.test_block, kEra5ConfigWhat);
+  read_json_field(json, "features", c.features, kEra5ConfigWhat);
+  read_json_field(json, "invariants", invariants, kEra5ConfigWhat);
+  read_json_field(json, "feature_noise", c.feature_noise, kEra5ConfigWhat);
   c.invariants = invariants;
-  read_json_number_or_nan(json, "mean", c.mean, kWhat);
-  read_json_number_or_nan(json, "stddev", c.stddev, kWhat);
-  read_json_number_or_nan(json, "origin_longitude", c.origin_longitude, kWhat);
+  read_json_number_or_nan(json, "mean", c.mean, kEra5ConfigWhat);
+  read_json_number_or_nan(json, "stddev", c.stddev, kEra5ConfigWhat);
+  read_json_number_or_nan(json, "origin_longitude", c.origin_longitude, kEra5ConfigWhat);
   // Checkpoints from before the units were recorded were trained on the shipped 0.25° file
   // when they name no other; one that names another file keeps that file's spacing.
   if (!json.contains("latitude_unit") && c.data.empty()) c.latitude_unit = 0.25;
   if (!json.contains("longitude_unit") && c.data.empty()) c.longitude_unit = 0.25;
-  read_json_number_or_nan(json, "latitude_unit", c.latitude_unit, kWhat);
-  read_json_number_or_nan(json, "longitude_unit", c.longitude_unit, kWhat);
-  read_json_field(json, "whole_file", c.whole_file, kWhat);
+  read_json_number_or_nan(json, "latitude_unit", c.latitude_unit, kEra5ConfigWhat);
+  read_json_number_or_nan(json, "longitude_unit", c.longitude_unit, kEra5ConfigWhat);
+  read_json_field(json, "whole_file", c.whole_file, kEra5ConfigWhat);
   c.validate();
   return c;
 }
@@ -242,15 +243,20 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
   const int64_t n = f.num_times();
   if (n < 1) throw DataError(where + "the file has no times");
   if (!whole && n < 2) throw DataError(where + "ERA5 tasks need at least two times");
-  const int64_t spacing = n > 1 ? f.valid_times[1] - f.valid_times[0] : 3600;
-  for (size_t i = 1; i < f.valid_times.size(); ++i) {
-    if (f.valid_times[i] - f.valid_times[i - 1] != spacing) {
+  int64_t spacing = n > 1 ? f.valid_times[1] - f.valid_times[0] : 3600;
+  bool uneven = false;
+  for (size_t i = 1; i < f.valid_times.size() && !uneven; ++i) {
+    if (f.valid_times[i] - f.valid_times[i - 1] == spacing) continue;
+    // A whole file may be a monthly climatology (months of 28 to 31 days): windows of one time.
+    if (!whole) {
       throw DataError(where + "times are not evenly spaced (a gap after " +
                       format_utc(f.valid_times[i - 1]) + ")");
     }
+    uneven = true;
   }
+  if (uneven) spacing = std::numeric_limits<int64_t>::max();
   m_window_time_steps = m_config.time_steps;
-  if (spacing <= 0 || (m_config.step_hours * 3600) % spacing != 0) {
+  if (uneven || spacing <= 0 || (m_config.step_hours * 3600) % spacing != 0) {
     // A whole file whose times are further apart than step_hours (daily data, say) gives
     // windows of one time.
     if (!whole) {

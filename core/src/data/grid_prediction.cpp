@@ -45,9 +45,11 @@ GridPrediction grid_prediction(const Era5TaskConfig& model_task, const GriddedFi
   // resolution is seen at its true distances.
   auto& task = out.task;
   task = model_task;
-  // Standardising with the mean moved into the file's units reads and writes °C files as they
-  // are (the model itself works in kelvin).
-  task.mean -= kelvin_offset(field.units);
+  // Standardising with the statistics moved into the file's unit reads and writes files in °C,
+  // °F or any temperature unit as they are (the model itself works in kelvin).
+  const auto unit = file_temperature_unit(field);
+  task.mean = unit.from_kelvin(task.mean);
+  task.stddev = unit.difference_from_kelvin(task.stddev);
   if (std::isnan(task.latitude_unit) || std::isnan(task.longitude_unit)) {
     const auto training_file = task.data.empty() ? default_era5_path() : task.data;
     const auto& spacing_of =

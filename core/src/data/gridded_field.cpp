@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "data/readers/readers.h"
+#include "npe/data/temperature_unit.h"
 #include "npe/errors.h"
 
 namespace npe {
@@ -108,19 +109,29 @@ int64_t utc_seconds(int year, int month, int day, int hour, int minute, int seco
          int64_t{hour} * 3600 + int64_t{minute} * 60 + second;
 }
 
-bool is_celsius_unit(const std::string& units) {
-  for (const char* celsius : {"degC", "degree_Celsius", "degrees_Celsius", "Celsius", "celsius",
-                              "deg_C", "C", "\u00b0C"}) {
-    if (units == celsius) return true;
-  }
-  return false;
+std::vector<GriddedVariable> temperatures_first(std::vector<GriddedVariable> variables) {
+  std::stable_partition(variables.begin(), variables.end(),
+                        [](const GriddedVariable& v) { return is_temperature_unit(v.units); });
+  return variables;
 }
 
-bool is_temperature_unit(const std::string& units) {
-  for (const char* kelvin : {"K", "kelvin", "Kelvin", "degK"}) {
-    if (units == kelvin) return true;
+std::string describe_variable(const GriddedVariable& variable) {
+  std::string about = variable.long_name;
+  if (!variable.units.empty()) about += (about.empty() ? "" : ", ") + variable.units;
+  return variable.name + (about.empty() ? "" : " (" + about + ")");
+}
+
+std::string describe_variable_choice(const GriddedField& field) {
+  if (!field.variable_chosen) return {};
+  std::string others;
+  for (const auto& v : temperatures_first(field.file_variables)) {
+    if (v.name == field.variable) continue;
+    others += (others.empty() ? "" : ", ") + v.name + (v.units.empty() ? "" : " [" + v.units + "]");
   }
-  return is_celsius_unit(units);
+  return field.source.filename().string() + " holds " +
+         std::to_string(field.file_variables.size()) + " gridded variables: read " +
+         describe_variable({field.variable, field.long_name, field.units}) +
+         ", the first in a temperature unit; the others: " + others;
 }
 
 int64_t GriddedField::time_index(const std::string& utc) const {

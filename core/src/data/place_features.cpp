@@ -9,6 +9,7 @@
 
 #include "npe/data/dataset_cache.h"
 #include "npe/errors.h"
+#include "npe/shipped_files.h"
 
 namespace npe {
 namespace fs = std::filesystem;
@@ -75,11 +76,7 @@ std::vector<int64_t> align_axis(const std::vector<double>& wanted, const std::ve
 
 fs::path default_era5_invariants_path() {
   if (const char* env = std::getenv("NPE_ERA5_INVARIANTS"); env && *env) return env;
-#ifdef NPE_SOURCE_ERA5_DIR
-  return fs::path(NPE_SOURCE_ERA5_DIR) / "era5-invariants-europe-0p25.nc";
-#else
-  return "era5-invariants-europe-0p25.nc";
-#endif
+  return shipped_data_file("era5/era5-invariants-europe-0p25.nc");
 }
 
 const std::vector<std::string>& known_place_features() {

@@ -9,29 +9,13 @@
 #include "npe/errors.h"
 #include "npe/models/model_config.h"
 #include "npe/models/model_registry.h"
+#include "npe/shipped_files.h"
 
 namespace npe {
 namespace fs = std::filesystem;
 
 std::vector<fs::path> model_search_dirs() {
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("NPE_MODELS_DIR"); env && *env) candidates.emplace_back(env);
-  // Next to the running executable first: an installed (or unpacked) program uses its own
-  // models even where a source tree exists; a build tree has none there and falls through.
-  std::error_code ec;
-  auto exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path() / ".." / "share" / "np-explorer" / "models");
-#ifdef NPE_SOURCE_MODELS_DIR
-  candidates.emplace_back(NPE_SOURCE_MODELS_DIR);
-#endif
-#ifdef NPE_INSTALL_MODELS_DIR
-  candidates.emplace_back(NPE_INSTALL_MODELS_DIR);
-#endif
-  std::vector<fs::path> dirs;
-  for (const auto& dir : candidates) {
-    if (fs::is_directory(dir, ec)) dirs.push_back(fs::weakly_canonical(dir, ec));
-  }
-  return dirs;
+  return shipped_file_dirs("models", "NPE_MODELS_DIR");
 }
 
 std::vector<ShippedModel> find_models_in(const fs::path& folder,

@@ -1,6 +1,6 @@
 #pragma once
 // ERA5 temperature tasks, scaled from the paper's protocol (Appendix F.4) to the British Isles
-// grid of ../shared/data/era5: train on the southern half in the first part of the month,
+// grid shipped in data/era5: train on the southern half in the first part of the month,
 // evaluate on the same region and on the unseen northern half in the last part.
 
 #include <cmath>
@@ -13,15 +13,17 @@
 #include "npe/data/gridded_field.h"
 #include "npe/data/place_features.h"
 #include "npe/data/task_source.h"
+#include "npe/data/temperature_unit.h"
 
 namespace npe {
 
-/// $NPE_ERA5_DATA, else the NetCDF file of the shared data folder next to the source tree.
+/// $NPE_ERA5_DATA, else the shipped March 2019 NetCDF file (data/era5, npe/shipped_files.h).
 std::filesystem::path default_era5_path();
 
-/// Kelvin minus the value in `units`: 273.15 for degrees Celsius ("degC", "°C", ...), else 0.
-/// Models are trained on kelvin; Era5TaskSource converts files in °C as it reads them.
-double kelvin_offset(const std::string& units);
+/// The temperature unit of `field` (npe/data/temperature_unit.h); throws DataError naming the
+/// file, the variable and its unit when it is not a temperature. Models are trained on kelvin;
+/// Era5TaskSource converts files in other units as it reads them.
+TemperatureUnit file_temperature_unit(const GriddedField& field);
 
 /// Which rows of the grid a split draws from.
 enum class Era5Region { South, North };

@@ -13,6 +13,13 @@
 
 namespace npe {
 
+/// A gridded variable of a file, as the file describes it.
+struct GriddedVariable {
+  std::string name;       ///< "t2m", "AIRT"
+  std::string long_name;  ///< empty when the file gives none
+  std::string units;      ///< as in the file ("K", "DEG C")
+};
+
 /// One variable on a regular latitude/longitude grid over time.
 /// Layout is normalised by every reader: latitude descending (row 0 is the northernmost row, as
 /// ERA5 stores it and as a map is drawn), longitude ascending in [-180, 180), times ascending.
@@ -27,6 +34,12 @@ struct GriddedField {
   std::string long_name;         ///< description when the file has one
   std::string units;             ///< as in the file ("K")
   std::filesystem::path source;  ///< the file it was read from
+  /// Every variable of the file on (time, latitude, longitude), in the file's order; the one
+  /// read is among them (or it is a time-invariant field read by name).
+  std::vector<GriddedVariable> file_variables;
+  /// Whether the reader chose `variable` among several (none was named): the first with a
+  /// temperature unit.
+  bool variable_chosen = false;
 
   int64_t num_times() const { return values.size(0); }
   int64_t num_latitudes() const { return values.size(1); }
@@ -44,12 +57,17 @@ std::string format_utc(int64_t seconds_since_epoch);
 /// Seconds since 1970-01-01 of a proleptic-Gregorian UTC date and time.
 int64_t utc_seconds(int year, int month, int day, int hour = 0, int minute = 0, int second = 0);
 
-/// Whether `units` (a CF units string) are those of a temperature: kelvin or degrees Celsius.
-bool is_temperature_unit(const std::string& units);
-/// Whether `units` (a CF units string) are degrees Celsius ("degC", "°C", ...).
-bool is_celsius_unit(const std::string& units);
+/// `variables` with those in a temperature unit first, each group in the file's order.
+std::vector<GriddedVariable> temperatures_first(std::vector<GriddedVariable> variables);
+/// "AIRT (AIR TEMPERATURE, DEG C)".
+std::string describe_variable(const GriddedVariable& variable);
+/// When the reader chose the variable among several: which it read and why, and the others
+/// ("holds 7 gridded variables: read SST (SEA SURFACE TEMPERATURE, DEG C), the first in a
+/// temperature unit; the others: ..."); else empty.
+std::string describe_variable_choice(const GriddedField& field);
 
-/// What to read. Empty variable: the only gridded (time, lat, lon) variable of the file.
+/// What to read. Empty variable: the file's only gridded (time, lat, lon) variable, or the first
+/// in a temperature unit among several (GriddedField::variable_chosen).
 struct GriddedReadOptions {
   std::string variable;
   /// NetCDF-4 files are read in a child process (HDF5 hangs or crashes on some corrupt files),

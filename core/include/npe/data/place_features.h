@@ -13,7 +13,7 @@
 
 namespace npe {
 
-/// $NPE_ERA5_INVARIANTS, else the ERA5 invariants file of the shared data folder.
+/// $NPE_ERA5_INVARIANTS, else the shipped ERA5 invariants file (data/era5).
 std::filesystem::path default_era5_invariants_path();
 
 /// The features the invariants file provides, in the order they are named:

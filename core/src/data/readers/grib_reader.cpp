@@ -3,6 +3,7 @@
 
 #include <eccodes.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "data/grib_message_walk.h"
 #include "data/readers/raw_field.h"
 #include "data/readers/readers.h"
+#include "npe/data/temperature_unit.h"
 
 namespace npe::readers {
 namespace {
@@ -171,6 +173,9 @@ class GribReader final : public GriddedReader {
       fail(path, "time-invariant fields (elevation, land-sea mask) are read from NetCDF files");
     }
     parse_definitions_once();
+    // The child chooses among variables by unit: read UDUNITS's database here, once, so that
+    // every child inherits it instead of parsing it again.
+    is_temperature_unit("K");
     return to_field(
         read_in_child(path, options, "ecCodes",
                       [&](ChildChannel& channel) { return read_raw(path, options, channel); }),
@@ -186,6 +191,7 @@ class GribReader final : public GriddedReader {
     RawField field;
     Grid grid;
     int64_t messages = 0;
+    bool chosen_is_temperature = false;
     for (int index = 1;; ++index) {
       channel.progress();
       int err = 0;
@@ -198,17 +204,33 @@ class GribReader final : public GriddedReader {
       Message m(h, path, index);
       const auto short_name = m.text("shortName");
       const auto cf_name = m.text_or_empty("cfVarName");
-      if (!options.variable.empty() && options.variable != short_name &&
-          options.variable != cf_name) {
-        continue;
+      const bool seen = std::any_of(field.file_variables.begin(), field.file_variables.end(),
+                                    [&](const GriddedVariable& v) { return v.name == short_name; });
+      if (!seen) {
+        field.file_variables.push_back(
+            {short_name, m.text_or_empty("name"), m.text_or_empty("units")});
+      }
+      const auto& about = *std::find_if(
+          field.file_variables.begin(), field.file_variables.end(),
+          [&](const GriddedVariable& v) { return v.name == short_name; });
+      if (!options.variable.empty()) {
+        if (options.variable != short_name && options.variable != cf_name) continue;
+      } else if (field.variable.empty()) {
+        chosen_is_temperature = is_temperature_unit(about.units);
+      } else if (short_name != field.variable) {
+        // Several variables: the first in a temperature unit is read. Values of a variable
+        // taken before one in a temperature unit appeared are dropped.
+        if (chosen_is_temperature || !is_temperature_unit(about.units)) continue;
+        chosen_is_temperature = true;
+        field.variable.clear();
+        field.values.clear();
+        field.valid_times.clear();
+        messages = 0;
       }
       if (field.variable.empty()) {
         field.variable = short_name;
-        field.long_name = m.text_or_empty("name");
-        field.units = m.text_or_empty("units");
-      } else if (short_name != field.variable) {
-        fail(path, "messages hold several variables ('" + field.variable + "', '" + short_name +
-                       "'): choose one by name");
+        field.long_name = about.long_name;
+        field.units = about.units;
       }
       auto g = grid_of(m);
       if (messages == 0) {
@@ -238,6 +260,17 @@ class GribReader final : public GriddedReader {
     if (messages == 0) {
       fail(path, options.variable.empty() ? "no GRIB messages"
                                           : "no message with variable '" + options.variable + "'");
+    }
+    if (options.variable.empty() && field.file_variables.size() > 1) {
+      if (!chosen_is_temperature) {
+        std::string names;
+        for (const auto& v : field.file_variables)
+          names += (names.empty() ? "" : ", ") + v.name + " [" + v.units + "]";
+        fail(path, "none of its " + std::to_string(field.file_variables.size()) +
+                       " variables is in a temperature unit (" + names +
+                       "): NP Explorer's models predict temperatures");
+      }
+      field.variable_chosen = true;
     }
     field.shape = {messages, grid.nj, grid.ni};
     field.axes = {0, 1, 2};

@@ -18,6 +18,7 @@
 #include "data/netcdf_access.h"
 #include "data/readers/raw_field.h"
 #include "data/readers/readers.h"
+#include "npe/data/temperature_unit.h"
 
 namespace npe::readers {
 namespace {
@@ -161,6 +162,10 @@ Axis axis_of(const NetcdfFile& file, int dim) {
     if (standard == "longitude" || units == "degrees_east" || units == "degree_east")
       return Axis::Longitude;
     if (standard == "time" || units.find(" since ") != std::string::npos) return Axis::Time;
+    // CF's axis attribute names the axis of coordinates with other names and units.
+    const auto axis = lower(file.text_attribute(var, "axis"));
+    if (axis == "y" && units.rfind("degree", 0) == 0) return Axis::Latitude;
+    if (axis == "x" && units.rfind("degree", 0) == 0) return Axis::Longitude;
   }
   if (name == "latitude" || name == "lat") return Axis::Latitude;
   if (name == "longitude" || name == "lon") return Axis::Longitude;
@@ -212,6 +217,9 @@ class NetcdfReader final : public GriddedReader {
                     const GriddedReadOptions& options) const override {
     const auto one_read_at_a_time = lock_netcdf();
     if (!is_hdf5(path)) return to_field(read_raw(path, options, nullptr), path);
+    // The child chooses among variables by unit: read UDUNITS's database here, once, so that
+    // every child inherits it instead of parsing it again.
+    is_temperature_unit("K");
     // NetCDF-4 is HDF5, which hangs on some corrupt files: read it in a child process.
     return to_field(
         read_in_child(path, options, "libnetcdf/HDF5",
@@ -231,10 +239,10 @@ class NetcdfReader final : public GriddedReader {
                            ChildChannel* channel) {
     NetcdfFile file(path, channel);
     check_not_truncated(file, path);
-    const int var = find_variable(file, options, path);
+    RawField raw;
+    const int var = find_variable(file, options, path, raw);
     const auto dims = file.variable_dimensions(var);
 
-    RawField raw;
     raw.variable = file.variable_name(var);
     raw.units = file.text_attribute(var, "units");
     raw.long_name = file.text_attribute(var, "long_name");
@@ -312,46 +320,46 @@ class NetcdfReader final : public GriddedReader {
     return raw;
   }
 
+  // The variable to read: the one named, else the only gridded one, else the first gridded one
+  // in a temperature unit (files of forcing data or climatologies hold several: temperature,
+  // humidity, wind...). Every gridded variable goes into raw.file_variables.
   static int find_variable(const NetcdfFile& file, const GriddedReadOptions& options,
-                           const std::filesystem::path& path) {
+                           const std::filesystem::path& path, RawField& raw) {
     int nvars = 0;
     file.check(nc_inq_nvars(file.id(), &nvars), "cannot list variables");
     std::vector<int> candidates;
+    int named = -1;
     for (int v = 0; v < nvars; ++v) {
       const auto name = file.variable_name(v);
-      const auto dims = file.variable_dimensions(v);
-      if (!options.variable.empty()) {
-        if (name == options.variable) return v;
-        continue;
-      }
+      if (!options.variable.empty() && name == options.variable) named = v;
       int axes = 0;
-      for (int d : dims) axes += axis_of(file, d) != Axis::Other;
-      if (axes == 3) candidates.push_back(v);
+      for (int d : file.variable_dimensions(v)) axes += axis_of(file, d) != Axis::Other;
+      if (axes != 3) continue;
+      candidates.push_back(v);
+      raw.file_variables.push_back({name, file.text_attribute(v, "long_name"),
+                                    file.text_attribute(v, "units")});
     }
     if (!options.variable.empty()) {
+      if (named >= 0) return named;
       std::string names;
       for (int v = 0; v < nvars; ++v) names += (names.empty() ? "" : ", ") + file.variable_name(v);
       fail(path, "no variable '" + options.variable + "' (variables: " + names + ")");
     }
     if (candidates.empty()) fail(path, "no variable on (time, latitude, longitude)");
-    if (candidates.size() > 1) {
-      // Files of forcing data hold several variables (temperature, humidity, pressure...): the
-      // one with temperature units is the one this program models.
-      int temperature = -1, temperatures = 0;
-      std::string names;
-      for (int v : candidates) {
-        const auto units = file.text_attribute(v, "units");
-        names += (names.empty() ? "" : ", ") + file.variable_name(v) +
-                 (units.empty() ? "" : " [" + units + "]");
-        if (is_temperature_unit(units)) {
-          temperature = v;
-          ++temperatures;
-        }
+    if (candidates.size() == 1) return candidates.front();
+    std::string names;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (is_temperature_unit(raw.file_variables[i].units)) {
+        raw.variable_chosen = true;
+        return candidates[i];
       }
-      if (temperatures == 1) return temperature;
-      fail(path, "several gridded variables (" + names + "): choose one by name");
+      const auto& units = raw.file_variables[i].units;
+      names += (names.empty() ? "" : ", ") + raw.file_variables[i].name +
+               (units.empty() ? " (no unit)" : " [" + units + "]");
     }
-    return candidates.front();
+    fail(path, "none of its " + std::to_string(candidates.size()) +
+                   " gridded variables is in a temperature unit (" + names +
+                   "): NP Explorer's models predict temperatures");
   }
 
   // libnetcdf reads the missing end of a truncated classic-format file as zeros, which

@@ -34,6 +34,13 @@ std::string serialise(const RawField& raw) {
   put(out, raw.valid_times);
   put(out, raw.latitudes);
   put(out, raw.longitudes);
+  put(out, std::vector<char>{raw.variable_chosen});
+  put(out, std::vector<std::uint64_t>{raw.file_variables.size()});
+  for (const auto& v : raw.file_variables) {
+    put(out, v.name);
+    put(out, v.long_name);
+    put(out, v.units);
+  }
   return out;
 }
 
@@ -83,6 +90,18 @@ RawField deserialise(const std::string& bytes, const std::filesystem::path& path
   raw.valid_times = in.vector<int64_t>();
   raw.latitudes = in.vector<double>();
   raw.longitudes = in.vector<double>();
+  const auto chosen = in.vector<char>();
+  if (chosen.size() != 1) in.broken();
+  raw.variable_chosen = chosen[0] != 0;
+  const auto variables = in.vector<std::uint64_t>();
+  if (variables.size() != 1) in.broken();
+  for (std::uint64_t i = 0; i < variables[0]; ++i) {
+    GriddedVariable v;
+    v.name = in.text();
+    v.long_name = in.text();
+    v.units = in.text();
+    raw.file_variables.push_back(std::move(v));
+  }
   int64_t count = 1;
   for (int64_t length : raw.shape) count *= length;
   if (!in.at_end() || raw.shape.size() != 3 || raw.axes.size() != 3 ||
@@ -102,6 +121,8 @@ GriddedField to_field(RawField raw, const std::filesystem::path& path) {
   field.valid_times = std::move(raw.valid_times);
   field.latitudes = std::move(raw.latitudes);
   field.longitudes = std::move(raw.longitudes);
+  field.file_variables = std::move(raw.file_variables);
+  field.variable_chosen = raw.variable_chosen;
   field.values =
       torch::from_blob(raw.values.data(), raw.shape, torch::kFloat64).clone().permute(raw.axes);
   normalise_layout(field);

@@ -22,6 +22,8 @@ struct RawField {
   std::vector<double> values;  ///< unpacked, missing values NaN, in `shape`'s order
   std::vector<int64_t> valid_times;
   std::vector<double> latitudes, longitudes;
+  std::vector<GriddedVariable> file_variables;  ///< GriddedField::file_variables
+  bool variable_chosen = false;                 ///< GriddedField::variable_chosen
 };
 
 /// The field in the normalised layout (normalise_layout); throws DataError naming the file.
