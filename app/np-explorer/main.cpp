@@ -9,7 +9,10 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QGuiApplication>
 #include <QIcon>
+#include <QScreen>
+#include <QSize>
 #include <QSurfaceFormat>
 #include <QTimer>
 
@@ -35,6 +38,16 @@ bool asks_for_help_or_version(int argc, char** argv) {
       if (argument == name) return true;
   }
   return false;
+}
+
+// Screenshots and latency runs use one window size, so that pictures and timings compare,
+// unless the screen is smaller (a 1366 x 768 laptop): then the window fills the screen, as a
+// user's window would.
+QSize screenshot_size() {
+  QSize size(1400, 860);
+  if (const auto* screen = QGuiApplication::primaryScreen())
+    size = size.boundedTo(screen->availableGeometry().size());
+  return size;
 }
 
 }  // namespace
@@ -190,7 +203,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "np-explorer: nothing to measure: %s\n", qPrintable(reason));
       return 1;
     }
-    window.resize(1400, 860);
+    window.resize(screenshot_size());
     window.show();
     npe::app::EditLatencyProbe probe(panel, edits, limit_ms);
     return app.exec();
@@ -203,7 +216,7 @@ int main(int argc, char** argv) {
 
   // Screenshot mode: wait for the settled (refined) predictions, then grab the real window.
   const QString out = parser.value(screenshot);
-  window.resize(1400, 860);
+  window.resize(screenshot_size());
   window.show();
   int status = opened ? 0 : 1;
   auto save = [&](bool complete) {

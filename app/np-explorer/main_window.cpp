@@ -17,10 +17,12 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QUndoGroup>
 #include <QUndoStack>
 
 #include "common/dialogs.h"
+#include "help_browser.h"
 #include "common/explorer_panel.h"
 #include "common/session_file.h"
 #include "function1d/function_explorer.h"
@@ -59,6 +61,13 @@ MainWindow::MainWindow(torch::Device device, QWidget* parent) : QMainWindow(pare
   connect(m_training, &widgets::TrainingTab::statusMessage, this,
           [this](const QString& text) { setTabMessage(m_training, text); });
   connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::bringToFront);
+  // The "?" of every tab: its short page in the help window.
+  auto* help_button = new QToolButton(m_tabs);
+  help_button->setText(tr("?"));
+  help_button->setToolTip(tr("What this tab shows, what to try, and the paper behind it (F1)"));
+  help_button->setAutoRaise(true);
+  connect(help_button, &QToolButton::clicked, this, &MainWindow::showTabHelp);
+  m_tabs->setCornerWidget(help_button, Qt::TopRightCorner);
   bringToFront(m_tabs->currentIndex());
   buildMenus();
   loadSettings();
@@ -115,6 +124,18 @@ bool MainWindow::showPanel(const QString& id) {
   if (!p) return false;
   m_tabs->setCurrentWidget(p);
   return true;
+}
+
+void MainWindow::showTabHelp() {
+  QString id = "training";
+  if (auto* p = currentPanel()) id = p->panelId();
+  if (!m_help) m_help = new HelpBrowser(this);
+  m_help->showPage(tab_help_page(id));
+}
+
+void MainWindow::showUserGuide() {
+  if (!m_help) m_help = new HelpBrowser(this);
+  m_help->showPage(user_guide_page());
 }
 
 QStringList MainWindow::tabIds() const {
@@ -186,6 +207,9 @@ void MainWindow::buildMenus() {
   });
 
   auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("About this &tab"), QKeySequence::HelpContents, this,
+                  &MainWindow::showTabHelp);
+  help->addAction(tr("&User guide"), this, &MainWindow::showUserGuide);
   help->addAction(tr("&How to use"), this, [this] {
     QMessageBox::information(
         this, tr("How to use NP Explorer"),

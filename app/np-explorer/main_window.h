@@ -25,6 +25,8 @@ class TrainingTab;
 
 namespace npe::app {
 
+class HelpBrowser;
+
 class MainWindow final : public QMainWindow {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(MainWindow)
@@ -58,6 +60,12 @@ class MainWindow final : public QMainWindow {
   void saveSessionTo(const QString& path);
   /// The status bar's message: always the latest one of the tab in front.
   QString statusText() const;
+  /// Opens the help window on the tab in front's short page (its "?", F1).
+  void showTabHelp();
+  /// Opens the help window on the user guide.
+  void showUserGuide();
+  /// The help window, once opened (nullptr before).
+  HelpBrowser* helpBrowser() const { return m_help; }
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -95,6 +103,7 @@ class MainWindow final : public QMainWindow {
   QHash<const QWidget*, QString> m_tab_messages;
   QMenu* m_recent_menu = nullptr;
   QString m_session_path;
+  HelpBrowser* m_help = nullptr;
 };
 
 }  // namespace npe::app

@@ -1,6 +1,8 @@
 // The main window's own behaviour: what it shows around the tabs.
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTextBrowser>
+#include <QToolButton>
 #include <QtTest>
 
 #include <QDir>
@@ -11,6 +13,7 @@
 #include "common/model_list.h"
 #include "function1d/function_explorer.h"
 #include "image/image_explorer.h"
+#include "help_browser.h"
 #include "main_window.h"
 #include "training/training_request.h"
 #include "training/training_tab.h"
@@ -21,6 +24,48 @@ class MainWindowTest : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // Every tab's "?" (and F1) opens its own short page, rendered from the compiled-in Markdown:
+  // what it shows, translation equivariance there, three things to try, the paper. The user
+  // guide opens, its links lead to the guide's pages and their pictures load, offline.
+  void everyTabsQuestionMarkOpensItsPage() {
+    MainWindow window(torch::kCPU);
+    QCOMPARE(window.helpBrowser(), nullptr);
+    const QStringList ids = window.tabIds();
+    QCOMPARE(ids, (QStringList{"functions", "images", "maps", "training"}));
+    const QMap<QString, QString> titles = {{"functions", "The 1-D tab"},
+                                           {"images", "The Images tab"},
+                                           {"maps", "The Maps tab"},
+                                           {"training", "The Training tab"}};
+    auto* corner = qobject_cast<QToolButton*>(
+        window.findChild<QTabWidget*>()->cornerWidget(Qt::TopRightCorner));
+    QVERIFY(corner);
+    for (const auto& id : ids) {
+      QVERIFY(window.showPanel(id));
+      corner->click();
+      auto* help = window.helpBrowser();
+      QVERIFY(help && help->isVisible());
+      QCOMPARE(help->page(), npe::app::tab_help_page(id));
+      const auto text = help->text();
+      QVERIFY2(text.startsWith(titles[id]), qPrintable(id + ": " + text.left(80)));
+      for (const char* part : {"What it shows", "Translation equivariance here",
+                               "Three things to try", "In the paper"}) {
+        QVERIFY2(text.contains(part), qPrintable(id + ": no '" + part + "'"));
+      }
+      QVERIFY2(!text.contains("**") && !text.contains("# "), qPrintable(id + ": raw Markdown"));
+    }
+    window.showUserGuide();
+    auto* help = window.helpBrowser();
+    QCOMPARE(help->page(), npe::app::user_guide_page());
+    QVERIFY(help->text().contains("The 1-D explorer"));
+    help->showPage(QUrl("qrc:/guide/functions.md"));
+    QVERIFY(help->text().contains("Left click"));
+    auto* browser = help->findChild<QTextBrowser*>();
+    QVERIFY(browser);
+    const auto picture = browser->document()->resource(QTextDocument::ImageResource,
+                                                       QUrl("../np-explorer-samples.png"));
+    QVERIFY(picture.isValid() && !picture.value<QImage>().isNull());
+  }
+
   void theStatusBarShowsTheMessageOfTheTabInFront() {
     MainWindow window(torch::kCPU);
     QVERIFY(window.showPanel("functions"));

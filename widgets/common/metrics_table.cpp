@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <QHeaderView>
+#include <QScrollBar>
 
 namespace npe::widgets {
 namespace {
@@ -25,6 +26,14 @@ MetricsTable::MetricsTable(const QString& held_out_help, QWidget* parent)
   horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   setEditTriggers(QAbstractItemView::NoEditTriggers);
   setMinimumHeight(150);
+  fitWidthToColumns();
+}
+
+void MetricsTable::fitWidthToColumns() {
+  int width = 2 * frameWidth() + verticalScrollBar()->sizeHint().width();
+  for (int c = 0; c < columnCount(); ++c)
+    width += std::max(sizeHintForColumn(c), horizontalHeader()->sectionSizeHint(c));
+  setMinimumWidth(width);
 }
 
 void MetricsTable::showResult(const PredictionResult& result, const ModelList& models) {
@@ -86,6 +95,7 @@ void MetricsTable::showResult(const PredictionResult& result, const ModelList& m
     ++row;
   }
   setRowCount(row);
+  fitWidthToColumns();
 }
 
 void MetricsTable::markComputing(const QString& id) {

@@ -23,6 +23,11 @@ class MetricsTable final : public QTableWidget {
   void markComputing(const QString& id);
   /// Text of a cell of the row of model `id` (column 1 LL, 2 equivariance, 3 ms); for tests.
   QString cellText(const QString& id, int column) const;
+
+ private:
+  /// At least as wide as every column's contents: a pane beside a map or a plot is never
+  /// squeezed until a column is cut off behind a horizontal scroll bar.
+  void fitWidthToColumns();
 };
 
 }  // namespace npe::widgets
