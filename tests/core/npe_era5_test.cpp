@@ -251,6 +251,16 @@ TEST_F(Era5Files, TheTemperatureIsChosenAmongSeveralVariables) {
   config.features = {};
   const Era5TaskSource tmax(config.reading(two, "Tmax"));
   EXPECT_NEAR(tmax.field().values[0][1][2].item<float>(), 1.1 + 10.0 + 273.15, 1e-4);
+  // Chosen by the tasks, the choice names the file's unit, not the kelvin the task holds.
+  auto celsius_grid = grid;
+  celsius_grid.variables.erase(celsius_grid.variables.begin() + 1);  // Qair, Tmax [DEG C]
+  const auto celsius_first = scratch("celsius-first.nc");
+  write_grid_netcdf(celsius_first, celsius_grid);
+  const Era5TaskSource chosen(config.reading(celsius_first, ""));
+  EXPECT_EQ(chosen.field().units, "K");
+  EXPECT_NE(describe_variable_choice(chosen.field()).find("read Tmax (daily maximum, DEG C)"),
+            std::string::npos)
+      << describe_variable_choice(chosen.field());
 
   grid.variables = {{"Qair", "specific humidity", "kg kg-1", "", values * 1e-3},
                     {"Wind", "wind speed", "m s-1", "", values}};

@@ -128,9 +128,13 @@ std::string describe_variable_choice(const GriddedField& field) {
     if (v.name == field.variable) continue;
     others += (others.empty() ? "" : ", ") + v.name + (v.units.empty() ? "" : " [" + v.units + "]");
   }
+  // The unit the file states: a task holds the values converted to kelvin (field.units).
+  GriddedVariable read{field.variable, field.long_name, field.units};
+  for (const auto& v : field.file_variables)
+    if (v.name == field.variable) read.units = v.units;
   return field.source.filename().string() + " holds " +
          std::to_string(field.file_variables.size()) + " gridded variables: read " +
-         describe_variable({field.variable, field.long_name, field.units}) +
+         describe_variable(read) +
          ", the first in a temperature unit; the others: " + others;
 }
 
