@@ -148,6 +148,14 @@ class MapExplorerTest : public QObject {
     QVERIFY(explorer.source()->config().whole_file);
     QCOMPARE(explorer.source()->window_time_steps(), int64_t(1));
     QCOMPARE(explorer.hour(), 0);
+    // The grid covers the models' training region (the British Isles' south, around 52° N,
+    // 4° W): the window starts over it, not in the grid's middle (50° N, 4° E).
+    const auto start = explorer.targetWindow().center();
+    QVERIFY2(std::abs(grid.latitudes[size_t(start.y())] - 52.0) <= 1.0 &&
+                 std::abs(grid.longitudes[size_t(start.x())] + 4.0) <= 1.0,
+             qPrintable(QString("window centred at %1 N, %2 E")
+                            .arg(grid.latitudes[size_t(start.y())])
+                            .arg(grid.longitudes[size_t(start.x())])));
     // The checkpoint's statistics, not this file's (kelvin: the file was read as K).
     npe::Era5TaskSource training;
     QCOMPARE(explorer.source()->config().mean, training.config().mean);

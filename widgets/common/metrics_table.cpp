@@ -1,9 +1,11 @@
 #include "common/metrics_table.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QHeaderView>
 #include <QScrollBar>
+#include <QStyle>
 
 namespace npe::widgets {
 namespace {
@@ -30,10 +32,16 @@ MetricsTable::MetricsTable(const QString& held_out_help, QWidget* parent)
 }
 
 void MetricsTable::fitWidthToColumns() {
+  // The widest texts the figures take ("updating…" in the ms column), so that the width is
+  // reserved before they arrive: a pane that grew later was not relaid out in time.
+  const QStringList widest = {QString(), "-100.000", "0.00e-00", tr("updating…")};
+  const int padding = 2 * style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, this) + 8;
   int width = 2 * frameWidth() + verticalScrollBar()->sizeHint().width();
-  for (int c = 0; c < columnCount(); ++c)
-    width += std::max(sizeHintForColumn(c), horizontalHeader()->sectionSizeHint(c));
-  setMinimumWidth(width);
+  for (int c = 0; c < columnCount(); ++c) {
+    width += std::max({sizeHintForColumn(c), horizontalHeader()->sectionSizeHint(c),
+                       fontMetrics().horizontalAdvance(widest.value(c)) + padding});
+  }
+  setMinimumWidth(std::max(minimumWidth(), width));
 }
 
 void MetricsTable::showResult(const PredictionResult& result, const ModelList& models) {

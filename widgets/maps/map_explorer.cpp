@@ -219,9 +219,26 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
   const int w = static_cast<int>(m_source->config().window);
   const int first = static_cast<int>((m_source->window_time_steps() - 1) * m_source->time_stride());
   if (!same_grid && m_source->config().whole_file) {
-    // Another grid: the window starts in its middle, unshifted.
+    // Another grid: the window starts, unshifted, over the models' training region when the
+    // grid covers it (a global file: where the models know the places), else in its middle.
     m_base_row = (rows - w) / 2;
     m_base_col = (cols - w) / 2;
+    if (m_training.region) {
+      const double lat = 0.5 * (m_training.region->south + m_training.region->north);
+      const double lon = 0.5 * (m_training.region->west + m_training.region->east);
+      const auto [lat_low, lat_high] = std::minmax(f.latitudes.front(), f.latitudes.back());
+      const auto [lon_low, lon_high] = std::minmax(f.longitudes.front(), f.longitudes.back());
+      if (lat >= lat_low && lat <= lat_high && lon >= lon_low && lon <= lon_high) {
+        auto nearest = [](const std::vector<double>& axis, double value) {
+          int best = 0;
+          for (int i = 1; i < static_cast<int>(axis.size()); ++i)
+            if (std::abs(axis[size_t(i)] - value) < std::abs(axis[size_t(best)] - value)) best = i;
+          return best;
+        };
+        m_base_row = nearest(f.latitudes, lat) - w / 2;
+        m_base_col = nearest(f.longitudes, lon) - w / 2;
+      }
+    }
     m_north = m_east = 0;
   }
   m_base_row = std::clamp(m_base_row, 0, rows - w);
@@ -459,7 +476,8 @@ void MapExplorer::redraw() {
       std::tie(layer->mean, layer->stddev) = model_maps(frame(), m_last, entry->id);
     }
   }
-  set_layer(scene, truth, window, layer ? &*layer : nullptr);
+  const auto truth_title = f.long_name.empty() ? f.variable : f.long_name;
+  set_layer(scene, truth, QString::fromStdString(truth_title), window, layer ? &*layer : nullptr);
   const QString when = QString::fromStdString(format_utc(f.valid_times[m_hour]));
   scene.title += " · " + when + (m_three_d ? tr(" · height = value") : QString());
   for (const auto& s : m_stations->cells()) {

@@ -16,8 +16,8 @@ QString map_layer_tr(const char* text) {
 
 }  // namespace
 
-void set_layer(MapScene& scene, const torch::Tensor& truth, const QRect& window,
-               const ModelLayer* model) {
+void set_layer(MapScene& scene, const torch::Tensor& truth, const QString& truth_title,
+               const QRect& window, const ModelLayer* model) {
   using torch::indexing::Slice;
   auto inside = [&](const torch::Tensor& t) {
     return t.index({Slice(window.top(), window.top() + window.height()),
@@ -27,7 +27,7 @@ void set_layer(MapScene& scene, const torch::Tensor& truth, const QRect& window,
   scene.palette = MapScene::Palette::Temperature;
   scene.colour_title = "°C";
   scene.values = truth;
-  scene.title = map_layer_tr("ERA5 2 m temperature");
+  scene.title = truth_title;
   if (model && !model->mean.defined()) {
     scene.title = map_layer_tr("%1: computing… (truth shown)").arg(model->model_name);
   } else if (model && model->kind == "mean") {

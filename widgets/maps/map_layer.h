@@ -21,9 +21,9 @@ struct ModelLayer {
 };
 
 /// Sets scene.values, low, high, palette, colour_title and title (without the time) for the
-/// truth (`truth`: [rows, cols] °C of the whole grid) or, with `model`, that model's layer in
-/// `window`.
-void set_layer(MapScene& scene, const torch::Tensor& truth, const QRect& window,
-               const ModelLayer* model);
+/// truth (`truth`: [rows, cols] °C of the whole grid, titled `truth_title`, the variable's long
+/// name) or, with `model`, that model's layer in `window`.
+void set_layer(MapScene& scene, const torch::Tensor& truth, const QString& truth_title,
+               const QRect& window, const ModelLayer* model);
 
 }  // namespace npe::widgets

@@ -525,11 +525,13 @@ void MapView::rebuild() {
       property->SetVerticalJustification(justify_v);
       add(v.frame_props, label);
     };
-    // Lines every 1, 5 or 10 degrees as the grid grows (the British Isles: every degree;
-    // Europe: every 5), counted as integers (clang-analyzer-security.FloatLoopCounter).
+    // Lines every 1, 5, 10 or 30 degrees as the grid grows (the British Isles: every degree;
+    // Europe: every 5; the globe: every 30, or its labels run into each other), counted as
+    // integers (clang-analyzer-security.FloatLoopCounter).
     const double extent = std::max(lon_hi - lon_lo, lat_hi - lat_lo);
-    const long step = extent <= 20.0 ? 1 : extent <= 60.0 ? 5 : 10;
-    const long lon_label_every = step == 1 ? 2 : 1;
+    const long step = extent <= 20.0 ? 1 : extent <= 60.0 ? 5 : extent <= 120.0 ? 10 : 30;
+    // Every other longitude labelled where labels would touch (each degree; the whole globe).
+    const long lon_label_every = step == 1 || lon_hi - lon_lo > 180.0 ? 2 : 1;
     auto first_multiple = [step](double value) {
       return static_cast<long>(std::ceil(value / double(step))) * step;
     };
