@@ -609,7 +609,7 @@ void MapView::rebuild() {
   if (!m_three_d) {
     camera->ParallelProjectionOn();
     // Centred vertically: the margin above holds the title, the one below the longitudes.
-    const double fx = cx + 0.08 * (bounds[1] - bounds[0]);
+    const double fx = cx + 0.05 * (bounds[1] - bounds[0]);
     camera->SetFocalPoint(fx, cy, 0.0);
     camera->SetPosition(fx, cy, 50.0);
     camera->SetViewUp(0.0, 1.0, 0.0);
