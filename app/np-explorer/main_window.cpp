@@ -22,10 +22,10 @@
 #include <QUndoStack>
 
 #include "common/dialogs.h"
-#include "help_browser.h"
 #include "common/explorer_panel.h"
 #include "common/session_file.h"
 #include "function1d/function_explorer.h"
+#include "help_browser.h"
 #include "image/image_explorer.h"
 #include "maps/map_explorer.h"
 #include "npe/errors.h"

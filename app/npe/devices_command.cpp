@@ -65,7 +65,9 @@ Command add_devices_command(CLI::App& app) {
   auto* devices = app.add_subcommand("devices", "List the devices npe can train on here");
   auto json = std::make_shared<bool>(false);
   auto runtime = std::make_shared<RuntimeArguments>();
-  devices->add_flag("--json", *json, "One JSON object: protocol, libtorch, blas, devices, and the folders searched for the shipped models and data");
+  devices->add_flag("--json", *json,
+                    "One JSON object: protocol, libtorch, blas, devices, and the folders searched "
+                    "for the shipped models and data");
   // Accepted like every other command's, so that one command line template serves them all.
   add_thread_option(*devices, *runtime);
   // The lambda owns what the options write into: CLI11 keeps pointers to it until parsing.

@@ -196,8 +196,9 @@ Command add_place_command(CLI::App& app) {
                       "Places whose uncertainty counts (x columns; default: the candidates)");
   command->add_option("--grid", a->grid,
                       "Gridded field (NetCDF or GRIB) to place stations in, instead of --context");
-  command->add_option("--variable", a->variable,
-                      "With --grid: the variable (default: the only one, or the first in a temperature unit)");
+  command->add_option(
+      "--variable", a->variable,
+      "With --grid: the variable (default: the only one, or the first in a temperature unit)");
   command->add_option("--time", a->time,
                       "With --grid: the hour, YYYY-MM-DDTHH:MM UTC (default: the first with the "
                       "model's window of earlier times)");

@@ -305,8 +305,9 @@ Command add_predict_command(CLI::App& app) {
                       "are the context");
   command->add_option("--grid", a->grid.grid,
                       "Gridded data (NetCDF or GRIB): predict every cell with a value");
-  command->add_option("--variable", a->grid.variable,
-                      "--grid: the variable (default: the only gridded one, or the first in a temperature unit)");
+  command->add_option(
+      "--variable", a->grid.variable,
+      "--grid: the variable (default: the only gridded one, or the first in a temperature unit)");
   command->add_option("--time", a->grid.time,
                       "--grid: the time, YYYY-MM-DDTHH:MM UTC (default: the file's first)");
   command->add_option("--stations", a->grid.stations,

@@ -40,9 +40,9 @@ fs::path grib_file() {
 
 // The data ships in data/era5 (a clone is whole): a missing file fails the test, never skips it.
 // The tasks' default configuration also reads the invariants file (elevation, land fraction).
-#define REQUIRE_ERA5()                                                                         \
-  ASSERT_TRUE(fs::exists(netcdf_file()) && fs::exists(grib_file()) &&                          \
-              fs::exists(default_era5_invariants_path()))                                      \
+#define REQUIRE_ERA5()                                                                        \
+  ASSERT_TRUE(fs::exists(netcdf_file()) && fs::exists(grib_file()) &&                         \
+              fs::exists(default_era5_invariants_path()))                                     \
       << "the shipped ERA5 data is missing: " << netcdf_file() << ", " << grib_file() << ", " \
       << default_era5_invariants_path() << " (data/era5 of the source tree)"
 
@@ -266,8 +266,9 @@ TEST_F(Era5Files, TheTemperatureIsChosenAmongSeveralVariables) {
                     {"Wind", "wind speed", "m s-1", "", values}};
   const auto none = scratch("no-temperature.nc");
   write_grid_netcdf(none, grid);
-  expect_data_error(none, "none of its 2 gridded variables is in a temperature unit (Qair "
-                          "[kg kg-1], Wind [m s-1])");
+  expect_data_error(none,
+                    "none of its 2 gridded variables is in a temperature unit (Qair "
+                    "[kg kg-1], Wind [m s-1])");
   // One variable in no temperature unit reads as a field, and the tasks refuse it with its unit,
   // never taking it for kelvin.
   grid.variables.pop_back();
@@ -321,8 +322,9 @@ TEST_F(Era5Files, GribMessagesOfSeveralVariablesGiveTheTemperature) {
   EXPECT_EQ(read_gridded_field(mixed, {"10u"}).num_times(), 2);
   const auto none = scratch("winds.grib");
   write_grib_messages(none, {"10u", "10v"});
-  expect_data_error(none, "none of its 2 variables is in a temperature unit (10u [m s**-1], "
-                          "10v [m s**-1])");
+  expect_data_error(none,
+                    "none of its 2 variables is in a temperature unit (10u [m s**-1], "
+                    "10v [m s**-1])");
 }
 
 void copy_prefix(const fs::path& from, const fs::path& to, std::streamsize bytes) {
@@ -837,7 +839,7 @@ struct GridLayout {
   std::string variable = "Tair", lat_name = "lat", lon_name = "lon";
 
   float in_file_unit(float celsius) const {
-    return unit == Unit::Celsius ? celsius
+    return unit == Unit::Celsius  ? celsius
            : unit == Unit::Kelvin ? celsius + 273.15f
                                   : celsius * 9.0f / 5.0f + 32.0f;
   }
@@ -857,9 +859,8 @@ void write_layout(const fs::path& path, const GridLayout& g) {
   for (size_t t = 0; t < g.times; ++t)
     for (double la : lats)
       for (double lo : lons)
-        values.push_back(g.sea_missing && lo < -6.0
-                             ? NAN
-                             : g.in_file_unit(layout_value(la, lo, t)));
+        values.push_back(g.sea_missing && lo < -6.0 ? NAN
+                                                    : g.in_file_unit(layout_value(la, lo, t)));
   int id = 0, dims[3], lat_var, lon_var, time_var, var;
   check(nc_create(path.c_str(), NC_CLOBBER | NC_NETCDF4, &id));
   check(nc_def_dim(id, "time", times.size(), &dims[0]));

@@ -14,9 +14,9 @@ namespace {
 TEST(TemperatureUnit, EverySpellingOfCelsiusConverts) {
   // The list, and the spellings of real files: Ferret's COADS climatology ("DEG C",
   // "Deg C"), PyFerret's ("deg. C", "degrees C", "Degrees C"), NCAR's ("deg_C", "celsius").
-  for (const char* units : {"DEG C", "degC", "degree_Celsius", "Celsius", "celsius", "deg_C",
-                            "\u00b0C", "degrees_C", "Deg C", "deg. C", "degrees C", "Degrees C",
-                            "degrees_Celsius", "DEGC"}) {
+  for (const char* units :
+       {"DEG C", "degC", "degree_Celsius", "Celsius", "celsius", "deg_C", "\u00b0C", "degrees_C",
+        "Deg C", "deg. C", "degrees C", "Degrees C", "degrees_Celsius", "DEGC"}) {
     SCOPED_TRACE(units);
     const auto unit = temperature_unit(units);
     EXPECT_EQ(unit.text, units);

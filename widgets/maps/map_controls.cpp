@@ -11,9 +11,9 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalBlocker>
-#include <QStandardItemModel>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 
 #include "common/shift_control.h"
@@ -61,9 +61,8 @@ MapControls::MapControls(const QStringList& data_suffixes, int stations, QWidget
   m_variable->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   m_variable->setMinimumContentsLength(12);
   m_variable->setToolTip(tr("The file's gridded variables, those in a temperature unit first"));
-  connect(m_variable, &QComboBox::activated, this, [this](int index) {
-    Q_EMIT variableChosen(m_variable->itemData(index).toString());
-  });
+  connect(m_variable, &QComboBox::activated, this,
+          [this](int index) { Q_EMIT variableChosen(m_variable->itemData(index).toString()); });
   data_form->addRow(m_data_label);
   data_form->addRow(tr("Variable"), m_variable);
   data_form->addRow(open);

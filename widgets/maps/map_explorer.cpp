@@ -118,7 +118,8 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
   m_three_d_box = controls->threeD();
   connect(controls, &MapControls::variableChosen, this, [this](const QString& name) {
     reportErrors(tr("Could not read the variable"), [&] { chooseVariable(name); });
-    if (m_source) m_controls->showVariables(m_source->field().file_variables, m_source->field().variable);
+    if (m_source)
+      m_controls->showVariables(m_source->field().file_variables, m_source->field().variable);
   });
   connect(controls, &MapControls::openRequested, this, [this](const QString& path) {
     reportErrors(tr("Could not open data"), [&] { openDataFile(path); });
@@ -285,8 +286,9 @@ void MapExplorer::openDataFile(const QString& path) {
   m_next_variable.clear();
   setSource(std::move(source));
   const auto choice = describe_variable_choice(m_source->field());
-  Q_EMIT statusMessage(choice.empty() ? tr("Opened %1").arg(path)
-                                      : tr("Opened %1: %2").arg(path, QString::fromStdString(choice)));
+  Q_EMIT statusMessage(choice.empty()
+                           ? tr("Opened %1").arg(path)
+                           : tr("Opened %1: %2").arg(path, QString::fromStdString(choice)));
 }
 
 const QComboBox* MapExplorer::variableList() const {

@@ -134,8 +134,7 @@ std::string describe_variable_choice(const GriddedField& field) {
     if (v.name == field.variable) read.units = v.units;
   return field.source.filename().string() + " holds " +
          std::to_string(field.file_variables.size()) + " gridded variables: read " +
-         describe_variable(read) +
-         ", the first in a temperature unit; the others: " + others;
+         describe_variable(read) + ", the first in a temperature unit; the others: " + others;
 }
 
 int64_t GriddedField::time_index(const std::string& utc) const {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "data/grib_message_walk.h"
 #include "data/readers/raw_field.h"
@@ -192,6 +193,7 @@ class GribReader final : public GriddedReader {
     Grid grid;
     int64_t messages = 0;
     bool chosen_is_temperature = false;
+    std::vector<bool> temperature;  // of each entry of field.file_variables
     for (int index = 1;; ++index) {
       channel.progress();
       int err = 0;
@@ -204,23 +206,24 @@ class GribReader final : public GriddedReader {
       Message m(h, path, index);
       const auto short_name = m.text("shortName");
       const auto cf_name = m.text_or_empty("cfVarName");
-      const bool seen = std::any_of(field.file_variables.begin(), field.file_variables.end(),
-                                    [&](const GriddedVariable& v) { return v.name == short_name; });
-      if (!seen) {
+      // Each variable's entry, and whether it is a temperature, once (UDUNITS parses).
+      auto known = std::find_if(field.file_variables.begin(), field.file_variables.end(),
+                                [&](const GriddedVariable& v) { return v.name == short_name; });
+      const auto entry = static_cast<size_t>(known - field.file_variables.begin());
+      if (known == field.file_variables.end()) {
         field.file_variables.push_back(
             {short_name, m.text_or_empty("name"), m.text_or_empty("units")});
+        temperature.push_back(is_temperature_unit(field.file_variables.back().units));
       }
-      const auto& about = *std::find_if(
-          field.file_variables.begin(), field.file_variables.end(),
-          [&](const GriddedVariable& v) { return v.name == short_name; });
+      const auto& about = field.file_variables[entry];
       if (!options.variable.empty()) {
         if (options.variable != short_name && options.variable != cf_name) continue;
       } else if (field.variable.empty()) {
-        chosen_is_temperature = is_temperature_unit(about.units);
+        chosen_is_temperature = temperature[entry];
       } else if (short_name != field.variable) {
         // Several variables: the first in a temperature unit is read. Values of a variable
         // taken before one in a temperature unit appeared are dropped.
-        if (chosen_is_temperature || !is_temperature_unit(about.units)) continue;
+        if (chosen_is_temperature || !temperature[entry]) continue;
         chosen_is_temperature = true;
         field.variable.clear();
         field.values.clear();

@@ -336,8 +336,8 @@ class NetcdfReader final : public GriddedReader {
       for (int d : file.variable_dimensions(v)) axes += axis_of(file, d) != Axis::Other;
       if (axes != 3) continue;
       candidates.push_back(v);
-      raw.file_variables.push_back({name, file.text_attribute(v, "long_name"),
-                                    file.text_attribute(v, "units")});
+      raw.file_variables.push_back(
+          {name, file.text_attribute(v, "long_name"), file.text_attribute(v, "units")});
     }
     if (!options.variable.empty()) {
       if (named >= 0) return named;
