@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "model_file.h"
 #include "npe/data/era5_tasks.h"
+#include "npe/data/series_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
 #include "npe/predictors/predictor_registry.h"
@@ -75,6 +76,12 @@ int run_eval(const EvalArguments& a) {
       if (era5 && names_another_era5_file(task_options, Era5TaskConfig::from_json(metadata.task))) {
         configuration["whole_file"] = true;
       }
+      // Another series file: all of it is test data, read with the checkpoint's window and
+      // standardisation (which the configuration carries).
+      if (configuration.value("kind", "") == "series" && task_options.contains("data") &&
+          task_options["data"] != configuration["data"] && !task_options.contains("whole_file")) {
+        configuration["whole_file"] = true;
+      }
       for (const auto& [key, value] : task_options.items()) {
         if (!configuration.contains(key) && !(era5 && key == "whole_file")) {
           throw UsageError("--task-option: the checkpoint's task has no setting '" + key + "'");
@@ -105,6 +112,9 @@ int run_eval(const EvalArguments& a) {
                    choice.c_str());
     }
   }
+  if (const auto* series = dynamic_cast<const SeriesTaskSource*>(source.get())) {
+    std::fprintf(stderr, "npe eval: %s\n", series->describe().c_str());
+  }
   const auto name = row_name(*predictor);
   TerminalProgress bar("eval " + name, options.num_tasks);
   auto result = evaluate(*predictor, *source, options, [&](const Progress& p) {
@@ -123,6 +133,9 @@ int run_eval(const EvalArguments& a) {
                 {"batch_size", options.batch_size},
                 {"seed", options.seed}});
     if (options.shift.empty()) out["shift"] = 0.0;
+    if (const double log_scale = source->output_log_scale(); log_scale != 0.0) {
+      out["ll_mean_data_units"] = result.ll_mean - log_scale;
+    }
     if (auto kinds = ll_by_kind_json(result); !kinds.empty()) out["by_task_kind"] = kinds;
     if (!result.task_scale.empty()) {
       out["by_task_kind_and_scale"] = ll_by_kind_json(result, TaskGrouping::kind_and_scale);
@@ -162,6 +175,12 @@ int run_eval(const EvalArguments& a) {
     if (predictor->info().capabilities.joint) {
       std::printf("  joint log-likelihood per target, log p(y_t | context) / N_t: %.4f ± %.4f\n",
                   result.ll_joint_mean, result.ll_joint_stderr);
+    }
+    if (const double log_scale = source->output_log_scale(); log_scale != 0.0) {
+      // The same figures in the data's units: the densities of standardised outputs divided by
+      // the standardisation's scales.
+      std::printf("  in the data's units: log-likelihood per target %.4f ± %.4f\n",
+                  result.ll_mean - log_scale, result.ll_stderr);
     }
     for (const auto& [kind, summary] : ll_by_kind(result)) {
       std::printf("  %s tasks (%lld): log-likelihood %.4f ± %.4f\n", kind.c_str(),

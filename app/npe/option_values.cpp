@@ -68,8 +68,12 @@ nlohmann::json parse_key_values(const std::vector<std::string>& pairs, const std
 CLI::Option* add_data_option(CLI::App* command, std::vector<std::string>& task_options) {
   return command->add_option_function<std::string>(
       "--data",
-      [&task_options](const std::string& path) { task_options.push_back("data=\"" + path + "\""); },
-      "Data file of the task (era5: a NetCDF or GRIB file)");
+      [&task_options](const std::string& path) {
+        // As a JSON string, so that a path with quotes or backslashes stays itself.
+        task_options.push_back("data=" + nlohmann::json(path).dump());
+      },
+      "Data file of the task (era5: a NetCDF or GRIB file; series: a CSV, TSV or whitespace "
+      "file with a header)");
 }
 
 std::string task_names_text() {

@@ -6,6 +6,7 @@
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/image_tasks.h"
+#include "npe/data/series_tasks.h"
 #include "npe/errors.h"
 
 namespace npe {
@@ -39,6 +40,13 @@ const std::vector<RegisteredTask>& registered_tasks() {
           "tested on the unseen north (days 25-31); paper F.4 protocol scaled to this grid",
           "era5"},
          Era5TaskConfig().to_json()},
+        {{"series",
+          "Your own series (--data FILE: CSV, TSV or whitespace with a header; x numbers or "
+          "date-times, one or more y columns, an optional series id): windows of the series, "
+          "standardised, the end of each series held out (split=tail) or whole series "
+          "(split=series)",
+          "series"},
+         SeriesTaskConfig().to_json()},
     };
   }();
   return tasks;
@@ -55,6 +63,10 @@ const std::map<std::string, Builder>& builders() {
       {"era5",
        [](const nlohmann::json& j) {
          return std::make_unique<Era5TaskSource>(Era5TaskConfig::from_json(j));
+       }},
+      {"series",
+       [](const nlohmann::json& j) {
+         return std::make_unique<SeriesTaskSource>(SeriesTaskConfig::from_json(j));
        }},
       {"image",
        [](const nlohmann::json& j) {

@@ -72,6 +72,10 @@ class TaskSource {
   virtual nlohmann::json to_json() const = 0;
   /// A translation outside the training range, used to show what non-equivariant models do.
   virtual Translation out_of_range_translation() const = 0;
+  /// Sum over outputs of the log of the scale that standardised them (the series family
+  /// divides each y by its training standard deviation): a log-likelihood per target in the
+  /// data's units is the standardised one minus this. 0 where outputs are the data's own.
+  virtual double output_log_scale() const { return 0.0; }
 
   /// A named change of configuration under which results are reported separately (ERA5: the
   /// test split drawn from the training region or from the unseen region).
