@@ -91,6 +91,11 @@ int main(int argc, char** argv) {
                             "auto");
   QCommandLineOption shift("shift", "Start with the 1-D context shifted by D (|D| <= 1e6).", "D");
   QCommandLineOption tab("tab", "Start on this tab: functions, images, maps or training.", "NAME");
+  QCommandLineOption train_on(
+      "train-on",
+      "Start on the Training tab with this file as the data: a series (CSV, TSV or "
+      "whitespace with a header) or a gridded temperature file (NetCDF, GRIB).",
+      "FILE");
   QCommandLineOption training_job(
       "training-job", "Add the training job of this checkpoint to the Training tab.", "FILE");
   QCommandLineOption map_3d("map-3d", "Show the map tab's 3-D relief view.");
@@ -101,7 +106,7 @@ int main(int argc, char** argv) {
                                 "after S seconds and exit with status 1 (default 120).",
                                 "S", "120");
   parser.addOptions({session, screenshot, threads, latency, device, shift, tab, training_job,
-                     map_3d, samples, time_limit});
+                     train_on, map_3d, samples, time_limit});
   parser.addPositionalArgument(
       "files", "Sessions (.json), checkpoints (.pt) or pictures (.png, .jpg, ...) to open.");
   if (asks_for_help_or_version(argc, argv)) {
@@ -173,6 +178,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "np-explorer: %s\n", e.what());
       opened = false;
     }
+  }
+  if (parser.isSet(train_on)) {
+    window.showPanel("training");
+    window.trainingTab()->useOwnData(parser.value(train_on));
   }
   if (parser.isSet(map_3d)) window.mapExplorer()->setThreeD(true);
   auto* panel = window.currentPanel();

@@ -25,6 +25,7 @@
 #include "point_columns.h"
 #include "predict_grid.h"
 #include "predict_image.h"
+#include "predict_series.h"
 
 namespace npe::cli {
 namespace {
@@ -111,6 +112,20 @@ int run_predict(const PredictArguments& a) {
     throw UsageError("give --context and --targets (point files), --grid, or --image and --mask");
   }
   const auto device = parse_device(a.device);
+  if (a.checkpoint) {
+    // A model of the user's own series takes and gives the data's columns and units.
+    const auto metadata = read_model_metadata(*a.checkpoint);
+    if (metadata.task_name() == "series" || metadata.task.value("kind", "") == "series") {
+      if (!a.x_columns.empty() || !a.y_columns.empty() || a.samples > 0) {
+        throw UsageError("a series model reads its own columns (" +
+                         metadata.task.value("x", std::string()) +
+                         ", ...): leave out --x-columns, --y-columns and --samples");
+      }
+      auto model = load_model_file(*a.checkpoint, device);
+      SeriesPredictArguments series{a.context, a.targets, a.out, a.chunk};
+      return run_predict_series(series, *model, SeriesTaskConfig::from_json(metadata.task));
+    }
+  }
   // Plain variables, not a structured binding: C++17 lambdas cannot capture those (clang).
   auto chosen = point_predictor("predict", a.checkpoint, a.baseline, device);
   auto predictor = std::move(chosen.predictor);

@@ -694,6 +694,82 @@ TEST_F(NpeCli, PredictWritesMeanAndStdForEveryTargetRow) {
   EXPECT_FALSE(fs::exists(dir / "s.csv"));
 }
 
+// The user's own series end to end (issue 104): npe train on a CSV of dates, npe eval on its
+// held-out tail (in the data's units too) and on another file read with the checkpoint's
+// standardisation, npe predict from files with the model's column names and dates, written in
+// the data's units; a GP fitted per task on the same tasks; bad files refused naming the line.
+TEST_F(NpeCli, OwnSeriesTrainEvaluateAndPredictInTheDataUnits) {
+  const auto write_series = [&](const fs::path& path, double offset, int hours) {
+    std::string text = "time;level\n";
+    char line[80];
+    for (int h = 0; h < hours; ++h) {
+      const int day = 1 + h / 24, hour = h % 24;
+      std::snprintf(line, sizeof line, "2021/03/%02d %02d:00;%.3f\n", day, hour,
+                    offset + 3.0 * std::sin(2.0 * M_PI * h / 24.0));
+      text += line;
+    }
+    write_text(path, text);
+  };
+  const auto data = dir / "level.csv";
+  write_series(data, 100.0, 24 * 30);
+  const auto model = (dir / "series.pt").string();
+  auto r = run_npe("train --model tetnp --task series --data " + data.string() +
+                   " --task-option window=48 --steps 4 --val-tasks 16 --out " + model);
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run_npe("eval --checkpoint " + model + " --tasks 32 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto json = nlohmann::json::parse(r.stdout_only);
+  // The data are in metres around 100 with a spread of about 2: the data-unit log-likelihood is
+  // the standardised one less log σ.
+  const double log_scale = json["ll_mean"].get<double>() - json["ll_mean_data_units"].get<double>();
+  EXPECT_NEAR(log_scale, std::log(2.12), 0.1) << r.stdout_only;
+  EXPECT_NE(r.output.find("hours since 2021-03-01 00:00"), std::string::npos) << r.output;
+  // Another file: all of it test data, with the training standardisation.
+  const auto other = dir / "other.csv";
+  write_series(other, 101.0, 24 * 10);
+  r = run_npe("eval --checkpoint " + model + " --data " + other.string() + " --tasks 16");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("All of it is test data"), std::string::npos) << r.output;
+  // A GP fitted per task, on the same tasks.
+  r = run_npe("eval --model gp-fitted --fit-iterations 20 --task series --data " + data.string() +
+              " --task-option window=48 --tasks 16");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("in the data's units"), std::string::npos) << r.output;
+
+  // Predict: context and targets with the model's columns and dates; out in metres, dates kept.
+  write_text(dir / "context.csv",
+             "time;level\n2021/04/01 00:00;100\n2021/04/01 06:00;103\n2021/04/01 12:00;100\n"
+             "2021/04/01 18:00;97\n");
+  write_text(dir / "targets.csv", "time\n2021/04/01 03:00\n2021/04/01 21:00\n");
+  const auto out = dir / "predicted.csv";
+  r = run_npe("predict --checkpoint " + model + " --context " + (dir / "context.csv").string() +
+              " --targets " + (dir / "targets.csv").string() + " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"time", "level_mean", "level_std"}));
+  EXPECT_EQ(rows[1][0], "2021-04-01 03:00");
+  EXPECT_NEAR(std::stod(rows[1][1]), 100.0, 10.0);
+  EXPECT_GT(std::stod(rows[1][2]), 0.0);
+  // Numbers where the model read dates, and a file without the model's column: refused.
+  write_text(dir / "numbers.csv", "time;level\n1;100\n2;101\n");
+  r = run_npe("predict --checkpoint " + model + " --context " + (dir / "numbers.csv").string() +
+              " --targets " + (dir / "targets.csv").string() + " --out " + out.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("the model's was date-times"), std::string::npos) << r.output;
+  write_text(dir / "renamed.csv", "time;height\n2021/04/01 00:00;100\n");
+  r = run_npe("predict --checkpoint " + model + " --context " + (dir / "renamed.csv").string() +
+              " --targets " + (dir / "targets.csv").string() + " --out " + out.string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("no column 'level'"), std::string::npos) << r.output;
+  // A file whose dates change form half-way is refused, naming the line.
+  write_text(dir / "mixed.csv", "time,level\n2021-03-01 00:00,1\n01.03.2021 01:00,2\n");
+  r = run_npe("train --model cnp --task series --data " + (dir / "mixed.csv").string() +
+              " --steps 1 --out " + (dir / "mixed.pt").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("line 3"), std::string::npos) << r.output;
+}
+
 // GP baselines predict at any D_x from the columns x1, x2, ...; gp-bayes draws coherent
 // samples; the oracle, which needs the generating process, is refused.
 TEST_F(NpeCli, PredictWithGpBaselinesInTwoDimensions) {

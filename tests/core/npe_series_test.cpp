@@ -10,6 +10,7 @@
 #include "npe/data/series_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
+#include "npe/models/model_registry.h"
 #include "test_support.h"
 
 namespace npe {
@@ -350,6 +351,46 @@ TEST_F(SeriesFile, TaskOptionsNameColumnsAsOnTheCommandLine) {
   const auto t = source->sample(2, 0).task;
   // Column c is -a: the standardised outputs mirror each other.
   EXPECT_TRUE(torch::allclose(t.yc.select(2, 0), -t.yc.select(2, 1), 1e-5, 1e-5));
+}
+
+// What npe predict and the 1-D tab do with a series model: the user's points in the data's
+// units become the model's standardised task, and its prediction maps back. A prediction in the
+// data's units is the model's standardised one mapped back; a translation-equivariant model's
+// does not depend on where its window is centred, a TNP's does.
+TEST_F(SeriesFile, PredictionsInTheDataUnitsAreTheModelsMappedBack) {
+  SeriesTaskSource source(config_for(hourly("h.csv", 1000)));
+  const auto& c = source.config();
+  const auto& series = source.data().series[0];
+  std::vector<double> cx(series.x.begin() + 100, series.x.begin() + 140);
+  std::vector<float> cy(series.y.begin() + 100, series.y.begin() + 140);
+  std::vector<double> tx(series.x.begin() + 140, series.x.begin() + 150);
+  const auto task = series_task(c, cx, cy, tx, 120.0);
+  ASSERT_EQ(task.yc.size(1), 40);
+  for (int64_t i = 0; i < 40; i += 13) {
+    EXPECT_NEAR(task.yc[0][i][0].item<double>(), (cy[size_t(i)] - c.y_mean[0]) / c.y_std[0], 1e-5);
+    EXPECT_NEAR(task.xc[0][i][0].item<double>(), (cx[size_t(i)] - 120.0) / c.x_scale, 1e-12);
+  }
+  torch::NoGradGuard no_grad;
+  for (const char* kind : {"tetnp", "tnp"}) {
+    torch::manual_seed(0);
+    auto model = make_model(testing::tiny_config(kind, 1, 1));
+    model->eval();
+    const auto standardised = model->predict(task);
+    const auto data = series_prediction_in_data_units(c, standardised);
+    EXPECT_TRUE(torch::allclose(data.mean, standardised.mean * c.y_std[0] + c.y_mean[0]));
+    EXPECT_TRUE(torch::allclose(data.stddev, standardised.stddev * c.y_std[0]));
+    // Around 10 degrees, in the data's units.
+    EXPECT_LT((data.mean - 10.0).abs().max().item<double>(), 30.0);
+    const auto elsewhere =
+        series_prediction_in_data_units(c, model->predict(series_task(c, cx, cy, tx, 150.0)));
+    const double moved = (elsewhere.mean - data.mean).abs().max().item<double>();
+    if (std::string(kind) == "tetnp") {
+      EXPECT_LT(moved, 1e-3) << kind;
+    } else {
+      EXPECT_GT(moved, 1e-3) << kind;
+    }
+  }
+  EXPECT_THROW(series_task(c, cx, {1.0f}, tx, 0.0), InvalidInputError);
 }
 
 }  // namespace

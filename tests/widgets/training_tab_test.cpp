@@ -10,6 +10,7 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QFileInfo>
 #include <QLabel>
 #include <QProgressBar>
@@ -19,10 +20,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/custom_plot.h"
+#include "npe/data/date_time.h"
 #include "npe/models/checkpoint.h"
 #include "npe/training/training.h"
 #include "npe/training/training_job.h"
 #include "npe/training/training_recipe.h"
+#include "training/task_data_preview.h"
 #include "training/training_process.h"
 #include "training/training_request.h"
 #include "training/training_tab.h"
@@ -179,6 +183,73 @@ class TrainingTabTest : public QObject {
     r.resume_path = tab.jobCheckpoint(0);
     QVERIFY(r.recipeLine().isEmpty());
     QVERIFY(!r.arguments().contains("--spec"));
+  }
+
+  // The user's own series (issue 104 §3): before Start the form says what it found and draws an
+  // example task in the data's units; a bad file is refused in words, naming the line; the job
+  // then trains on the file, and its checkpoint records the file and the standardisation.
+  void ownSeriesIsPreviewedThenTrained() {
+    const auto csv = m_dir.filePath("level.csv");
+    {
+      QFile file(csv);
+      QVERIFY(file.open(QIODevice::WriteOnly));
+      QByteArray text = "when,level,flow\n";
+      for (int h = 0; h < 600; ++h) {
+        text += npe::format_date_time(1.2e9 + 3600.0 * h).c_str();
+        text += "," + QByteArray::number(100.0 + 20.0 * std::sin(h / 3.8)) + "," +
+                QByteArray::number(h) + "\n";
+      }
+      file.write(text);
+    }
+    TrainingTab tab;
+    auto* preview = tab.findChild<npe::widgets::TaskDataPreview*>();
+    QVERIFY(preview);
+    auto r = endless("series.pt", "tetnp");
+    r.task = "series";
+    r.data_path = csv;
+    r.task_options = "y=level window=48";
+    r.steps = 3;
+    tab.setFormRequest(r);
+    QTRY_VERIFY_WITH_TIMEOUT(!preview->busy() && preview->source(), kTimeoutMs);
+    const auto summary = preview->summary();
+    QVERIFY2(summary.contains("600 rows") && summary.contains("hours since") &&
+                 summary.contains("y: level") && summary.contains("window of 48 h"),
+             qPrintable(summary));
+    QVERIFY(preview->examplePlot()->isVisibleTo(&tab));
+    // The example is in the data's units: levels around 100, not standardised ones.
+    const auto* context = preview->examplePlot()->graph(1)->data().data();
+    QVERIFY(context->size() > 0);
+    QVERIFY(context->constBegin()->value > 70.0 && context->constBegin()->value < 130.0);
+    const auto recipe = r.recipe();
+    QCOMPARE(recipe.task_options.value("data", std::string()), csv.toStdString());
+    QCOMPARE(recipe.task_options.value("window", 0.0), 48.0);
+
+    // Settings and files that cannot work are refused before anything starts, in words.
+    auto bad = r;
+    bad.task_options = "window";
+    QVERIFY(npe::widgets::validate_request(bad).join(' ').contains("KEY=VALUE"));
+    const auto broken = m_dir.filePath("broken.csv");
+    {
+      QFile file(broken);
+      QVERIFY(file.open(QIODevice::WriteOnly));
+      file.write("when,level\n2010-01-01 00:00,1\n2010-01-01 01:00,high\n");
+    }
+    bad = r;
+    bad.data_path = broken;
+    tab.setFormRequest(bad);
+    QTRY_VERIFY_WITH_TIMEOUT(!preview->busy() && preview->summary().contains("line 3"), kTimeoutMs);
+    QVERIFY(!preview->source());
+    QVERIFY(tab.submit().join(' ').contains("line 3"));
+    QCOMPARE(tab.jobCount(), 0);
+
+    tab.setFormRequest(r);
+    QVERIFY(tab.submit().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Finished, kTimeoutMs);
+    const auto meta = npe::read_checkpoint_metadata(tab.jobCheckpoint(0).toStdString());
+    QCOMPARE(QString::fromStdString(meta.task_name()), QString("series"));
+    QCOMPARE(QString::fromStdString(meta.task.value("data", std::string())), csv);
+    QCOMPARE(meta.task.value("window", 0.0), 48.0);
+    QCOMPARE(meta.task["y_std"].size(), size_t(1));
   }
 
   void tinyJobUpdatesCurvesPausesResumesAndStops() {

@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -19,14 +20,19 @@
 
 #include <torch/cuda.h>
 
+#include "npe/data/series_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/model_config.h"
 #include "npe/models/model_registry.h"
+#include "training/task_data_preview.h"
 #include "training/training_hosts_dialog.h"
 
 namespace npe::widgets {
 namespace {
+
+// The task list's entry that asks for a file of the user's.
+constexpr const char* kOwnDataItem = "own-data";
 
 // Name and memory of the first GPU, from nvidia-smi (libtorch's CPU builds cannot ask CUDA).
 QString gpu_description() {
@@ -57,11 +63,37 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   auto* box = new QGroupBox(tr("New training job"), this);
   m_form = new QFormLayout(box);
   m_task = new QComboBox(box);
+  m_task->setObjectName("task");
   for (const auto& info : task_infos()) {
     m_task->addItem(QString::fromStdString(info.name), QString::fromStdString(info.name));
     m_task->setItemData(m_task->count() - 1, QString::fromStdString(info.description),
                         Qt::ToolTipRole);
   }
+  m_task->addItem(tr("My data…"), QString(kOwnDataItem));
+  m_task->setItemData(m_task->count() - 1,
+                      tr("Train on your own file: a series (CSV, TSV or whitespace with a header) "
+                         "or a gridded temperature file (NetCDF, GRIB)"),
+                      Qt::ToolTipRole);
+  // The task's data file and settings, shown for tasks that read a file of the user's.
+  m_data = new QLineEdit(box);
+  m_data->setObjectName("data");
+  m_data->setPlaceholderText(tr("the task's file"));
+  m_data->setToolTip(tr("On an SSH host: a path on that host"));
+  auto* browse_data = new QPushButton(tr("…"), box);
+  browse_data->setToolTip(tr("Choose your data file"));
+  m_data_row = new QWidget(box);
+  auto* data_row = new QHBoxLayout(m_data_row);
+  data_row->setContentsMargins(0, 0, 0, 0);
+  data_row->addWidget(m_data, 1);
+  data_row->addWidget(browse_data);
+  m_task_options = new QLineEdit(box);
+  m_task_options->setObjectName("task_options");
+  m_task_options->setPlaceholderText(tr("e.g. y=OT window=48 split=series id=station"));
+  m_task_options->setToolTip(
+      tr("Settings of the task, KEY=VALUE separated by spaces, as npe train --task-option: "
+         "series: x, y (columns, comma-separated), id, window (x units; hours for dates), "
+         "num_points, split (tail or series), train_fraction, validation_fraction"));
+  m_preview = new TaskDataPreview(box);
   m_model = new QComboBox(box);
   m_size = new QComboBox(box);
   m_size->addItem(tr("small (CPU, minutes)"), "small");
@@ -127,6 +159,9 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_use_when_started->setChecked(true);
 
   m_form->addRow(tr("Task"), m_task);
+  m_form->addRow(tr("Data"), m_data_row);
+  m_form->addRow(tr("Task options"), m_task_options);
+  m_form->addRow(m_preview);
   m_form->addRow(tr("Model"), m_model);
   m_form->addRow(tr("Size"), m_size);
   m_form->addRow(tr("D_z"), m_dim_model);
@@ -163,8 +198,29 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   column->addStretch(1);
 
   connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
+    if (m_task->currentData().toString() == kOwnDataItem) {
+      chooseOwnData();
+      return;
+    }
+    m_last_task_index = m_task->currentIndex();
+    refreshData();
     refreshModels();
     followDefaultOutput();
+  });
+  connect(browse_data, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getOpenFileName(
+        this, tr("Your data"), m_data->text(),
+        tr("Series and grids (*.csv *.tsv *.txt *.dat *.nc *.nc4 *.grib *.grb *.grib2);;"
+           "All files (*)"));
+    if (!path.isEmpty()) m_data->setText(path);
+  });
+  connect(m_data, &QLineEdit::editingFinished, this, [this] { refreshData(); });
+  connect(m_data, &QLineEdit::textChanged, this, [this] {
+    if (!m_data->hasFocus()) refreshData();  // set by the dialog or a program, not typed
+  });
+  connect(m_task_options, &QLineEdit::editingFinished, this, [this] { refreshData(); });
+  connect(m_preview, &TaskDataPreview::shown, this, [this](bool ok, const QString&) {
+    if (ok) refreshModels();  // the kinds that fit the data's D_y
   });
   connect(m_model, &QComboBox::currentIndexChanged, this, [this] {
     updateSizeFields();
@@ -195,6 +251,7 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   });
   QSettings settings;
   setHosts(load_training_hosts(settings));
+  refreshData();
   refreshModels();
   updateSizeFields();
   // After refreshModels: the default file is named after the model kind.
@@ -203,6 +260,64 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
 }
 
 TrainingForm::~TrainingForm() = default;
+
+bool TrainingForm::takesData(const QString& task) {
+  return task == "series" || task == "era5";
+}
+
+void TrainingForm::chooseOwnData() {
+  const auto path = QFileDialog::getOpenFileName(
+      this, tr("Your data"), m_data->text(),
+      tr("Series and grids (*.csv *.tsv *.txt *.dat *.nc *.nc4 *.grib *.grb *.grib2);;"
+         "All files (*)"));
+  if (path.isEmpty()) {
+    QSignalBlocker block(m_task);
+    m_task->setCurrentIndex(m_last_task_index);  // cancelled: the task chosen before
+    return;
+  }
+  useOwnData(path);
+}
+
+void TrainingForm::useOwnData(const QString& path) {
+  const auto suffix = QFileInfo(path).suffix().toLower();
+  const bool grid = suffix == "nc" || suffix == "nc4" || suffix.startsWith("grib") ||
+                    suffix == "grb" || suffix == "grb2";
+  {
+    QSignalBlocker block_task(m_task);
+    QSignalBlocker block_data(m_data);
+    m_data->setText(path);
+    m_task->setCurrentIndex(std::max(0, m_task->findData(grid ? "era5" : "series")));
+  }
+  m_last_task_index = m_task->currentIndex();
+  refreshData();
+  refreshModels();
+  followDefaultOutput();
+}
+
+void TrainingForm::refreshData() {
+  const auto task = m_task->currentData().toString();
+  const bool shown = takesData(task);
+  for (QWidget* field :
+       {static_cast<QWidget*>(m_data_row), static_cast<QWidget*>(m_task_options)}) {
+    field->setVisible(shown);
+    if (auto* label = m_form->labelForField(field)) label->setVisible(shown);
+  }
+  m_preview->setVisible(shown && (task == "series" || !m_data->text().trimmed().isEmpty()));
+  if (!m_preview->isVisibleTo(this)) return;
+  if (task == "series" && m_data->text().trimmed().isEmpty()) {
+    m_preview->showTask({}, {});
+    return;
+  }
+  nlohmann::json settings;
+  try {
+    settings = request().taskSettings();
+  } catch (const Error& e) {
+    m_message->setText(QString::fromStdString(e.what()));
+    return;
+  }
+  m_message->clear();
+  m_preview->showTask(task, settings);
+}
 
 bool TrainingForm::showInExplorer() const {
   return m_use_when_started->isChecked();
@@ -226,6 +341,12 @@ void TrainingForm::outputUsed(const QString& output_path) {
 }
 
 const TaskSource* TrainingForm::taskSource(const QString& name, QString* problem) {
+  if (name == "series") {
+    // The user's series, once read; before that a 1-D task of one output stands in, which is
+    // what decides the kinds that fit.
+    if (const auto source = m_preview->source()) return source.get();
+    return taskSource("gp1d", problem);
+  }
   if (auto found = m_sources.find(name); found != m_sources.end()) return found->second.get();
   if (auto found = m_source_problems.find(name); found != m_source_problems.end()) {
     if (problem) *problem = found->second;
@@ -245,7 +366,9 @@ QString TrainingForm::shiftLabel(const QString& task) {
   const auto* source = taskSource(task);
   if (!source) return {};
   QStringList parts;
-  for (double v : source->out_of_range_translation()) parts << QString::number(v);
+  const auto shift = task == "series" ? Translation{SeriesTaskSource::kOutOfRangeShift}
+                                      : source->out_of_range_translation();
+  for (double v : shift) parts << QString::number(v);
   return parts.size() == 1 ? "Δ = " + parts.front() : "Δ = (" + parts.join(", ") + ")";
 }
 
@@ -394,6 +517,8 @@ void TrainingForm::editHosts() {
 TrainingRequest TrainingForm::request() const {
   TrainingRequest r;
   r.task = m_task->currentData().toString();
+  r.data_path = m_data->text().trimmed();
+  r.task_options = m_task_options->text().trimmed();
   r.model = m_model->currentData().toString();
   r.size = m_size->currentData().toString();
   r.dim_model = m_dim_model->value();
@@ -413,7 +538,14 @@ TrainingRequest TrainingForm::request() const {
 }
 
 void TrainingForm::setRequest(const TrainingRequest& r) {
-  m_task->setCurrentIndex(std::max(0, m_task->findData(r.task)));
+  {
+    QSignalBlocker block(m_data);
+    m_data->setText(r.data_path);
+    m_task_options->setText(r.task_options);
+  }
+  const int task_index = std::max(0, m_task->findData(r.task));
+  if (task_index == m_task->currentIndex()) refreshData();  // no change of task to trigger it
+  m_task->setCurrentIndex(task_index);
   refreshModels();
   m_model->setCurrentIndex(std::max(0, m_model->findData(r.model)));
   m_size->setCurrentIndex(std::max(0, m_size->findData(r.size)));

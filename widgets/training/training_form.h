@@ -37,6 +37,13 @@ class TrainingForm final : public QWidget {
   /// The form's current values, and setting them (tests, restoring the last form).
   TrainingRequest request() const;
   void setRequest(const TrainingRequest& request);
+  /// Trains on the user's file `path`: a series, or a gridded file (NetCDF, GRIB) by its
+  /// suffix; the form shows what it found.
+  void useOwnData(const QString& path);
+  /// The preview of the task's data (what it found, an example task).
+  class TaskDataPreview* dataPreview() const {
+    return m_preview;
+  }
   /// "Show in the explorer while it trains".
   bool showInExplorer() const;
   /// Problems shown under the buttons (empty clears them).
@@ -70,6 +77,12 @@ class TrainingForm final : public QWidget {
   void updateSizeFields();
   QString defaultOutputPath() const;
   void followDefaultOutput();
+  /// "My data…" in the task list: a file dialog, then the task that reads that kind of file.
+  void chooseOwnData();
+  /// Shows or hides the data rows for the current task and previews its data.
+  void refreshData();
+  /// Whether a task reads a file the user names (series) or may (era5: another grid).
+  static bool takesData(const QString& task);
   const TaskSource* taskSource(const QString& name, QString* problem = nullptr);
 
   QComboBox* m_task = nullptr;
@@ -86,6 +99,11 @@ class TrainingForm final : public QWidget {
   QComboBox* m_host = nullptr;
   QComboBox* m_device = nullptr;
   QLineEdit* m_output = nullptr;
+  QLineEdit* m_data = nullptr;
+  QWidget* m_data_row = nullptr;
+  QLineEdit* m_task_options = nullptr;
+  class TaskDataPreview* m_preview = nullptr;
+  int m_last_task_index = 0;
   QSpinBox* m_checkpoint_every = nullptr;
   QSpinBox* m_validation_every = nullptr;
   QCheckBox* m_use_when_started = nullptr;

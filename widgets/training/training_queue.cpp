@@ -88,7 +88,9 @@ void TrainingQueue::open(const QString& checkpoint_path) {
   for (const auto& record : loaded->history()) {
     QJsonObject event;
     event["event"] = "validation";
-    for (const auto& [key, value] : record.to_json().items()) {
+    // Named: items() refers to the object, which a temporary would not outlive in the loop.
+    const auto fields = record.to_json();
+    for (const auto& [key, value] : fields.items()) {
       if (value.is_number()) event[QString::fromStdString(key)] = value.get<double>();
     }
     job->history.add(event);

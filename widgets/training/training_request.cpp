@@ -56,9 +56,27 @@ std::optional<OptionDescription> modelOption(const QString& kind, const QString&
   return std::nullopt;
 }
 
+nlohmann::json TrainingRequest::taskSettings() const {
+  auto settings = nlohmann::json::object();
+  for (const auto& item : task_options.split(' ', Qt::SkipEmptyParts)) {
+    const auto eq = item.indexOf('=');
+    if (eq <= 0) {
+      throw ConfigError("task option '" + item.toStdString() +
+                        "' is not KEY=VALUE (e.g. y=OT window=48)");
+    }
+    const auto text = item.mid(eq + 1).toStdString();
+    // Numbers and true/false as JSON, anything else as text (as npe train --task-option).
+    auto value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    settings[item.left(eq).toStdString()] = value.is_discarded() ? nlohmann::json(text) : value;
+  }
+  if (!data_path.trimmed().isEmpty()) settings["data"] = data_path.trimmed().toStdString();
+  return settings;
+}
+
 TrainingRecipe TrainingRequest::recipe() const {
   TrainingRecipe recipe;
   recipe.task = task.toStdString();
+  recipe.task_options = taskSettings();
   recipe.model = model.toStdString();
   recipe.size = size == "custom" ? "small" : size.toStdString();
   if (size == "custom") {
@@ -111,7 +129,12 @@ QString TrainingRequest::label() const {
 
 QStringList validate_request(const TrainingRequest& r) {
   QStringList problems;
-  const auto recipe = r.recipe();
+  TrainingRecipe recipe;
+  try {
+    recipe = r.recipe();
+  } catch (const Error& e) {
+    return {QString::fromStdString(e.what())};
+  }
   try {
     recipe.training.validate();  // the ranges npe train checks
   } catch (const Error& e) {

@@ -19,6 +19,12 @@ struct TrainingRequest {
   /// Continue this checkpoint's job (everything else but steps and device is the checkpoint's).
   QString resume_path;
   QString task = QStringLiteral("gp1d");
+  /// The task's data file (series: the user's CSV; era5: a NetCDF or GRIB file), or empty for
+  /// the task's own. On an SSH host it is a path on that host.
+  QString data_path;
+  /// More settings of the task, "KEY=VALUE" separated by spaces ("y=OT window=48"), as
+  /// `npe train --task-option` takes them.
+  QString task_options;
   QString model = QStringLiteral("tetnp");
   /// "small", "paper" or "custom" (then the widths below apply).
   QString size = QStringLiteral("small");
@@ -41,7 +47,11 @@ struct TrainingRequest {
   int validation_tasks = 64;
 
   /// What to train, as core's recipe (a new job; a resumed one trains its checkpoint's).
+  /// Throws ConfigError for task options that are not KEY=VALUE.
   TrainingRecipe recipe() const;
+  /// data_path and task_options as the task's settings (what recipe() puts in task_options).
+  /// Throws ConfigError naming an item that is not KEY=VALUE.
+  nlohmann::json taskSettings() const;
   /// Arguments of `npe` (after the executable): "train --spec - ... --progress-json" for a new
   /// job, "train --resume ..." for a resumed one, with the paths the host sees.
   QStringList arguments() const;

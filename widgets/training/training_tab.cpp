@@ -92,6 +92,10 @@ QStringList TrainingTab::submit() {
   return problems;
 }
 
+void TrainingTab::useOwnData(const QString& path) {
+  m_form->useOwnData(path);
+}
+
 void TrainingTab::openJob(const QString& checkpoint_path) {
   m_jobs->open(checkpoint_path);
   updateJobView();

@@ -41,6 +41,8 @@ class TrainingTab final : public QWidget {
   /// Adds the job of a checkpoint npe train wrote (its curves from the stored history), stopped
   /// or finished; "Resume" continues it. Throws npe::CheckpointError.
   void openJob(const QString& checkpoint_path);
+  /// The form trains on the user's file (TrainingForm::useOwnData).
+  void useOwnData(const QString& path);
 
   TrainingQueue* queue() const { return m_jobs; }
   int jobCount() const { return m_jobs->count(); }

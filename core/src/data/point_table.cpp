@@ -153,7 +153,13 @@ std::pair<int, int> default_xy_columns(const PointTable& table) {
   return {0, 1};
 }
 
-void write_point_table(const std::filesystem::path& path, const PointTable& table) {
+void write_point_table(const std::filesystem::path& path, const PointTable& table,
+                       const std::vector<std::string>& first_column_labels) {
+  if (!first_column_labels.empty() && first_column_labels.size() != table.rows.size()) {
+    throw DataError("cannot write '" + path.string() +
+                    "': " + std::to_string(first_column_labels.size()) + " labels for " +
+                    std::to_string(table.rows.size()) + " rows");
+  }
   std::string text;
   for (size_t c = 0; c < table.columns.size(); ++c) {
     text += (c ? "," : "") + table.columns[c];
@@ -169,7 +175,9 @@ void write_point_table(const std::filesystem::path& path, const PointTable& tabl
     }
     for (size_t c = 0; c < row.size(); ++c) {
       if (c) text += ',';
-      if (std::isnan(row[c])) {
+      if (c == 0 && !first_column_labels.empty()) {
+        text += first_column_labels[r];
+      } else if (std::isnan(row[c])) {
         text += "nan";
       } else {
         std::snprintf(number, sizeof number, "%.9g", row[c]);

@@ -160,7 +160,7 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
     break;
   }
   if (header.empty()) throw DataError(name + " is empty: a header line and rows are needed");
-  if (header.size() < 2) {
+  if (header.size() < 2 && !columns.inputs_only) {
     throw DataError(name + " line " + std::to_string(line_number) +
                     ": one column only; a series needs an x column and a y column (a header "
                     "such as 'date,temperature', fields separated by commas, tabs, semicolons "
@@ -179,7 +179,11 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
   const int id_col = columns.id.empty() ? -1 : column(columns.id, "the series id");
   if (id_col == x_col) throw DataError(name + ": the x column cannot also be the series id");
   std::vector<int> y_cols;
-  for (const auto& y : columns.y) {
+  const bool has_every_y =
+      std::all_of(columns.y.begin(), columns.y.end(),
+                  [&](const std::string& y) { return find_column(header, y) >= 0; });
+  for (const auto& y :
+       columns.inputs_only && !has_every_y ? std::vector<std::string>{} : columns.y) {
     const int i = column(y, "y");
     if (i == x_col || i == id_col) {
       throw DataError(name + ": column '" + y + "' cannot be both y and x or the series id");
@@ -225,7 +229,7 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
                         "': neither a number nor a date-time (forms such as 2010-01-01, "
                         "2010-01-01 00:00:00, 2010/01/01 00:00, 2010-01-01T00:00Z)");
       }
-      if (y_cols.empty()) {
+      if (y_cols.empty() && !columns.inputs_only) {
         for (size_t i = 0; i < header.size(); ++i) {
           if (static_cast<int>(i) == x_col || static_cast<int>(i) == id_col) continue;
           if (parse_number(fields[i], v) || is_missing(fields[i])) y_cols.push_back(int(i));
@@ -269,14 +273,15 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
     for (size_t k = 0; k < y_cols.size() && !missing; ++k) {
       const auto field = fields[static_cast<size_t>(y_cols[k])];
       if (is_missing(field)) {
-        missing = true;
+        y_values[k] = std::nan("");
+        missing = !columns.inputs_only;
       } else if (!parse_number(field, y_values[k])) {
         throw DataError(where + ": '" + data.y_names[k] + "' is '" + std::string(field) +
                         "', not a number");
       } else if (std::isinf(y_values[k])) {
         throw DataError(where + ": '" + data.y_names[k] + "' is infinite");
       } else if (std::isnan(y_values[k])) {
-        missing = true;
+        missing = !columns.inputs_only;
       } else if (std::abs(y_values[k]) > 3e38) {
         throw DataError(where + ": '" + data.y_names[k] + "' is " + std::string(field) +
                         ", beyond single precision");

@@ -78,7 +78,8 @@ nlohmann::json SeriesTaskConfig::to_json() const {
           {"whole_file", whole_file},
           {"x_scale", x_scale},
           {"y_mean", y_mean},
-          {"y_std", y_std}};
+          {"y_std", y_std},
+          {"x_is_time", x_is_time}};
 }
 
 SeriesTaskConfig SeriesTaskConfig::from_json(const nlohmann::json& json) {
@@ -115,6 +116,7 @@ SeriesTaskConfig SeriesTaskConfig::from_json(const nlohmann::json& json) {
   read_json_field(json, "x_scale", c.x_scale, kWhat);
   read_json_field(json, "y_mean", c.y_mean, kWhat);
   read_json_field(json, "y_std", c.y_std, kWhat);
+  read_json_field(json, "x_is_time", c.x_is_time, kWhat);
   c.validate();
   return c;
 }
@@ -159,6 +161,15 @@ SeriesTaskSource::SeriesTaskSource(SeriesTaskConfig config) : m_config(std::move
                                       [&] { return read_series_file(c.data, c.columns); });
   const auto& d = *m_data;
   const auto file = "'" + c.data.string() + "'";
+  // The columns by name, as read: a checkpoint then says what its model takes and gives.
+  c.columns.x = d.x_name;
+  c.columns.y = d.y_names;
+  if (c.whole_file && c.x_is_time != d.x_is_time) {
+    throw DataError(file + ": x ('" + d.x_name + "') is " +
+                    (d.x_is_time ? "date-times" : "numbers") + ", the model's was " +
+                    (c.x_is_time ? "date-times" : "numbers"));
+  }
+  c.x_is_time = d.x_is_time;
   if (!c.y_mean.empty() && static_cast<int64_t>(c.y_mean.size()) != d.dim_y()) {
     throw ConfigError(file + " has " + std::to_string(d.dim_y()) + " y columns, the model " +
                       std::to_string(c.y_mean.size()));
@@ -315,6 +326,48 @@ const std::vector<SeriesTaskSource::Segment>& SeriesTaskSource::segments(Split s
 
 int64_t SeriesTaskSource::num_windows(Split split) const {
   return static_cast<int64_t>(windows(split).starts.size());
+}
+
+Task series_task(const SeriesTaskConfig& config, const std::vector<double>& context_x,
+                 const std::vector<float>& context_y, const std::vector<double>& target_x,
+                 double centre) {
+  const auto dim_y = static_cast<int64_t>(config.y_mean.size());
+  const auto nc = static_cast<int64_t>(context_x.size());
+  if (dim_y < 1 || static_cast<int64_t>(context_y.size()) != nc * dim_y) {
+    throw InvalidInputError("series context: " + std::to_string(context_y.size()) +
+                            " output values for " + std::to_string(nc) + " points of " +
+                            std::to_string(dim_y) + " outputs");
+  }
+  Task task;
+  task.xc = torch::empty({1, nc, 1}, torch::kFloat64);
+  task.yc = torch::empty({1, nc, dim_y}, torch::kFloat32);
+  task.xt = torch::empty({1, static_cast<int64_t>(target_x.size()), 1}, torch::kFloat64);
+  auto* xc = task.xc.data_ptr<double>();
+  auto* yc = task.yc.data_ptr<float>();
+  auto* xt = task.xt.data_ptr<double>();
+  for (int64_t i = 0; i < nc; ++i) {
+    xc[i] = config.model_x(context_x[static_cast<size_t>(i)], centre);
+    for (int64_t k = 0; k < dim_y; ++k) {
+      const auto index = static_cast<size_t>(i * dim_y + k);
+      yc[index] = static_cast<float>(config.model_y(context_y[index], static_cast<size_t>(k)));
+    }
+  }
+  for (size_t i = 0; i < target_x.size(); ++i) xt[i] = config.model_x(target_x[i], centre);
+  return task;
+}
+
+Prediction series_prediction_in_data_units(const SeriesTaskConfig& config,
+                                           const Prediction& standardised) {
+  const auto options = torch::TensorOptions().dtype(standardised.mean.scalar_type());
+  const auto scale = torch::tensor(config.y_std, torch::kFloat64).to(options.dtype());
+  const auto shift = torch::tensor(config.y_mean, torch::kFloat64).to(options.dtype());
+  if (standardised.mean.size(-1) != scale.size(0)) {
+    throw InvalidInputError("the prediction has " + std::to_string(standardised.mean.size(-1)) +
+                            " outputs, the series " + std::to_string(scale.size(0)));
+  }
+  const auto device = standardised.mean.device();
+  return {standardised.mean * scale.to(device) + shift.to(device),
+          standardised.stddev * scale.to(device)};
 }
 
 double SeriesTaskSource::to_model_x(double x, double window_start) const {

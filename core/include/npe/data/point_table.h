@@ -38,7 +38,10 @@ PointTable read_point_table(const std::filesystem::path& path, size_t min_column
 /// digits (float32 values exactly) and NaN as "nan"; read_point_table reads it back. Atomic:
 /// nothing is written when it fails. Throws DataError for a row whose length differs from the
 /// columns' (nothing written) or a file that cannot be written.
-void write_point_table(const std::filesystem::path& path, const PointTable& table);
+/// `first_column_labels`, when given (one per row), are written in place of the first column's
+/// numbers: date-times in the user's terms.
+void write_point_table(const std::filesystem::path& path, const PointTable& table,
+                       const std::vector<std::string>& first_column_labels = {});
 
 /// The two columns to use as (x, y): columns named "x" and "y" when the header has them, else
 /// the first two. Returns {-1, -1} when the table has fewer than two columns.

@@ -47,6 +47,19 @@ struct SeriesTaskConfig {
   double x_scale = 0.0;
   /// Model output = (y - y_mean) / y_std per output; empty: the training part's statistics.
   std::vector<double> y_mean, y_std;
+  /// Whether x was date-times (then in hours): recorded from the file, so that files of
+  /// context and targets for the model can be checked against it.
+  bool x_is_time = false;
+
+  /// The standardisation, usable without the data (npe predict with a checkpoint):
+  /// the model's input for x in a window centred at `centre` (x units), an output and back.
+  double model_x(double x, double centre) const { return (x - centre) / x_scale; }
+  double model_y(double y, size_t output) const {
+    return (y - y_mean.at(output)) / y_std.at(output);
+  }
+  double data_y(double model_y, size_t output) const {
+    return model_y * y_std.at(output) + y_mean.at(output);
+  }
 
   nlohmann::json to_json() const;
   /// Throws ConfigError for a missing or invalid field.
@@ -54,6 +67,16 @@ struct SeriesTaskConfig {
   /// Throws ConfigError for settings that contradict each other.
   void validate() const;
 };
+
+/// Points of a series in the data's terms (x in x units: hours since some origin for
+/// date-times; y [N, D_y] row-major) as the model's task, x measured from `centre`: how npe
+/// predict and the 1-D tab give a series model context and targets.
+Task series_task(const SeriesTaskConfig& config, const std::vector<double>& context_x,
+                 const std::vector<float>& context_y, const std::vector<double>& target_x,
+                 double centre);
+/// A model's standardised prediction in the data's units: mean * y_std + y_mean, std * y_std.
+Prediction series_prediction_in_data_units(const SeriesTaskConfig& config,
+                                           const Prediction& standardised);
 
 class SeriesTaskSource final : public TaskSource {
  public:
@@ -70,7 +93,8 @@ class SeriesTaskSource final : public TaskSource {
                    Split split = Split::Train) const override;
   nlohmann::json to_json() const override { return m_config.to_json(); }
   /// Δ = 4: the window moves wholly outside [-2, 2], where every task was trained.
-  Translation out_of_range_translation() const override { return {4.0}; }
+  static constexpr double kOutOfRangeShift = 4.0;
+  Translation out_of_range_translation() const override { return {kOutOfRangeShift}; }
   double output_log_scale() const override;
 
   const SeriesTaskConfig& config() const { return m_config; }
