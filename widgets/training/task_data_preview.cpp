@@ -24,10 +24,13 @@ TaskDataPreview::TaskDataPreview(QWidget* parent) : QWidget(parent) {
   m_summary->setObjectName("dataSummary");
   m_summary->setWordWrap(true);
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Wrapped to the form's width, never widening it (a long path would add a scroll bar).
+  m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  m_summary->setMinimumWidth(200);
   m_plot = new QCustomPlot(this);
   m_plot->setObjectName("exampleTask");
-  m_plot->setMinimumHeight(190);
-  m_plot->setMaximumHeight(230);
+  m_plot->setMinimumSize(200, 170);
+  m_plot->setMaximumHeight(210);
   m_plot->addGraph();  // targets
   m_plot->addGraph();  // context
   m_plot->graph(0)->setLineStyle(QCPGraph::lsNone);

@@ -40,6 +40,10 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
   scroll->setWidgetResizable(true);
   scroll->setWidget(m_form);
   scroll->setMinimumWidth(330);
+  // The form scrolls down when it is taller than the tab (a data preview open at 1366 x 768),
+  // never sideways: its fields take the width there is.
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  m_form->setMinimumWidth(300);
   splitter->addWidget(scroll);
   splitter->addWidget(buildJobView());
   splitter->setStretchFactor(1, 1);
