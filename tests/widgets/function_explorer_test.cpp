@@ -33,6 +33,7 @@
 #include "function1d/suggestion_box.h"
 #include "function1d/sweep_dialog.h"
 #include "npe/data/gp_oracle.h"
+#include "npe/data/gp_tasks.h"
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
@@ -691,6 +692,54 @@ class FunctionExplorerTest : public QObject {
     QVERIFY(result.models[0].equivariance_error < 1e-6);
     QVERIFY(result.models[1].equivariance_error < 1e-4);
     QVERIFY(result.models[2].equivariance_error > 1e-3);
+  }
+
+  // Guardrails (issue 107 §1): a model is flagged where the scene leaves what it saw in training
+  // (its checkpoint's task): context beyond the training inputs for a model that is not
+  // translation equivariant, never for a TE model; more context points than in training for
+  // every model. Baselines and models without a recorded task are never flagged.
+  void modelsOutsideTheirTrainingAreFlagged() {
+    QTemporaryDir dir;
+    const auto trained_on_gp1d = [&](const std::string& kind) {
+      npe::ModelConfig config = npe::default_model_config(kind, "small");
+      tiny_tetnp_sizes().apply_to(config);
+      auto model = npe::make_model(config);
+      npe::CheckpointMetadata metadata;
+      metadata.model = config;
+      metadata.task = npe::GpTaskConfig().to_json();
+      const auto path = dir.filePath(QString::fromStdString(kind) + "-gp1d.pt");
+      npe::save_checkpoint(path.toStdString(), *model, metadata);
+      return npe::widgets::load_model_entry(path, Qt::red);
+    };
+    const auto notes_for = [&](std::vector<float> cx) {
+      npe::widgets::PredictionRequest request;
+      std::vector<float> cy(cx.size(), 0.1f);
+      request.batch.task = {column(cx), column(cy), column({0.0f, 1.0f}), {}};
+      request.models = {npe::widgets::baseline_entry("gp-fitted"), trained_on_gp1d("tetnp"),
+                        trained_on_gp1d("tnp"),
+                        npe::widgets::load_model_entry(write_checkpoint(dir, "tnp"), Qt::blue)};
+      QStringList notes;
+      for (const auto& m : npe::widgets::compute_predictions(request).models) {
+        notes << m.outside_training.join("; ");
+      }
+      return notes;
+    };
+    // Inside: nothing said.
+    auto notes = notes_for({-1.0f, 0.0f, 1.5f});
+    QCOMPARE(notes, QStringList({"", "", "", ""}));
+    // Shifted out of [-2, 2]: the TNP trained on gp1d only.
+    notes = notes_for({4.0f, 5.0f, 6.0f});
+    QCOMPARE(notes[0], QString());
+    QCOMPARE(notes[1], QString());
+    QVERIFY2(notes[2].contains("context beyond [-2, 2]"), qPrintable(notes[2]));
+    QCOMPARE(notes[3], QString());  // no task recorded: nothing known
+    // 80 context points, more than the 64 of training: both trained models.
+    std::vector<float> many;
+    for (int i = 0; i < 80; ++i) many.push_back(-1.0f + 0.025f * i);
+    notes = notes_for(many);
+    QVERIFY2(notes[1].contains("80 context points > 64"), qPrintable(notes[1]));
+    QVERIFY(notes[2].contains("80 context points > 64"));
+    QCOMPARE(notes[0], QString());
   }
 
   void oracleWithoutGroundTruthReportsAnErrorInsteadOfFailing() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -71,6 +72,34 @@ void ExplorerPanel::reportErrors(const QString& failure, const std::function<voi
   }
 }
 
+namespace {
+
+// Keeps a scroll area at least as wide as its widget's minimum beside a vertical scroll bar.
+class ControlsWidthFilter final : public QObject {
+ public:
+  ControlsWidthFilter(QScrollArea* scroll, int least)
+      : QObject(scroll), m_scroll(scroll), m_least(least) {}
+  void apply(QWidget* controls) {
+    const int needed = controls->minimumSizeHint().width() +
+                       m_scroll->verticalScrollBar()->sizeHint().width() +
+                       2 * m_scroll->frameWidth();
+    const int width = std::max(m_least, needed);
+    if (width > m_scroll->minimumWidth()) m_scroll->setMinimumWidth(width);
+  }
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() == QEvent::LayoutRequest) {
+      if (auto* controls = qobject_cast<QWidget*>(watched)) apply(controls);
+    }
+    return false;
+  }
+
+ private:
+  QScrollArea* m_scroll;
+  int m_least;
+};
+
+}  // namespace
+
 void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width,
                                           QWidget* results) {
   auto* scroll = new QScrollArea(this);
@@ -78,9 +107,11 @@ void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int 
   scroll->setWidgetResizable(true);
   // At least as wide as the controls beside a vertical scroll bar: otherwise a horizontal scroll
   // bar covers the panel's last row and its right edge is cut (the functions tab at 1400 px).
-  const int needed = controls->minimumSizeHint().width() +
-                     scroll->verticalScrollBar()->sizeHint().width() + 2 * scroll->frameWidth();
-  scroll->setMinimumWidth(std::max(controls_width, needed));
+  // Again whenever the controls' layout changes: the metrics table widens when its first
+  // figures or a model's note arrive.
+  auto* fit = new ControlsWidthFilter(scroll, controls_width);
+  controls->installEventFilter(fit);
+  fit->apply(controls);
   auto* splitter = new QSplitter(this);
   splitter->addWidget(view);
   splitter->setStretchFactor(0, 3);

@@ -60,7 +60,20 @@ void MetricsTable::showResult(const PredictionResult& result, const ModelList& m
   for (const auto& prediction : result.models) {
     const auto* entry = models.find(prediction.id);
     if (!entry) continue;
-    auto* name = name_item(*entry, prediction.subsetNote());
+    // The row says that the model is outside its training; its tooltip says where and why.
+    auto note = prediction.subsetNote();
+    if (!prediction.outside_training.isEmpty()) {
+      note += (note.isEmpty() ? "" : ", ") + tr("outside training");
+    }
+    auto* name = name_item(*entry, note);
+    if (!prediction.outside_training.isEmpty()) {
+      name->setToolTip(
+          tr("Outside what %1 saw in training: %2.%3")
+              .arg(entry->name, prediction.outside_training.join("; "),
+                   entry->capabilities.translation_equivariant
+                       ? QString()
+                       : tr(" It is not translation equivariant: moved inputs are new to it.")));
+    }
     if (prediction.context.subset()) {
       name->setToolTip(
           tr("Predicted from %1 of the %2 context points, evenly spread: the whole context "

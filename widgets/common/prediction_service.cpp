@@ -16,6 +16,7 @@
 #include "common/lane_threads.h"
 #include "npe/errors.h"
 #include "npe/predictors/equivariance.h"
+#include "npe/training/training_regime.h"
 
 namespace npe::widgets {
 namespace {
@@ -121,6 +122,15 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
     }
     if (plan.subset()) subset.task = subsample_context(subset.task, plan.context);
     const auto& batch = subset;
+    if (batch.task.dim_x() == 1 && batch.task.batch_size() == 1) {
+      // The context as this model sees it against what it saw in training.
+      const auto regime = training_regime(entry.task, entry.capabilities.translation_equivariant);
+      const auto x = batch.task.xc.to(torch::kCPU, torch::kFloat64).contiguous();
+      const std::vector<double> xs(x.data_ptr<double>(), x.data_ptr<double>() + x.numel());
+      for (const auto& warning : regime_warnings(regime, xs)) {
+        out.outside_training << QString::fromStdString(warning);
+      }
+    }
     const auto start = std::chrono::steady_clock::now();
     auto p = predictor.predict(batch);
     require_finite(p);

@@ -83,6 +83,18 @@ struct ModelPrediction {
   ContextPlan context;
   /// "on 4,096 of 200,000 points" when the model saw a subset, else empty.
   QString subsetNote() const { return describe_subset(context); }
+  /// Where the scene leaves what the model saw in training (training_regime.h), one phrase
+  /// each; empty inside it, for models whose regime is unknown, and for baselines.
+  QStringList outside_training;
+  /// The legend's and metrics row's note: the context subset, then "outside training: ...".
+  QString note() const {
+    auto text = subsetNote();
+    if (!outside_training.isEmpty()) {
+      text += (text.isEmpty() ? "" : ", ") + QStringLiteral("outside training: ") +
+              outside_training.join("; ");
+    }
+    return text;
+  }
   /// This is the model's previous prediction, shown (faded, "updating…") until its prediction
   /// for the newest round arrives (with_previous_predictions).
   bool updating = false;

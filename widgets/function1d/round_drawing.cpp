@@ -28,7 +28,7 @@ QStringList draw_round(FunctionPlot& plot, const PredictionResult& round, const 
       plot.removeModelCurve(prediction.id);
       continue;
     }
-    auto note = prediction.subsetNote();
+    auto note = prediction.note();
     if (prediction.updating) {
       const auto updating = QCoreApplication::translate("FunctionExplorer", "updating…");
       note = note.isEmpty() ? updating : note + ", " + updating;

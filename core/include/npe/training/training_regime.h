@@ -1,0 +1,38 @@
+#pragma once
+// What a model saw in training, read from its checkpoint's task, and where a scene leaves it:
+// the guardrails the explorer tabs draw ("outside training: 80 context points > 64"). A
+// translation-equivariant model is never flagged for a shift of its inputs: that it does not
+// care is the lesson the tabs teach. Models without a recorded task (TorchScript files,
+// imported ones) have no known regime.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace npe {
+
+struct TrainingRegime {
+  /// false: the checkpoint records no task this knows (nothing can be said).
+  bool known = false;
+  bool translation_equivariant = false;
+  /// The context inputs of training tasks, in the model's units (1-D tasks: gp1d, series):
+  /// what the tabs draw as the training range.
+  double context_low = 0.0, context_high = 0.0;
+  /// The range of context counts in training.
+  int64_t min_context = 0, max_context = 0;
+};
+
+/// The regime of a 1-D model trained on `task` (TaskSource::to_json(), as checkpoints store it:
+/// gp1d and series tasks); unknown for other or missing tasks.
+TrainingRegime training_regime(const nlohmann::json& task, bool translation_equivariant);
+
+/// Where a 1-D scene (its context inputs, in the model's units, as the model sees them) leaves
+/// the regime, one short phrase each ("80 context points > 64", "context beyond [-3, 3]": the
+/// latter only for models that are not translation equivariant); empty when it stays inside
+/// or nothing is known.
+std::vector<std::string> regime_warnings(const TrainingRegime& regime,
+                                         const std::vector<double>& context_x);
+
+}  // namespace npe

@@ -1,0 +1,67 @@
+#include "npe/training/training_regime.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace npe {
+namespace {
+
+std::string format(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+}  // namespace
+
+TrainingRegime training_regime(const nlohmann::json& task, bool translation_equivariant) {
+  TrainingRegime regime;
+  regime.translation_equivariant = translation_equivariant;
+  if (!task.is_object()) return regime;
+  const auto kind = task.value("kind", std::string());
+  try {
+    if (kind == "gp1d" && task.value("dim_x", 1) == 1) {
+      regime.context_low = task.at("context_low").get<double>();
+      regime.context_high = task.at("context_high").get<double>();
+    } else if (kind == "series") {
+      // A window lies on [-2, 2] (series_tasks.h: (x - centre) / (window / 4)).
+      const double window = task.at("window").get<double>();
+      const double scale = task.at("x_scale").get<double>();
+      if (!(window > 0.0 && scale > 0.0)) return regime;
+      regime.context_low = -0.5 * window / scale;
+      regime.context_high = 0.5 * window / scale;
+    } else {
+      return regime;
+    }
+    regime.min_context = task.at("min_num_context").get<int64_t>();
+    regime.max_context = task.at("max_num_context").get<int64_t>();
+  } catch (const nlohmann::json::exception&) {
+    return TrainingRegime{false, translation_equivariant};  // a task of an older layout
+  }
+  regime.known = true;
+  return regime;
+}
+
+std::vector<std::string> regime_warnings(const TrainingRegime& regime,
+                                         const std::vector<double>& context_x) {
+  std::vector<std::string> warnings;
+  if (!regime.known) return warnings;
+  const auto n = static_cast<int64_t>(context_x.size());
+  if (n > regime.max_context) {
+    warnings.push_back(std::to_string(n) + " context points > " +
+                       std::to_string(regime.max_context));
+  } else if (n < regime.min_context) {
+    warnings.push_back(std::to_string(n) + " context points < " +
+                       std::to_string(regime.min_context));
+  }
+  if (!regime.translation_equivariant && !context_x.empty()) {
+    const auto [low, high] = std::minmax_element(context_x.begin(), context_x.end());
+    if (*low < regime.context_low || *high > regime.context_high) {
+      warnings.push_back("context beyond [" + format(regime.context_low) + ", " +
+                         format(regime.context_high) + "]");
+    }
+  }
+  return warnings;
+}
+
+}  // namespace npe

@@ -1,0 +1,57 @@
+// What a model saw in training, from its checkpoint's task, and the guardrails a scene trips.
+
+#include "npe/data/gp_tasks.h"
+#include "npe/training/training_regime.h"
+#include "test_support.h"
+
+namespace npe {
+namespace {
+
+TEST(TrainingRegime, GpTasksGiveTheirInputsAndContextCounts) {
+  const auto regime = training_regime(GpTaskConfig().to_json(), false);
+  ASSERT_TRUE(regime.known);
+  EXPECT_EQ(regime.context_low, -2.0);  // the context's range, as the 1-D tab draws it
+  EXPECT_EQ(regime.context_high, 2.0);
+  EXPECT_EQ(regime.min_context, 1);
+  EXPECT_EQ(regime.max_context, 64);
+  EXPECT_TRUE(regime_warnings(regime, {-2.0, 0.0, 1.9}).empty());
+  const auto shifted = regime_warnings(regime, {1.0, 2.5});
+  ASSERT_EQ(shifted.size(), 1u);
+  EXPECT_EQ(shifted[0], "context beyond [-2, 2]");
+  std::vector<double> many(65, 0.0);
+  ASSERT_EQ(regime_warnings(regime, many).size(), 1u);
+  EXPECT_EQ(regime_warnings(regime, many)[0], "65 context points > 64");
+  EXPECT_EQ(regime_warnings(regime, {})[0], "0 context points < 1");
+}
+
+TEST(TrainingRegime, TranslationEquivariantModelsAreNeverFlaggedForAShift) {
+  const auto regime = training_regime(GpTaskConfig().to_json(), true);
+  EXPECT_TRUE(regime_warnings(regime, {1e6, 1e6 + 1.0}).empty());
+  std::vector<double> many(100, 1e6);
+  EXPECT_EQ(regime_warnings(regime, many).size(), 1u);  // the count still is
+}
+
+TEST(TrainingRegime, UnknownTasksSayNothing) {
+  for (const auto& task :
+       {nlohmann::json(), nlohmann::json::object(), nlohmann::json{{"kind", "era5"}},
+        nlohmann::json{{"kind", "gp1d"}}, nlohmann::json{{"kind", "gp1d"}, {"dim_x", 2}}}) {
+    const auto regime = training_regime(task, false);
+    EXPECT_FALSE(regime.known) << task.dump();
+    EXPECT_TRUE(regime_warnings(regime, {100.0}).empty());
+  }
+}
+
+TEST(TrainingRegime, SeriesWindowsLieOnTheirScaledWindow) {
+  const nlohmann::json task = {{"kind", "series"},
+                               {"window", 160.0},
+                               {"x_scale", 40.0},
+                               {"min_num_context", 1},
+                               {"max_num_context", 64}};
+  const auto regime = training_regime(task, false);
+  ASSERT_TRUE(regime.known);
+  EXPECT_EQ(regime.context_low, -2.0);
+  EXPECT_EQ(regime.context_high, 2.0);
+}
+
+}  // namespace
+}  // namespace npe
