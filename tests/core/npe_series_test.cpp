@@ -282,6 +282,16 @@ TEST_F(SeriesFile, AnotherFileIsReadWithTheTrainingStandardisation) {
   EXPECT_EQ(dynamic_cast<const SeriesTaskSource&>(*other).segments(Split::Test)[0].end, 400);
   const auto y = other->sample(16, 0, {}, Split::Test).task.yc;
   EXPECT_GT(y.mean().item<double>(), 20.0 / trained.config().y_std[0]);
+  // Read whole without a model (a baseline on another file): its own statistics, any x.
+  SeriesTaskConfig whole = config_for(hourly("plain.csv", 400));
+  whole.whole_file = true;
+  SeriesTaskSource baseline_view(whole);
+  EXPECT_TRUE(baseline_view.config().x_is_time);
+  EXPECT_NE(baseline_view.config().y_mean, trained.config().y_mean);
+  // A model trained on numbers does not read date-times.
+  auto numbers = json;
+  numbers["x_is_time"] = false;
+  EXPECT_THROW(task_source_from_json(numbers), DataError);
 }
 
 TEST_F(SeriesFile, SeriesSplitHoldsOutWholeSeries) {

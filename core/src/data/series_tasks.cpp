@@ -164,7 +164,8 @@ SeriesTaskSource::SeriesTaskSource(SeriesTaskConfig config) : m_config(std::move
   // The columns by name, as read: a checkpoint then says what its model takes and gives.
   c.columns.x = d.x_name;
   c.columns.y = d.y_names;
-  if (c.whole_file && c.x_is_time != d.x_is_time) {
+  // A trained configuration (one with statistics) read on another file: x must be of its kind.
+  if (c.whole_file && !c.y_mean.empty() && c.x_is_time != d.x_is_time) {
     throw DataError(file + ": x ('" + d.x_name + "') is " +
                     (d.x_is_time ? "date-times" : "numbers") + ", the model's was " +
                     (c.x_is_time ? "date-times" : "numbers"));
