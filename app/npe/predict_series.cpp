@@ -20,6 +20,9 @@ SeriesData read_for_model(const std::string& path, const SeriesTaskConfig& confi
   SeriesColumns columns;
   columns.x = config.columns.x;
   columns.y = config.columns.y;
+  // A file of several series (the training file, say) is refused below, not merged.
+  columns.id = config.columns.id;
+  columns.id_if_present = true;
   columns.inputs_only = inputs_only;
   auto data = read_series_file(path, columns);
   if (data.x_is_time != config.x_is_time) {
@@ -50,12 +53,15 @@ int run_predict_series(const SeriesPredictArguments& a, Predictor& predictor,
   // equivariant sees them where it was trained.
   const auto [low, high] = std::minmax({cs.x.front(), cs.x.back(), ts.x.front(), ts.x.back()});
   const double centre = 0.5 * (low + high);
-  if (high - low > 2.0 * config.window) {
+  // Training windows lie on [-2, 2]: a model that is not translation equivariant never saw
+  // inputs beyond, which points spanning more than a window reach.
+  if (!predictor.info().capabilities.translation_equivariant && high - low > config.window) {
     std::fprintf(stderr,
-                 "npe predict: the points span %.6g%s, the model's window %.6g%s: beyond it the "
-                 "model predicts where it was never trained\n",
+                 "npe predict: the points span %.6g%s, more than the model's window of %.6g%s: "
+                 "%s is not translation equivariant and predicts there where it was never "
+                 "trained\n",
                  high - low, config.x_is_time ? " h" : "", config.window,
-                 config.x_is_time ? " h" : "");
+                 config.x_is_time ? " h" : "", predictor.info().display_name.c_str());
   }
   const auto task = series_task(config, cs.x, cs.y, ts.x, centre);
   const auto prediction =

@@ -128,6 +128,25 @@ TEST_F(SeriesFile, ReadsTheLayoutsOfOtherTools) {
   }
 }
 
+// What other tools write: a date and a time of day in columns of their own, a first row without
+// an x, seconds and fractions that come and go (Python's isoformat(), R's midnight without a
+// time), and runs of spaces between a whitespace file's date and time.
+TEST_F(SeriesFile, ReadsDatesAsOtherToolsWriteThem) {
+  for (const auto& text :
+       {std::string("date,time,temp\n2010-01-01,00:00,1.5\n2010-01-01,01:00,2.5\n"),
+        std::string("date,temp\nNA,0.5\n2010-01-01 00:00,1.5\n2010-01-01 01:00,2.5\n"),
+        std::string("date,temp\n2010-01-01,1.5\n2010-01-01 01:00,2.5\n"),
+        std::string("date,temp\n2010-01-01T00:00:00,1.5\n2010-01-01T01:00:00.000,2.5\n"),
+        std::string("date  temp\n2010-01-01   00:00  1.5\n2010-01-01\t01:00 2.5\n")}) {
+    const auto data = read_series_file(write("tools.csv", text));
+    ASSERT_TRUE(data.x_is_time) << text;
+    ASSERT_EQ(data.series.size(), 1u) << text;
+    EXPECT_EQ(data.series[0].x, (std::vector<double>{0.0, 1.0})) << text;
+    EXPECT_EQ(data.series[0].y, (std::vector<float>{1.5f, 2.5f})) << text;
+    EXPECT_EQ(data.y_names, std::vector<std::string>{"temp"}) << text;
+  }
+}
+
 TEST_F(SeriesFile, ReadsColumnsByNameSeveralOutputsAndSeries) {
   const auto path = write("m.csv",
                           "station,t,pressure,temp,note\n"
@@ -167,7 +186,7 @@ TEST_F(SeriesFile, BadFilesSayWhatAndWhere) {
            {"date,temp\n2010-01-01,NA\n", "no data row"},
            {"date,name\n2010-01-01,abc\n", "no column besides x holds a number"},
            {"date,temp\n2010-01-01 00:00,1\n2010-01-01 01:00,2\n01/02/2010 02:00,3\n", "line 4"},
-           {"date,temp\n2010-01-01 00:00,1\n2010-01-01,2\n", "line 3: the date-time"},
+           {"date,temp\n2010-01-01 00:00,1\n2010/01/01 01:00,2\n", "line 3: the date-time"},
            {"date,temp\n2010-01-01,1\n2010-02-30,2\n", "line 3"},
            {"date,temp\nmonday,1\n", "line 2: x ('date') is 'monday'"},
            {"x,y\n1,2\n2,abc\n", "line 3: 'y' is 'abc', not a number"},

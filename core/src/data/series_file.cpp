@@ -176,7 +176,9 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
     return i;
   };
   const int x_col = columns.x.empty() ? 0 : column(columns.x, "x");
-  const int id_col = columns.id.empty() ? -1 : column(columns.id, "the series id");
+  const bool id_wanted =
+      !columns.id.empty() && !(columns.id_if_present && find_column(header, columns.id) < 0);
+  const int id_col = id_wanted ? column(columns.id, "the series id") : -1;
   if (id_col == x_col) throw DataError(name + ": the x column cannot also be the series id");
   std::vector<int> y_cols;
   const bool has_every_y =
@@ -194,7 +196,11 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
   if (id_col >= 0) data.id_name = header[static_cast<size_t>(id_col)];
 
   std::map<std::string, size_t, std::less<>> series_of_id;
-  bool x_kind_known = false;
+  bool columns_known = false;  // the y columns and a time column, from the first data row
+  bool x_kind_known = false;   // numbers or date-times, from the first row whose x is present
+  int time_col = -1;           // a time-of-day column beside a date-only x column
+  std::string joined;          // a whitespace file's date and time, rejoined
+  std::string x_text;
   std::vector<double> y_values;
   while (std::getline(in, line)) {
     ++line_number;
@@ -204,35 +210,35 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
     split(content, delimiter, fields);
     // Whitespace-separated files split "2016-07-01 00:00" in two: join them back.
     if (delimiter == ' ' && fields.size() == header.size() + 1 && x_col == 0) {
-      const std::string joined = std::string(fields[0]) + " " + std::string(fields[1]);
+      joined = std::string(fields[0]) + " " + std::string(fields[1]);
       if (parse_date_time(joined)) {
-        const auto* begin = fields[0].data();
         fields.erase(fields.begin());
-        fields[0] = std::string_view(
-            begin, static_cast<size_t>(fields[0].data() - begin) + fields[0].size());
+        fields[0] = joined;
       }
     }
     if (fields.size() != header.size()) {
       throw DataError(where + ": " + std::to_string(fields.size()) + " fields, the header (line " +
                       std::to_string(header_line) + ") has " + std::to_string(header.size()));
     }
-    if (!x_kind_known) {
-      // The first data row decides what x is and, by default, which columns are y.
+    if (!columns_known) {
+      // The first data row decides, by default, which columns are y; a date without a time
+      // followed by a time of day ("2016-07-01,00:00") is one x.
       double v = 0.0;
-      const auto x_field = fields[static_cast<size_t>(x_col)];
-      if (const auto t = parse_date_time(std::string(x_field))) {
-        data.x_is_time = true;
-        data.time_origin = t->seconds;
-        data.time_form = t->form;
-      } else if (!parse_number(x_field, v) && !is_missing(x_field)) {
-        throw DataError(where + ": x ('" + data.x_name + "') is '" + std::string(x_field) +
-                        "': neither a number nor a date-time (forms such as 2010-01-01, "
-                        "2010-01-01 00:00:00, 2010/01/01 00:00, 2010-01-01T00:00Z)");
+      const auto x_field = std::string(fields[static_cast<size_t>(x_col)]);
+      const auto date = parse_date_time(x_field);
+      const int next = x_col + 1;
+      if (date && date->form.find('h') == std::string::npos &&
+          next < static_cast<int>(header.size()) && next != id_col &&
+          parse_date_time(x_field + " " + std::string(fields[static_cast<size_t>(next)]))) {
+        time_col = next;
+        data.notes.push_back("the time of day is read from column '" +
+                             header[static_cast<size_t>(time_col)] + "'");
       }
       if (y_cols.empty() && !columns.inputs_only) {
         for (size_t i = 0; i < header.size(); ++i) {
-          if (static_cast<int>(i) == x_col || static_cast<int>(i) == id_col) continue;
-          if (parse_number(fields[i], v) || is_missing(fields[i])) y_cols.push_back(int(i));
+          const int c = static_cast<int>(i);
+          if (c == x_col || c == id_col || c == time_col) continue;
+          if (parse_number(fields[i], v) || is_missing(fields[i])) y_cols.push_back(c);
         }
         if (y_cols.empty()) {
           throw DataError(where + ": no column besides x holds a number (columns: " + list(header) +
@@ -240,27 +246,48 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
         }
       }
       for (int c : y_cols) data.y_names.push_back(header[static_cast<size_t>(c)]);
-      x_kind_known = true;
+      columns_known = true;
     }
     // x
+    x_text = std::string(fields[static_cast<size_t>(x_col)]);
+    bool missing = is_missing(x_text);
+    if (time_col >= 0 && !missing) {
+      const auto time = fields[static_cast<size_t>(time_col)];
+      missing = is_missing(time);
+      x_text += " " + std::string(time);
+    }
+    if (!missing && !x_kind_known) {
+      // The first row with an x decides what x is.
+      double v = 0.0;
+      if (const auto t = parse_date_time(x_text)) {
+        data.x_is_time = true;
+        data.time_origin = t->seconds;
+        data.time_form = t->form;
+      } else if (!parse_number(x_text, v)) {
+        throw DataError(where + ": x ('" + data.x_name + "') is '" + x_text +
+                        "': neither a number nor a date-time (forms such as 2010-01-01, "
+                        "2010-01-01 00:00:00, 2010/01/01 00:00, 2010-01-01T00:00Z)");
+      }
+      x_kind_known = true;
+    }
     double x = 0.0;
-    const auto x_field = fields[static_cast<size_t>(x_col)];
-    bool missing = is_missing(x_field);
     if (!missing) {
       if (data.x_is_time) {
-        const auto t = parse_date_time(std::string(x_field));
+        const auto t = parse_date_time(x_text);
         if (!t) {
-          throw DataError(where + ": '" + std::string(x_field) + "' is not a date-time like " +
+          throw DataError(where + ": '" + x_text + "' is not a date-time like " +
                           "the first row's (" + data.time_form + ")");
         }
-        if (t->form != data.time_form) {
-          throw DataError(where + ": the date-time '" + std::string(x_field) + "' is written " +
-                          t->form + ", the first row's " + data.time_form +
-                          " (mixed forms: is it day/month or month/day?)");
+        // The date's layout must stay the same (a file that changes it may have merged sources
+        // that write dates differently); the time may gain or lose seconds or a fraction, as
+        // Python's isoformat() and R write them.
+        if (t->form.substr(0, 10) != data.time_form.substr(0, 10)) {
+          throw DataError(where + ": the date-time '" + x_text + "' is written " + t->form +
+                          ", the first row's " + data.time_form + " (mixed forms)");
         }
         x = (t->seconds - data.time_origin) / 3600.0;
-      } else if (!parse_number(x_field, x)) {
-        throw DataError(where + ": x ('" + data.x_name + "') is '" + std::string(x_field) +
+      } else if (!parse_number(x_text, x)) {
+        throw DataError(where + ": x ('" + data.x_name + "') is '" + x_text +
                         "', not a number like the first row's");
       } else if (std::isnan(x)) {
         missing = true;
@@ -306,7 +333,7 @@ SeriesData read_series_file(const std::filesystem::path& path, const SeriesColum
     ++data.rows_read;
   }
   if (in.bad()) throw DataError("cannot read " + name);
-  if (!x_kind_known || data.rows_read == 0) {
+  if (!columns_known || data.rows_read == 0) {
     throw DataError(name + " has no data row with every value present (" +
                     std::to_string(data.rows_missing) + " rows with a missing value)");
   }

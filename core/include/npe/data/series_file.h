@@ -17,6 +17,8 @@ struct SeriesColumns {
   std::string x;               ///< empty: the first column
   std::vector<std::string> y;  ///< empty: every other column holding a number on the first row
   std::string id;              ///< empty: one series (no id column)
+  /// Read `id` only when the file has that column (a model's files of points may have it).
+  bool id_if_present = false;
   /// A file of places to predict: x alone suffices; the y columns are read when the file has
   /// every one of them (to score the predictions), and a missing y keeps its row (as NaN).
   bool inputs_only = false;
