@@ -405,7 +405,12 @@ class MapExplorerTest : public QObject {
     auto* metrics = explorer.findChild<npe::widgets::MetricsTable*>();
     QVERIFY(metrics);
     QVERIFY(metrics->isVisible());
-    QCOMPARE(metrics->visibleRegion().boundingRect(), metrics->rect());
+    // The table widens when its first figures arrive, and the splitter follows on a later pass
+    // of the event loop: check once the round is in and the layout has settled (a check in
+    // between failed on a loaded CI machine: the table 373 px wide, 316 px of it in view).
+    QTRY_VERIFY_WITH_TIMEOUT(
+        explorer.lastResult().complete && !explorer.lastResult().models.empty(), 60000);
+    QTRY_COMPARE(metrics->visibleRegion().boundingRect(), metrics->rect());
     if (!explorer.view()) QSKIP(kNoView);
     const double view_area = double(explorer.view()->width()) * explorer.view()->height();
     const double tab_area = double(explorer.width()) * explorer.height();
