@@ -13,6 +13,8 @@ packages=(
   nlohmann-json3-dev zlib1g-dev libcli11-dev
   # npe predict --image reads and writes PNG pictures (libpng, in core/).
   libpng-dev
+  # The pictures task reads folders of JPEG photographs (libjpeg-turbo, in core/).
+  libjpeg62-turbo-dev
   # Checkpoints are zip archives: minizip checks their directory before libtorch reads them.
   libminizip-dev
   # Gloo's headers, for libtorch's c10d process group (data-parallel training under torchrun).

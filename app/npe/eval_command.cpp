@@ -8,7 +8,6 @@
 #include "commands.h"
 #include "model_file.h"
 #include "npe/data/era5_tasks.h"
-#include "npe/data/series_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/models/checkpoint.h"
 #include "npe/predictors/predictor_registry.h"
@@ -76,9 +75,11 @@ int run_eval(const EvalArguments& a) {
       if (era5 && names_another_era5_file(task_options, Era5TaskConfig::from_json(metadata.task))) {
         configuration["whole_file"] = true;
       }
-      // Another series file: all of it is test data, read with the checkpoint's window and
-      // standardisation (which the configuration carries).
-      if (configuration.value("kind", "") == "series" && task_options.contains("data") &&
+      // Another series file or other pictures: all of it is test data, read with the
+      // checkpoint's window and standardisation or picture size (which the configuration
+      // carries).
+      const auto kind = configuration.value("kind", "");
+      if ((kind == "series" || kind == "pictures") && task_options.contains("data") &&
           task_options["data"] != configuration["data"] && !task_options.contains("whole_file")) {
         configuration["whole_file"] = true;
       }
@@ -112,8 +113,8 @@ int run_eval(const EvalArguments& a) {
                    choice.c_str());
     }
   }
-  if (const auto* series = dynamic_cast<const SeriesTaskSource*>(source.get())) {
-    std::fprintf(stderr, "npe eval: %s\n", series->describe().c_str());
+  if (const auto data = source->describe(); !data.empty()) {
+    std::fprintf(stderr, "npe eval: %s\n", data.c_str());
   }
   const auto name = row_name(*predictor);
   TerminalProgress bar("eval " + name, options.num_tasks);

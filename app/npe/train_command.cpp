@@ -263,6 +263,9 @@ int run_train(const TrainArguments& a, const std::string& command_line) {
                  world_size > 1 ? (" x " + std::to_string(world_size) + " processes").c_str() : "",
                  describe_precision(runtime, device).c_str(), (long long)job->step() + 1,
                  (long long)job->total_steps());
+    if (const auto data = job->source().describe(); !data.empty()) {
+      std::fprintf(stderr, "%s\n", data.c_str());
+    }
   }
   if (json && leader) {
     emit({{"event", "start"},

@@ -770,6 +770,45 @@ TEST_F(NpeCli, OwnSeriesTrainEvaluateAndPredictInTheDataUnits) {
   EXPECT_NE(r.output.find("line 3"), std::string::npos) << r.output;
 }
 
+// The user's own pictures end to end (issue 104): npe train on a folder of colour PNGs in
+// sub-folders (D_y = 3), npe eval on its held-out pictures and on another folder, whose
+// pictures are then all test data; a single picture instead of a folder is refused.
+TEST_F(NpeCli, OwnPicturesTrainAndEvaluate) {
+  const auto write_folder = [&](const fs::path& folder, int count, double blue) {
+    for (int k = 0; k < count; ++k) {
+      const auto sub = folder / (k % 2 ? "a" : "b");
+      fs::create_directories(sub);
+      auto r = torch::linspace(0.0, 1.0, 12).unsqueeze(1).expand({12, 12});
+      auto g = torch::full({12, 12}, 0.05 * (k % 20));
+      auto b = torch::full({12, 12}, blue);
+      npe::write_png(sub / ("p" + std::to_string(k) + ".png"), torch::stack({r, g, b}, -1));
+    }
+  };
+  write_folder(dir / "pictures", 40, 0.5);
+  write_folder(dir / "others", 6, 0.2);
+  const auto model = (dir / "pictures.pt").string();
+  auto r = run_npe("train --model cnp --task pictures --data " + (dir / "pictures").string() +
+                   " --task-option max_targets=64 --steps 3 --val-tasks 8 --out " + model);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("40 pictures (PNG/JPEG folder), colour, 12 x 12 pixels"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("on a 24 x 24 canvas, moved by up to 6 pixels"), std::string::npos)
+      << r.output;
+  r = run_npe("eval --checkpoint " + model + " --tasks 8 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(std::isfinite(nlohmann::json::parse(r.stdout_only)["ll_mean"].get<double>()));
+  r = run_npe("eval --checkpoint " + model + " --data " + (dir / "others").string() + " --tasks 8");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("6 test pictures (all of them are test data)"), std::string::npos)
+      << r.output;
+  r = run_npe("train --model cnp --task pictures --data " +
+              (dir / "pictures" / "a" / "p1.png").string() + " --steps 1 --out " +
+              (dir / "one.pt").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("choose the folder"), std::string::npos) << r.output;
+}
+
 // GP baselines predict at any D_x from the columns x1, x2, ...; gp-bayes draws coherent
 // samples; the oracle, which needs the generating process, is refused.
 TEST_F(NpeCli, PredictWithGpBaselinesInTwoDimensions) {

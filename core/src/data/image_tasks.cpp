@@ -83,8 +83,12 @@ void ImageTaskConfig::validate() const {
 }
 
 torch::Tensor place_on_canvas(const torch::Tensor& image, int64_t canvas, int64_t h, int64_t v) {
-  if (image.dim() != 2) throw InvalidInputError("place_on_canvas expects an image [H, W]");
-  auto out = torch::zeros({canvas, canvas}, image.options());
+  if (image.dim() != 2 && image.dim() != 3) {
+    throw InvalidInputError("place_on_canvas expects an image [H, W] or [H, W, C]");
+  }
+  auto canvas_shape = image.sizes().vec();
+  canvas_shape[0] = canvas_shape[1] = canvas;
+  auto out = torch::zeros(canvas_shape, image.options());
   const int64_t top = (canvas - image.size(0)) / 2 + v;
   const int64_t left = (canvas - image.size(1)) / 2 + h;
   // Intersection of the placed image with the canvas.
@@ -124,22 +128,20 @@ torch::Tensor ImageTaskSource::images(Split split) const {
                                     : all.index({Slice(n_val, torch::indexing::None)});
 }
 
-TaskBatch ImageTaskSource::sample(int64_t batch_size, uint64_t seed, const Translation& tau,
-                                  Split split) const {
+TaskBatch sample_canvas_tasks(const torch::Tensor& pool, const CanvasTaskShape& shape,
+                              int64_t batch_size, uint64_t seed, const Translation& tau) {
   if (batch_size < 1) throw ConfigError("batch size must be >= 1");
   const auto shift = translation_tensor(tau, 2).to(torch::kFloat32);
-  const auto pool = images(split);
-  const int64_t canvas = m_config.canvas;
+  const int64_t canvas = shape.canvas;
   const int64_t n = canvas * canvas;
-  const int64_t max_t =
-      split == Split::Test ? m_config.test_max_translation : m_config.train_max_translation;
+  const int64_t channels = pool.dim() == 4 ? pool.size(3) : 1;
+  const int64_t max_t = shape.max_translation;
   std::mt19937_64 engine(seed);
-  const auto nc_low = static_cast<int64_t>(std::ceil(m_config.min_context_fraction * n));
-  const auto nc_high = std::max(nc_low, static_cast<int64_t>(m_config.max_context_fraction * n));
+  const auto nc_low = static_cast<int64_t>(std::ceil(shape.min_context_fraction * n));
+  const auto nc_high = std::max(nc_low, static_cast<int64_t>(shape.max_context_fraction * n));
   const int64_t nc = std::uniform_int_distribution<int64_t>(nc_low, nc_high)(engine);
-  const int64_t remaining = m_config.targets_include_context ? n : n - nc;
-  const int64_t nt =
-      m_config.max_targets > 0 ? std::min(remaining, m_config.max_targets) : remaining;
+  const int64_t remaining = shape.targets_include_context ? n : n - nc;
+  const int64_t nt = shape.max_targets > 0 ? std::min(remaining, shape.max_targets) : remaining;
   std::uniform_int_distribution<int64_t> pick(0, pool.size(0) - 1);
   std::uniform_int_distribution<int64_t> translation(-max_t, max_t);
   const auto coordinates = canvas_coordinates(canvas);
@@ -149,11 +151,11 @@ TaskBatch ImageTaskSource::sample(int64_t batch_size, uint64_t seed, const Trans
     const auto index = pick(engine);
     const auto h = translation(engine), v = translation(engine);
     auto image = pool[index].to(torch::kFloat32) / 255.0;
-    auto values = place_on_canvas(image, canvas, h, v).reshape({n, 1});
+    auto values = place_on_canvas(image, canvas, h, v).reshape({n, channels});
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), engine);
     auto perm = torch::tensor(order, torch::kLong);
-    const int64_t first_target = m_config.targets_include_context ? 0 : nc;
+    const int64_t first_target = shape.targets_include_context ? 0 : nc;
     auto ctx = perm.slice(0, 0, nc), tgt = perm.slice(0, first_target, first_target + nt);
     xc.push_back(coordinates.index_select(0, ctx));
     yc.push_back(values.index_select(0, ctx));
@@ -165,6 +167,20 @@ TaskBatch ImageTaskSource::sample(int64_t batch_size, uint64_t seed, const Trans
   batch.task = {torch::stack(xc) + shift, torch::stack(yc), torch::stack(xt) + shift,
                 torch::stack(yt)};
   return batch;
+}
+
+TaskBatch ImageTaskSource::sample(int64_t batch_size, uint64_t seed, const Translation& tau,
+                                  Split split) const {
+  if (batch_size < 1) throw ConfigError("batch size must be >= 1");
+  CanvasTaskShape shape;
+  shape.canvas = m_config.canvas;
+  shape.max_translation =
+      split == Split::Test ? m_config.test_max_translation : m_config.train_max_translation;
+  shape.min_context_fraction = m_config.min_context_fraction;
+  shape.max_context_fraction = m_config.max_context_fraction;
+  shape.max_targets = m_config.max_targets;
+  shape.targets_include_context = m_config.targets_include_context;
+  return sample_canvas_tasks(images(split), shape, batch_size, seed, tau);
 }
 
 Translation ImageTaskSource::out_of_range_translation() const {

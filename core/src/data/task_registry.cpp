@@ -6,6 +6,7 @@
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/image_tasks.h"
+#include "npe/data/picture_tasks.h"
 #include "npe/data/series_tasks.h"
 #include "npe/errors.h"
 
@@ -47,6 +48,12 @@ const std::vector<RegisteredTask>& registered_tasks() {
           "(split=series)",
           "series"},
          SeriesTaskConfig().to_json()},
+        {{"pictures",
+          "Your own pictures (--data: a folder of PNG or JPEG files, an IDX file or CIFAR-10's "
+          "binary batches), grey or colour, brought to one size and moved on a canvas twice "
+          "their size (the paper's T-CIFAR10 protocol for 32 x 32 pictures); split by picture",
+          "pictures"},
+         PictureTaskConfig().to_json()},
     };
   }();
   return tasks;
@@ -67,6 +74,10 @@ const std::map<std::string, Builder>& builders() {
       {"series",
        [](const nlohmann::json& j) {
          return std::make_unique<SeriesTaskSource>(SeriesTaskConfig::from_json(j));
+       }},
+      {"pictures",
+       [](const nlohmann::json& j) {
+         return std::make_unique<PictureTaskSource>(PictureTaskConfig::from_json(j));
        }},
       {"image",
        [](const nlohmann::json& j) {

@@ -1,14 +1,18 @@
 #include "npe/models/task_presets.h"
 
+#include <algorithm>
+
 #include "npe/data/era5_tasks.h"
 #include "npe/data/image_tasks.h"
+#include "npe/data/picture_tasks.h"
 #include "npe/models/model_registry.h"
 #include "npe/models/size_preset.h"
 
 namespace npe {
 namespace {
 
-void adapt_to_images(ModelConfig& c, const std::string& size) {
+// half_side: half a picture's side in pixels (14 for Fashion-MNIST's 28).
+void adapt_to_images(ModelConfig& c, const std::string& size, double half_side) {
   // Paper F.2: D_z = 32 for every model and a homoscedastic Gaussian likelihood. Each setting
   // applies to the kinds that have the field.
   c.heteroscedastic = false;
@@ -30,9 +34,10 @@ void adapt_to_images(ModelConfig& c, const std::string& size) {
     preset.kernel_size = 5;
   }
   preset.apply_to(c);
-  // Pixel coordinates span about ±28 (more once translated); models that see x directly work
-  // in units of half an image. The on-grid ConvCNP needs whole-pixel coordinates.
-  if (!model_info(c.kind).on_grid) c.input_scale = 1.0 / 14.0;
+  // Pixel coordinates span about ±2 pictures' sides (more once translated); models that see x
+  // directly work in units of half a picture. The on-grid ConvCNP needs whole-pixel
+  // coordinates.
+  if (!model_info(c.kind).on_grid) c.input_scale = 1.0 / half_side;
 }
 
 void adapt_to_era5(ModelConfig& c, const std::string& size, const Era5TaskSource& task) {
@@ -72,7 +77,9 @@ void apply_era5_size_preset(ModelConfig& c, const std::string& size) {
 
 void adapt_to_task(ModelConfig& config, const std::string& size, const TaskSource& task) {
   if (dynamic_cast<const ImageTaskSource*>(&task)) {
-    adapt_to_images(config, size);
+    adapt_to_images(config, size, 14.0);
+  } else if (const auto* pictures = dynamic_cast<const PictureTaskSource*>(&task)) {
+    adapt_to_images(config, size, std::max(1.0, pictures->config().size / 2.0));
   } else if (const auto* era5 = dynamic_cast<const Era5TaskSource*>(&task)) {
     adapt_to_era5(config, size, *era5);
   }

@@ -46,9 +46,27 @@ struct ImageTaskConfig {
   void validate() const;
 };
 
-/// Puts image [H, W] (float) on a zero canvas [canvas, canvas] with its top-left corner at
-/// ((canvas - H) / 2 + v, (canvas - W) / 2 + h). Pixels falling off the canvas are dropped.
+/// Puts image [H, W] or [H, W, C] (float) on a zero canvas [canvas, canvas(, C)] with its
+/// top-left corner at ((canvas - H) / 2 + v, (canvas - W) / 2 + h). Pixels falling off the
+/// canvas are dropped.
 torch::Tensor place_on_canvas(const torch::Tensor& image, int64_t canvas, int64_t h, int64_t v);
+
+/// The translated-canvas protocol that image and picture tasks share: each task's picture is
+/// placed at a whole-pixel translation (h, v) ~ U{-max_translation..max_translation} per axis;
+/// Nc ~ U{ceil(min_context_fraction N) .. floor(max_context_fraction N)} per batch, N = canvas^2.
+struct CanvasTaskShape {
+  int64_t canvas = 56;
+  int64_t max_translation = 14;
+  double min_context_fraction = 0.01;
+  double max_context_fraction = 1.0 / 3.0;
+  int64_t max_targets = 0;
+  bool targets_include_context = false;
+};
+
+/// Draws batch_size tasks from `pool`, [N, H, W] or [N, H, W, C] uint8: inputs are canvas
+/// pixel coordinates (canvas_coordinates) plus `tau`, outputs the pixels / 255 (D_y = C).
+TaskBatch sample_canvas_tasks(const torch::Tensor& pool, const CanvasTaskShape& shape,
+                              int64_t batch_size, uint64_t seed, const Translation& tau);
 /// Pixel coordinates of a canvas, row-major: [canvas^2, 2] float32 of (row - canvas/2,
 /// column - canvas/2).
 torch::Tensor canvas_coordinates(int64_t canvas);

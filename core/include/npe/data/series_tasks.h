@@ -113,7 +113,7 @@ class SeriesTaskSource final : public TaskSource {
   const std::vector<Segment>& segments(Split split) const;
   int64_t num_windows(Split split) const;
   /// One paragraph for the user: the file, the split sizes, the window and points per task.
-  std::string describe() const;
+  std::string describe() const override;
 
  private:
   struct Windows {

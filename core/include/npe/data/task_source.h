@@ -76,6 +76,9 @@ class TaskSource {
   /// divides each y by its training standard deviation): a log-likelihood per target in the
   /// data's units is the standardised one minus this. 0 where outputs are the data's own.
   virtual double output_log_scale() const { return 0.0; }
+  /// What the source read from the user's data and how it splits it, in words (the series and
+  /// pictures families); empty where the data are the program's own.
+  virtual std::string describe() const { return {}; }
 
   /// A named change of configuration under which results are reported separately (ERA5: the
   /// test split drawn from the training region or from the unseen region).
