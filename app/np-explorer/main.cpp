@@ -25,6 +25,7 @@
 #include "npe/blas_kernels.h"
 #include "npe/crash_report.h"
 #include "npe/runtime.h"
+#include "training/task_data_preview.h"
 #include "training/training_tab.h"
 #include "unattended_exit.h"
 
@@ -93,9 +94,10 @@ int main(int argc, char** argv) {
   QCommandLineOption tab("tab", "Start on this tab: functions, images, maps or training.", "NAME");
   QCommandLineOption train_on(
       "train-on",
-      "Start on the Training tab with this file as the data: a series (CSV, TSV or "
-      "whitespace with a header) or a gridded temperature file (NetCDF, GRIB).",
-      "FILE");
+      "Start on the Training tab with this file or folder as the data: a series (CSV, TSV or "
+      "whitespace with a header), a gridded temperature file (NetCDF, GRIB), or pictures (a "
+      "folder of PNG or JPEG files, an IDX file, CIFAR-10's batches).",
+      "PATH");
   QCommandLineOption training_job(
       "training-job", "Add the training job of this checkpoint to the Training tab.", "FILE");
   QCommandLineOption map_3d("map-3d", "Show the map tab's 3-D relief view.");
@@ -250,7 +252,16 @@ int main(int argc, char** argv) {
     // The training tab has no predictions to wait for (its curves are drawn at once), nor has
     // a tab without data (it shows why).
     if (panel) std::fprintf(stderr, "np-explorer: %s\n", qPrintable(panel->unavailableReason()));
-    QTimer::singleShot(800, &app, [&] { save(true); });
+    // The Training tab reads the user's data (--train-on) on a worker: shoot once it is read.
+    auto* preview = window.trainingTab()->findChild<npe::widgets::TaskDataPreview*>();
+    auto* poll = new QTimer(&app);
+    QObject::connect(poll, &QTimer::timeout, &app, [&, poll, preview] {
+      if (preview && preview->busy()) return;
+      poll->stop();
+      save(true);
+    });
+    QTimer::singleShot(800, &app, [poll] { poll->start(100); });
+    QTimer::singleShot(limit_ms, &app, [&] { save(false); });
     return app.exec();
   }
   QObject::connect(panel, &npe::widgets::ExplorerPanel::predictionsUpdated, &app,

@@ -252,6 +252,51 @@ class TrainingTabTest : public QObject {
     QCOMPARE(meta.task["y_std"].size(), size_t(1));
   }
 
+  // A folder of the user's colour pictures: chosen as "My pictures…" would, it becomes the
+  // pictures task; the preview says what was read and shows an example task in colour; a
+  // short job trains a model with three outputs.
+  void ownPicturesArePreviewedThenTrained() {
+    const QDir folder(m_dir.filePath("holiday"));
+    QVERIFY(folder.mkpath("beach"));
+    for (int k = 0; k < 24; ++k) {
+      QImage picture(10, 10, QImage::Format_RGB32);
+      picture.fill(QColor(200, 40 + 5 * k, 30));
+      QVERIFY(picture.save(folder.filePath(QString("beach/%1.png").arg(k))));
+    }
+    TrainingTab tab;
+    auto* preview = tab.findChild<npe::widgets::TaskDataPreview*>();
+    QVERIFY(preview);
+    tab.useOwnData(folder.path());
+    QCOMPARE(tab.formRequest().task, QString("pictures"));
+    QTRY_VERIFY_WITH_TIMEOUT(!preview->busy() && preview->source(), kTimeoutMs);
+    const auto summary = preview->summary();
+    QVERIFY2(summary.contains("24 pictures (PNG/JPEG folder), colour, 10 x 10"),
+             qPrintable(summary));
+    QVERIFY(preview->examplePicture()->isVisibleTo(&tab));
+    // The example is drawn in the pictures' colour: a red pixel somewhere on the canvas.
+    const auto example = preview->examplePicture()->pixmap().toImage();
+    bool red = false;
+    for (int y = 0; y < example.height() && !red; ++y) {
+      for (int x = 0; x < example.width() && !red; ++x) red = qRed(example.pixel(x, y)) == 200;
+    }
+    QVERIFY(red);
+    auto r = tab.formRequest();
+    r.model = "cnp";
+    r.steps = 2;
+    r.batch_size = 4;
+    r.validation_tasks = 4;
+    r.device = "cpu";
+    r.task_options = "max_targets=32";
+    r.output_path = m_dir.filePath("pictures.pt");
+    tab.setFormRequest(r);
+    const auto problems = tab.submit();
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(" ")));
+    QTRY_VERIFY_WITH_TIMEOUT(tab.jobState(0) == State::Finished, kTimeoutMs);
+    const auto meta = npe::read_checkpoint_metadata(tab.jobCheckpoint(0).toStdString());
+    QCOMPARE(QString::fromStdString(meta.task_name()), QString("pictures"));
+    QCOMPARE(QString::fromStdString(meta.task.value("colour", std::string())), QString("rgb"));
+  }
+
   void tinyJobUpdatesCurvesPausesResumesAndStops() {
     TrainingTab tab;
     auto* progress = tab.findChild<QProgressBar*>();

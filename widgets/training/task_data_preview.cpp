@@ -1,9 +1,14 @@
 #include "training/task_data_preview.h"
 
+#include <QImage>
 #include <QLabel>
+#include <QPainter>
+#include <QPixmap>
 #include <QVBoxLayout>
 
 #include "common/custom_plot.h"
+#include "npe/data/image_tasks.h"
+#include "npe/data/picture_tasks.h"
 #include "npe/data/series_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
@@ -47,8 +52,12 @@ TaskDataPreview::TaskDataPreview(QWidget* parent) : QWidget(parent) {
   m_plot->legend->setBrush(QColor(255, 255, 255, 200));  // the points show through
   m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
   m_plot->hide();
+  m_picture = new QLabel(this);
+  m_picture->setObjectName("examplePicture");
+  m_picture->hide();
   column->addWidget(m_summary);
   column->addWidget(m_plot);
+  column->addWidget(m_picture);
 }
 
 TaskDataPreview::~TaskDataPreview() {
@@ -68,10 +77,15 @@ void TaskDataPreview::showTask(const QString& task, const nlohmann::json& option
     if (m_busy) return;
     m_summary->setStyleSheet({});
     m_summary->setText(
-        tr("Choose your file: a series as CSV, TSV or whitespace-separated text "
-           "with a header line (x as numbers or dates, then one or more y "
-           "columns)."));
+        options.value("kind", "") == "pictures"
+            ? tr("Choose your pictures: a folder of PNG or JPEG files (sub-folders too), an IDX "
+                 "file or the folder of CIFAR-10's binary batches. They are brought to one "
+                 "size and moved on a canvas twice as large.")
+            : tr("Choose your file: a series as CSV, TSV or whitespace-separated text "
+                 "with a header line (x as numbers or dates, then one or more y "
+                 "columns)."));
     m_plot->hide();
+    m_picture->hide();
     return;
   }
   if (m_busy) {
@@ -118,28 +132,77 @@ void TaskDataPreview::finish(const std::shared_ptr<Reading>& reading) {
     m_summary->setStyleSheet("color: #b00020");
     m_summary->setText(reading->problem);
     m_plot->hide();
+    m_picture->hide();
     Q_EMIT shown(false, reading->problem);
     return;
   }
   m_source = reading->source;
-  QString text;
-  if (const auto* series = dynamic_cast<const SeriesTaskSource*>(m_source.get())) {
-    text = QString::fromStdString(series->describe());
-    drawExample(*series);
-  } else {
+  auto text = QString::fromStdString(m_source->describe());
+  if (text.isEmpty()) {
     text = tr("%1: inputs D_x = %2, outputs D_y = %3.")
                .arg(QString::fromStdString(m_source->name()))
                .arg(m_source->dim_x())
                .arg(m_source->dim_y());
-    m_plot->hide();
+  }
+  m_plot->hide();
+  m_picture->hide();
+  if (const auto* series = dynamic_cast<const SeriesTaskSource*>(m_source.get())) {
+    drawExample(*series);
+  } else if (const auto* pictures = dynamic_cast<const PictureTaskSource*>(m_source.get())) {
+    drawExample(*pictures);
   }
   m_summary->setText(text);
   Q_EMIT shown(true, text);
 }
 
-void TaskDataPreview::drawExample(const TaskSource& source) {
-  const auto* series = dynamic_cast<const SeriesTaskSource*>(&source);
-  if (!series) return;
+void TaskDataPreview::drawExample(const PictureTaskSource& pictures) {
+  // One training task as the model sees it: the picture moved on its canvas, and its context
+  // pixels (the others in a muted blue, as the Images tab draws what is hidden).
+  const auto& c = pictures.config();
+  if (!pictures.pictures(Split::Train).defined()) return;  // describe() says the split is empty
+  auto shape = CanvasTaskShape{};
+  shape.canvas = c.canvas;
+  shape.max_translation = c.train_max_translation;
+  shape.min_context_fraction = shape.max_context_fraction = 0.2;
+  const auto task = sample_canvas_tasks(pictures.pictures(Split::Train), shape, 1, 0, {}).task;
+  const int side = static_cast<int>(c.canvas);
+  const int64_t channels = pictures.dim_y();
+  const int64_t half = c.canvas / 2;
+  QImage whole(side, side, QImage::Format_RGB32);
+  QImage context(side, side, QImage::Format_RGB32);
+  context.fill(QColor(70, 90, 130));
+  const auto paint = [&](QImage& image, const torch::Tensor& x, const torch::Tensor& y) {
+    const auto xa = x[0].to(torch::kLong).contiguous();
+    const auto ya = (y[0] * 255).round().clamp(0, 255).to(torch::kInt).contiguous();
+    for (int64_t i = 0; i < xa.size(0); ++i) {
+      const int row = static_cast<int>(xa[i][0].item<int64_t>() + half);
+      const int col = static_cast<int>(xa[i][1].item<int64_t>() + half);
+      const int r = ya[i][0].item<int>();
+      const int g = channels == 3 ? ya[i][1].item<int>() : r;
+      const int b = channels == 3 ? ya[i][2].item<int>() : r;
+      image.setPixel(col, row, qRgb(r, g, b));
+    }
+  };
+  paint(whole, task.xt, task.yt);
+  paint(whole, task.xc, task.yc);
+  paint(context, task.xc, task.yc);
+  const int scale = std::max(1, 160 / side);
+  const int shown = side * scale;
+  QImage both(2 * shown + 8, shown, QImage::Format_RGB32);
+  both.fill(palette().window().color());
+  QPainter painter(&both);
+  painter.drawImage(QRect(0, 0, shown, shown), whole);
+  painter.drawImage(QRect(shown + 8, 0, shown, shown), context);
+  painter.end();
+  m_picture->setPixmap(QPixmap::fromImage(both));
+  m_picture->setToolTip(tr("An example task: the picture on its %1 x %1 canvas, and the 20% of "
+                           "its pixels given as context")
+                            .arg(side));
+  m_picture->show();
+}
+
+void TaskDataPreview::drawExample(const SeriesTaskSource& source) {
+  const auto* series = &source;
   const auto task = series->sample(1, 0).task;
   const auto& config = series->config();
   // In the data's units: x from the window's centre (hours for date-times), the first output.

@@ -1,7 +1,8 @@
 #pragma once
 // What the training form shows under "Data" before a job starts: what the reader found in the
-// user's file (series and rows, the x spacing and unit, the split sizes, the window) and one
-// example task drawn in the data's units, or the reader's error in words. The file is read on a
+// user's file or folder (series and rows, the x spacing and unit, the split sizes, the window;
+// or the pictures, their size and colour) and one example task drawn in the data's units, or
+// the reader's error in words. The file is read on a
 // worker thread, so a large file never stalls the form.
 
 #include <memory>
@@ -15,8 +16,10 @@ class QCustomPlot;
 class QLabel;
 
 namespace npe {
+class PictureTaskSource;
+class SeriesTaskSource;
 class TaskSource;
-}
+}  // namespace npe
 
 namespace npe::widgets {
 
@@ -37,6 +40,8 @@ class TaskDataPreview final : public QWidget {
   bool busy() const { return m_busy; }
   QString summary() const;
   QCustomPlot* examplePlot() const { return m_plot; }
+  /// An example picture task (the pictures family), hidden otherwise.
+  QLabel* examplePicture() const { return m_picture; }
 
  Q_SIGNALS:
   /// A reading finished: ok, or the message shown.
@@ -46,10 +51,12 @@ class TaskDataPreview final : public QWidget {
   struct Reading;
   void start();
   void finish(const std::shared_ptr<Reading>& reading);
-  void drawExample(const TaskSource& source);
+  void drawExample(const SeriesTaskSource& series);
+  void drawExample(const PictureTaskSource& pictures);
 
   QLabel* m_summary = nullptr;
   QCustomPlot* m_plot = nullptr;
+  QLabel* m_picture = nullptr;
   std::shared_ptr<const TaskSource> m_source;
   QString m_task;
   nlohmann::json m_options;

@@ -31,8 +31,26 @@
 namespace npe::widgets {
 namespace {
 
-// The task list's entry that asks for a file of the user's.
+// The task list's entries that ask for a file or a folder of pictures of the user's.
 constexpr const char* kOwnDataItem = "own-data";
+constexpr const char* kOwnPicturesItem = "own-pictures";
+
+const char* const kDataFilter =
+    "Series, grids and picture files (*.csv *.tsv *.txt *.dat *.nc *.nc4 *.grib *.grb *.grib2 "
+    "*ubyte *ubyte.gz *.idx *.bin);;All files (*)";
+
+// The task that reads `path`: a folder, an IDX file or a CIFAR-10 batch are pictures, NetCDF
+// and GRIB grids, anything else a series.
+QString task_reading(const QString& path) {
+  const QFileInfo info(path);
+  if (info.isDir()) return "pictures";
+  const auto name = info.fileName().toLower();
+  const auto suffix = info.suffix().toLower();
+  if (name.contains("ubyte") || suffix == "idx" || suffix == "bin") return "pictures";
+  const bool grid = suffix == "nc" || suffix == "nc4" || suffix.startsWith("grib") ||
+                    suffix == "grb" || suffix == "grb2";
+  return grid ? "era5" : "series";
+}
 
 // Name and memory of the first GPU, from nvidia-smi (libtorch's CPU builds cannot ask CUDA).
 QString gpu_description() {
@@ -71,8 +89,14 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   }
   m_task->addItem(tr("My data…"), QString(kOwnDataItem));
   m_task->setItemData(m_task->count() - 1,
-                      tr("Train on your own file: a series (CSV, TSV or whitespace with a header) "
-                         "or a gridded temperature file (NetCDF, GRIB)"),
+                      tr("Train on your own file: a series (CSV, TSV or whitespace with a header), "
+                         "a gridded temperature file (NetCDF, GRIB), an IDX file or a CIFAR-10 "
+                         "batch"),
+                      Qt::ToolTipRole);
+  m_task->addItem(tr("My pictures…"), QString(kOwnPicturesItem));
+  m_task->setItemData(m_task->count() - 1,
+                      tr("Train on a folder of your pictures (PNG or JPEG, in sub-folders too), "
+                         "grey or colour"),
                       Qt::ToolTipRole);
   // The task's data file and settings, shown for tasks that read a file of the user's.
   m_data = new QLineEdit(box);
@@ -92,7 +116,9 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_task_options->setToolTip(
       tr("Settings of the task, KEY=VALUE separated by spaces, as npe train --task-option: "
          "series: x, y (columns, comma-separated), id, window (x units; hours for dates), "
-         "num_points, split (tail or series), train_fraction, validation_fraction"));
+         "num_points, split (tail or series), train_fraction, validation_fraction; "
+         "pictures: size (pixels a side; 0: the pictures' own), colour (auto, grey, rgb), "
+         "canvas, train_max_translation, max_targets, validation_fraction, test_fraction"));
   m_preview = new TaskDataPreview(box);
   m_model = new QComboBox(box);
   m_size = new QComboBox(box);
@@ -199,7 +225,11 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
 
   connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
     if (m_task->currentData().toString() == kOwnDataItem) {
-      chooseOwnData();
+      chooseOwnData(false);
+      return;
+    }
+    if (m_task->currentData().toString() == kOwnPicturesItem) {
+      chooseOwnData(true);
       return;
     }
     m_last_task_index = m_task->currentIndex();
@@ -208,10 +238,11 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
     followDefaultOutput();
   });
   connect(browse_data, &QPushButton::clicked, this, [this] {
-    const auto path = QFileDialog::getOpenFileName(
-        this, tr("Your data"), m_data->text(),
-        tr("Series and grids (*.csv *.tsv *.txt *.dat *.nc *.nc4 *.grib *.grb *.grib2);;"
-           "All files (*)"));
+    // Pictures are a folder; everything else a file.
+    const auto path =
+        m_task->currentData().toString() == "pictures"
+            ? QFileDialog::getExistingDirectory(this, tr("Your pictures"), m_data->text())
+            : QFileDialog::getOpenFileName(this, tr("Your data"), m_data->text(), tr(kDataFilter));
     if (!path.isEmpty()) m_data->setText(path);
   });
   connect(m_data, &QLineEdit::editingFinished, this, [this] { refreshData(); });
@@ -262,14 +293,14 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
 TrainingForm::~TrainingForm() = default;
 
 bool TrainingForm::takesData(const QString& task) {
-  return task == "series" || task == "era5";
+  return task == "series" || task == "era5" || task == "pictures";
 }
 
-void TrainingForm::chooseOwnData() {
-  const auto path = QFileDialog::getOpenFileName(
-      this, tr("Your data"), m_data->text(),
-      tr("Series and grids (*.csv *.tsv *.txt *.dat *.nc *.nc4 *.grib *.grb *.grib2);;"
-         "All files (*)"));
+void TrainingForm::chooseOwnData(bool pictures) {
+  const auto path =
+      pictures
+          ? QFileDialog::getExistingDirectory(this, tr("Your pictures"), m_data->text())
+          : QFileDialog::getOpenFileName(this, tr("Your data"), m_data->text(), tr(kDataFilter));
   if (path.isEmpty()) {
     QSignalBlocker block(m_task);
     m_task->setCurrentIndex(m_last_task_index);  // cancelled: the task chosen before
@@ -279,14 +310,11 @@ void TrainingForm::chooseOwnData() {
 }
 
 void TrainingForm::useOwnData(const QString& path) {
-  const auto suffix = QFileInfo(path).suffix().toLower();
-  const bool grid = suffix == "nc" || suffix == "nc4" || suffix.startsWith("grib") ||
-                    suffix == "grb" || suffix == "grb2";
   {
     QSignalBlocker block_task(m_task);
     QSignalBlocker block_data(m_data);
     m_data->setText(path);
-    m_task->setCurrentIndex(std::max(0, m_task->findData(grid ? "era5" : "series")));
+    m_task->setCurrentIndex(std::max(0, m_task->findData(task_reading(path))));
   }
   m_last_task_index = m_task->currentIndex();
   refreshData();
@@ -302,10 +330,19 @@ void TrainingForm::refreshData() {
     field->setVisible(shown);
     if (auto* label = m_form->labelForField(field)) label->setVisible(shown);
   }
-  m_preview->setVisible(shown && (task == "series" || !m_data->text().trimmed().isEmpty()));
+  m_data->setPlaceholderText(task == "pictures" ? tr("a folder of pictures, an IDX file or a "
+                                                     "CIFAR-10 batch folder")
+                                                : tr("the task's file"));
+  m_task_options->setPlaceholderText(task == "pictures" ? tr("e.g. size=32 colour=grey")
+                                     : task == "era5"   ? tr("e.g. variable=t2m")
+                                                        : tr("e.g. y=OT window=48 split=series "
+                                                               "id=station"));
+  // The user's own data (series, pictures) has a preview from the start, saying what to choose.
+  const bool own = task == "series" || task == "pictures";
+  m_preview->setVisible(shown && (own || !m_data->text().trimmed().isEmpty()));
   if (!m_preview->isVisibleTo(this)) return;
-  if (task == "series" && m_data->text().trimmed().isEmpty()) {
-    m_preview->showTask({}, {});
+  if (own && m_data->text().trimmed().isEmpty()) {
+    m_preview->showTask({}, {{"kind", task.toStdString()}});
     return;
   }
   nlohmann::json settings;
@@ -341,11 +378,11 @@ void TrainingForm::outputUsed(const QString& output_path) {
 }
 
 const TaskSource* TrainingForm::taskSource(const QString& name, QString* problem) {
-  if (name == "series") {
-    // The user's series, once read; before that a 1-D task of one output stands in, which is
-    // what decides the kinds that fit.
+  if (name == "series" || name == "pictures") {
+    // The user's series or pictures, once read; before that a task of the same inputs stands
+    // in (1-D, or pictures' 2-D canvas), which is what decides the kinds that fit.
     if (const auto source = m_preview->source()) return source.get();
-    return taskSource("gp1d", problem);
+    return taskSource(name == "series" ? "gp1d" : "tfmnist", problem);
   }
   if (auto found = m_sources.find(name); found != m_sources.end()) return found->second.get();
   if (auto found = m_source_problems.find(name); found != m_source_problems.end()) {

@@ -77,8 +77,9 @@ class TrainingForm final : public QWidget {
   void updateSizeFields();
   QString defaultOutputPath() const;
   void followDefaultOutput();
-  /// "My data…" in the task list: a file dialog, then the task that reads that kind of file.
-  void chooseOwnData();
+  /// "My data…" or "My pictures…" in the task list: a file dialog (a folder dialog for
+  /// pictures), then the task that reads what was chosen.
+  void chooseOwnData(bool pictures);
   /// Shows or hides the data rows for the current task and previews its data.
   void refreshData();
   /// Whether a task reads a file the user names (series) or may (era5: another grid).
