@@ -92,23 +92,23 @@ class Pictures : public ::testing::Test {
 TEST_F(Pictures, JpegIsReadAsItWasWritten) {
   const auto picture = colour_picture(24, 20, 2);
   const auto path = dir / "photos" / "dogs" / "dog2.jpg";
-  const auto read = read_jpeg(path, 3);
+  const auto read = read_jpeg_bytes(path, 3).to(torch::kFloat32) / 255;
   ASSERT_EQ(read.sizes(), picture.sizes());
   // Quality 100 with 4:2:0 chroma: within a few levels of 255 on these smooth ramps.
   EXPECT_LT((read - picture).abs().mean().item<double>(), 0.02);
-  const auto grey = read_jpeg(path, 1);
+  const auto grey = read_jpeg_bytes(path, 1);
   EXPECT_EQ(grey.sizes(), (torch::IntArrayRef{24, 20, 1}));
   // Truncated: refused, not filled with grey.
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   // Cut inside the compressed data: libjpeg would decode it with the rest grey.
   write_bytes(dir / "cut.jpg", bytes.substr(0, bytes.size() - 40));
-  NPE_EXPECT_THROW_WITH(read_jpeg(dir / "cut.jpg", 3), DataError, "truncated or corrupt");
+  NPE_EXPECT_THROW_WITH(read_jpeg_bytes(dir / "cut.jpg", 3), DataError, "truncated or corrupt");
   // Cut inside the header.
   write_bytes(dir / "header.jpg", bytes.substr(0, 200));
-  NPE_EXPECT_THROW_WITH(read_jpeg(dir / "header.jpg", 3), DataError, "not a readable JPEG");
+  NPE_EXPECT_THROW_WITH(read_jpeg_bytes(dir / "header.jpg", 3), DataError, "not a readable JPEG");
   write_bytes(dir / "fake.jpg", "\xFF\xD8\xFF\xE0 nothing more");
-  NPE_EXPECT_THROW_WITH(read_jpeg(dir / "fake.jpg", 3), DataError, "fake.jpg");
+  NPE_EXPECT_THROW_WITH(read_jpeg_bytes(dir / "fake.jpg", 3), DataError, "fake.jpg");
 }
 
 TEST_F(Pictures, AFolderIsReadWholeAtOneSize) {

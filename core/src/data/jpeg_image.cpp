@@ -46,9 +46,9 @@ struct FileCloser {
 
 }  // namespace
 
-torch::Tensor read_jpeg(const std::filesystem::path& path, int channels) {
+torch::Tensor read_jpeg_bytes(const std::filesystem::path& path, int channels) {
   if (channels != 1 && channels != 3) {
-    throw DataError("read_jpeg: channels must be 1 (grey) or 3 (RGB)");
+    throw DataError("read_jpeg_bytes: channels must be 1 (grey) or 3 (RGB)");
   }
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) throw DataError("'" + path.string() + "' cannot be opened");
@@ -93,9 +93,7 @@ torch::Tensor read_jpeg(const std::filesystem::path& path, int channels) {
     throw DataError("'" + path.string() + "' is truncated or corrupt (libjpeg: " +
                     std::string(errors.message[0] ? errors.message : "damaged data") + ")");
   }
-  return torch::from_blob(bytes.data(), {height, width, channels}, torch::kUInt8)
-      .to(torch::kFloat32)
-      .div_(255.0f);
+  return torch::from_blob(bytes.data(), {height, width, channels}, torch::kUInt8).clone();
 }
 
 }  // namespace npe

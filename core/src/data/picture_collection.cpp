@@ -23,6 +23,10 @@ namespace {
 constexpr int64_t kCifarSide = 32;
 constexpr int64_t kCifarRecord = 1 + 3 * kCifarSide * kCifarSide;
 constexpr int64_t kDefaultSize = 32;
+// Pictures square and at most this large keep their size under size=0 (MNIST's 28, CIFAR's 32,
+// 64 x 64 icons); larger ones (photographs) are brought to kDefaultSize.
+constexpr int64_t kLargestOwnSize = 64;
+constexpr double kLargestCollectionBytes = 16.0 * (1 << 30);
 
 // A file's extension in lower case (".JPG" -> ".jpg").
 std::string extension_of(const fs::path& path) {
@@ -45,42 +49,47 @@ bool is_picture_file(const fs::path& path) {
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
-// A PNG or a JPEG, told apart by their first bytes (not by the name: a .jpg may be a PNG).
+// A PNG or a JPEG as uint8 [H, W, C], told apart by their first bytes (not by the name: a .jpg
+// may be a PNG).
 torch::Tensor read_picture(const fs::path& path, int channels) {
   const auto head = first_bytes(path, 4);
-  if (head.size() >= 4 && head.compare(0, 4, "\x89PNG") == 0) return read_png(path, channels);
+  if (head.size() >= 4 && head.compare(0, 4, "\x89PNG") == 0) return read_png_bytes(path, channels);
   if (head.size() >= 3 && static_cast<unsigned char>(head[0]) == 0xFF &&
       static_cast<unsigned char>(head[1]) == 0xD8 && static_cast<unsigned char>(head[2]) == 0xFF) {
-    return read_jpeg(path, channels);
+    return read_jpeg_bytes(path, channels);
   }
   throw DataError("'" + path.string() + "' is neither a PNG nor a JPEG");
 }
 
-// [H, W, C] float in [0, 1] -> [size, size, C] uint8: the shorter side scaled to `size`
-// (area averaging when shrinking, which does not alias; bilinear when enlarging), the centre
-// cropped square.
+// uint8 [H, W, C] -> [size, size, C] uint8: the shorter side scaled to `size` (area averaging
+// when shrinking, which does not alias; bilinear when enlarging), the centre cropped square.
+// A picture of the size already is returned as it is.
 torch::Tensor to_square(const torch::Tensor& picture, int64_t size) {
   namespace F = torch::nn::functional;
-  auto p = picture;
-  const int64_t h = p.size(0), w = p.size(1);
-  if (h != size || w != size) {
-    const double scale = static_cast<double>(size) / static_cast<double>(std::min(h, w));
-    const auto nh = std::max<int64_t>(size, std::llround(h * scale));
-    const auto nw = std::max<int64_t>(size, std::llround(w * scale));
-    auto chw = p.permute({2, 0, 1}).unsqueeze(0);
-    if (nh != h || nw != w) {
-      auto options = F::InterpolateFuncOptions().size(std::vector<int64_t>{nh, nw});
-      if (scale < 1.0) {
-        options.mode(torch::kArea);
-      } else {
-        options.mode(torch::kBilinear).align_corners(false);
-      }
-      chw = F::interpolate(chw, options);
+  const int64_t h = picture.size(0), w = picture.size(1);
+  if (h == size && w == size) return picture;
+  const double scale = static_cast<double>(size) / static_cast<double>(std::min(h, w));
+  const auto nh = std::max<int64_t>(size, std::llround(h * scale));
+  const auto nw = std::max<int64_t>(size, std::llround(w * scale));
+  auto chw = picture.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
+  if (nh != h || nw != w) {
+    auto options = F::InterpolateFuncOptions().size(std::vector<int64_t>{nh, nw});
+    if (scale < 1.0) {
+      options.mode(torch::kArea);
+    } else {
+      options.mode(torch::kBilinear).align_corners(false);
     }
-    const int64_t top = (nh - size) / 2, left = (nw - size) / 2;
-    p = chw[0].slice(1, top, top + size).slice(2, left, left + size).permute({1, 2, 0});
+    chw = F::interpolate(chw, options);
   }
-  return p.mul(255.0).round_().clamp_(0, 255).to(torch::kUInt8).contiguous();
+  const int64_t top = (nh - size) / 2, left = (nw - size) / 2;
+  return chw[0]
+      .slice(1, top, top + size)
+      .slice(2, left, left + size)
+      .permute({1, 2, 0})
+      .round()
+      .clamp_(0, 255)
+      .to(torch::kUInt8)
+      .contiguous();
 }
 
 // uint8 [N, H, W, C] with C in {1, 3} -> the channels asked for.
@@ -102,14 +111,27 @@ torch::Tensor batch_to_square(const torch::Tensor& pictures, int64_t size) {
   std::vector<torch::Tensor> out;
   out.reserve(static_cast<size_t>(pictures.size(0)));
   for (int64_t i = 0; i < pictures.size(0); ++i) {
-    out.push_back(to_square(pictures[i].to(torch::kFloat32).div(255.0), size));
+    out.push_back(to_square(pictures[i], size));
   }
   return torch::stack(out);
 }
 
+// The side pictures are brought to: `size`, else their own where square and small enough to
+// be a task (a canvas of twice the side), else kDefaultSize.
 int64_t own_size(int64_t h, int64_t w, int64_t size) {
   if (size > 0) return size;
-  return h == w ? std::min(h, kLargestPictureSize) : kDefaultSize;
+  return h == w && h <= kLargestOwnSize ? h : kDefaultSize;
+}
+
+// Refuses a collection that would not fit in memory before anything is decoded.
+void check_memory(const fs::path& path, int64_t count, int64_t side, int64_t channels) {
+  const double bytes = static_cast<double>(count) * side * side * channels;
+  if (bytes > kLargestCollectionBytes) {
+    throw DataError("'" + path.string() + "': " + std::to_string(count) + " pictures of " +
+                    std::to_string(side) + " x " + std::to_string(side) + " would take " +
+                    std::to_string(static_cast<int64_t>(bytes / (1 << 30))) +
+                    " GiB; choose a smaller size (the task option size=N)");
+  }
 }
 
 PictureCollection read_folder(const fs::path& root, int64_t size, PictureColour colour) {
@@ -133,65 +155,73 @@ PictureCollection read_folder(const fs::path& root, int64_t size, PictureColour 
   }
   std::sort(files.begin(), files.end());
 
-  // Decoded on every core: 50,000 small pictures in a few seconds.
+  // The first readable picture, decoded alone: its size is the tentative side.
   const int channels = colour == PictureColour::Grey ? 1 : 3;
   const auto n = static_cast<int64_t>(files.size());
-  std::vector<torch::Tensor> decoded(files.size());
+  std::vector<torch::Tensor> squares(files.size());
   std::vector<std::string> errors(files.size());
   std::vector<std::pair<int64_t, int64_t>> sizes(files.size(), {0, 0});
-  const int threads =
-      static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1u, 8u));
-  auto decode = [&](int64_t i) {
+  int64_t first = 0;
+  torch::Tensor first_picture;
+  for (; first < n && !first_picture.defined(); ++first) {
     try {
-      decoded[static_cast<size_t>(i)] = read_picture(files[static_cast<size_t>(i)], channels);
-      sizes[static_cast<size_t>(i)] = {decoded[static_cast<size_t>(i)].size(0),
-                                       decoded[static_cast<size_t>(i)].size(1)};
+      first_picture = read_picture(files[static_cast<size_t>(first)], channels);
     } catch (const std::exception& e) {
-      errors[static_cast<size_t>(i)] = e.what();
+      errors[static_cast<size_t>(first)] = e.what();
     }
-  };
-  {
-    // Intra-op threads inside each worker would only compete with the workers.
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        for (int64_t i = t; i < n; i += threads) decode(i);
-      });
-    }
-    for (auto& w : workers) w.join();
   }
-  PictureCollection out;
-  out.format = "PNG/JPEG folder";
-  std::map<std::pair<int64_t, int64_t>, int64_t> size_counts;
-  for (int64_t i = 0; i < n; ++i) {
-    if (errors[static_cast<size_t>(i)].empty()) ++size_counts[sizes[static_cast<size_t>(i)]];
-  }
-  if (size_counts.empty()) {
+  if (!first_picture.defined()) {
     throw DataError("none of the " + std::to_string(n) + " pictures in '" + root.string() +
                     "' could be read; the first: " + errors.front());
   }
-  const auto [h0, w0] = size_counts.begin()->first;
-  const int64_t side =
-      size_counts.size() == 1 ? own_size(h0, w0, size) : (size > 0 ? size : kDefaultSize);
-  if (size == 0 && (size_counts.size() > 1 || h0 != w0)) {
-    out.notes.push_back("the pictures are not all one square size: brought to " +
-                        std::to_string(side) + " x " + std::to_string(side) +
-                        " (the task option size=N chooses another)");
-  }
-  std::vector<torch::Tensor> squares(files.size());
-  {
+  --first;
+  // Tentatively the first picture's side; once every size is known, size=0 may choose another
+  // (pictures of several sizes: kDefaultSize), and then they are decoded again.
+  int64_t side = own_size(first_picture.size(0), first_picture.size(1), size);
+  check_memory(root, n, side, channels);
+  first_picture = torch::Tensor();
+
+  // Decoded and brought to the side on every core, one picture at a time, so that only the
+  // small squares stay (50,000 pictures in seconds; large photographs never pile up).
+  const int threads =
+      static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1u, 8u));
+  auto decode_all = [&] {
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
-        for (int64_t i = t; i < n; i += threads) {
-          auto& d = decoded[static_cast<size_t>(i)];
-          if (!d.defined()) continue;
-          squares[static_cast<size_t>(i)] = to_square(d, side);
-          d = torch::Tensor();
+        for (int64_t i = first + t; i < n; i += threads) {
+          const auto k = static_cast<size_t>(i);
+          try {
+            const auto picture = read_picture(files[k], channels);
+            sizes[k] = {picture.size(0), picture.size(1)};
+            squares[k] = to_square(picture, side);
+          } catch (const std::exception& e) {
+            errors[k] = e.what();
+          }
         }
       });
     }
     for (auto& w : workers) w.join();
+  };
+  decode_all();
+  PictureCollection out;
+  out.format = "PNG/JPEG folder";
+  bool several_sizes = false;
+  for (int64_t i = first; i < n; ++i) {
+    const auto k = static_cast<size_t>(i);
+    if (errors[k].empty() && sizes[k] != sizes[static_cast<size_t>(first)]) several_sizes = true;
+  }
+  if (size == 0 && several_sizes && side != kDefaultSize) {
+    side = kDefaultSize;
+    decode_all();
+  }
+  if (size == 0 && side == kDefaultSize &&
+      (several_sizes || sizes[static_cast<size_t>(first)] !=
+                            std::pair<int64_t, int64_t>{kDefaultSize, kDefaultSize})) {
+    out.notes.push_back("the pictures are not all of one square size up to " +
+                        std::to_string(kLargestOwnSize) + " pixels: brought to " +
+                        std::to_string(side) + " x " + std::to_string(side) +
+                        " (the task option size=N chooses another)");
   }
   std::vector<torch::Tensor> kept;
   for (int64_t i = 0; i < n; ++i) {
@@ -202,7 +232,7 @@ PictureCollection read_folder(const fs::path& root, int64_t size, PictureColour 
     }
     if (sizes[static_cast<size_t>(i)] != std::pair<int64_t, int64_t>{side, side}) ++out.resized;
     kept.push_back(squares[static_cast<size_t>(i)]);
-    out.names.push_back(fs::relative(file, root, ec).generic_string());
+    out.names.push_back(file.lexically_relative(root).generic_string());
     out.dataset_test.push_back(false);
   }
   out.pictures = torch::stack(kept);

@@ -27,6 +27,10 @@ std::string message_of(const png_image& image) {
 }  // namespace
 
 torch::Tensor read_png(const std::filesystem::path& path, int channels) {
+  return read_png_bytes(path, channels).to(torch::kFloat32).div_(255.0f);
+}
+
+torch::Tensor read_png_bytes(const std::filesystem::path& path, int channels) {
   if (channels != 1 && channels != 3) {
     throw DataError("read_png: channels must be 1 (grey) or 3 (RGB)");
   }
@@ -49,9 +53,7 @@ torch::Tensor read_png(const std::filesystem::path& path, int channels) {
     throw DataError("'" + path.string() + "': " + message_of(image));
   }
   const auto h = static_cast<int64_t>(image.height), w = static_cast<int64_t>(image.width);
-  return torch::from_blob(bytes.data(), {h, w, channels}, torch::kUInt8)
-      .to(torch::kFloat32)
-      .div_(255.0f);
+  return torch::from_blob(bytes.data(), {h, w, channels}, torch::kUInt8).clone();
 }
 
 void write_png(const std::filesystem::path& path, const torch::Tensor& pixels) {

@@ -1,6 +1,6 @@
 #pragma once
-// JPEG pictures into the image models without Qt, through libjpeg(-turbo), as float tensors of
-// values in [0, 1] (0 = black), the image tasks' units: the photographs a user's folder holds.
+// JPEG pictures without Qt, through libjpeg(-turbo), as their 8-bit values: the photographs a
+// user's folder of pictures holds.
 
 #include <filesystem>
 
@@ -8,10 +8,10 @@
 
 namespace npe {
 
-/// Reads a baseline or progressive JPEG as [height, width, channels] float32 in [0, 1]:
+/// Reads a baseline or progressive JPEG as [height, width, channels] uint8 (0 = black):
 /// channels 1 converts to grey, 3 to RGB (CMYK and other colour spaces are converted by
 /// libjpeg where it can, else refused). Throws DataError naming the file when it cannot be
 /// read, is not a JPEG, is truncated or corrupt, or is larger than kLargestPngSide per side.
-torch::Tensor read_jpeg(const std::filesystem::path& path, int channels);
+torch::Tensor read_jpeg_bytes(const std::filesystem::path& path, int channels);
 
 }  // namespace npe

@@ -53,12 +53,13 @@ struct PictureCollection {
 
 /// Reads every picture at `path`, brought to size x size: each is scaled so that its shorter
 /// side is `size` (averaging pixels when shrinking, bilinear when enlarging) and its centre
-/// cropped square. size 0 keeps the pictures' own size where all have one square size, else
-/// 32. Folders: *.png, *.jpg and *.jpeg in any letter case, in sub-folders too, hidden ones
-/// skipped, files that cannot be read skipped and counted (an error when none can). A folder
-/// holding data_batch_1.bin is CIFAR-10's binary version; a file of 3,073-byte records is one
-/// of its batches; a file starting with IDX's magic is IDX (3-D grey, or 4-D with 1 or 3
-/// channels last). Throws DataError naming the file for anything else.
+/// cropped square. size 0 keeps the pictures' own size where all have one square size of at
+/// most 64 pixels, else 32. A collection that would take over 16 GiB is refused first. Folders:
+/// *.png, *.jpg and *.jpeg in any letter case, in sub-folders too, hidden ones skipped, files that
+/// cannot be read skipped and counted (an error when none can). A folder holding data_batch_1.bin
+/// is CIFAR-10's binary version; a file of 3,073-byte records is one of its batches; a file
+/// starting with IDX's magic is IDX (3-D grey, or 4-D with 1 or 3 channels last). Throws DataError
+/// naming the file for anything else.
 PictureCollection read_picture_collection(const std::filesystem::path& path, int64_t size,
                                           PictureColour colour);
 
