@@ -16,6 +16,7 @@
 #include "npe/data/png_image.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
+#include "npe/training/training_job.h"
 #include "test_support.h"
 
 namespace npe {
@@ -287,6 +288,21 @@ TEST_F(Pictures, TasksAreSplitByPictureAndStoredDecided) {
     for (const auto& name : before) EXPECT_EQ(after.count(name), 1u) << name;
   }
   EXPECT_GT(names_in(bigger, Split::Test).size(), 0u);
+}
+
+// Training that would meet an empty validation split refuses to start, saying why (it used to
+// fail at the first validation, after the first hundred steps).
+TEST_F(Pictures, TrainingWithoutValidationPicturesRefusesToStart) {
+  TrainingSpec spec;
+  spec.model = testing::tiny_config("cnp", 2, 3);
+  spec.task = make_task_source(
+                  "pictures",
+                  {{"data", (dir / "photos").string()}, {"size", 8}, {"validation_fraction", 0.0}})
+                  ->to_json();
+  spec.options.validation_tasks = 4;
+  NPE_EXPECT_THROW_WITH(TrainingJob{spec}, DataError, "no pictures fall in the validation split");
+  spec.options.validation_tasks = 0;
+  EXPECT_NO_THROW(TrainingJob{spec});
 }
 
 }  // namespace

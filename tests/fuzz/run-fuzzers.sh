@@ -21,7 +21,7 @@ out=${FUZZ_OUT:-$build/fuzz-out}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(fuzz_checkpoint_metadata fuzz_checkpoint_archive fuzz_point_table fuzz_idx
-           fuzz_gridded_field fuzz_session)
+           fuzz_picture fuzz_gridded_field fuzz_session)
 fi
 mkdir -p "$out"
 # The file loaders read each input back from a scratch file in $TMPDIR: on a tmpfs, not the disk

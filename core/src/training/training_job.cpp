@@ -106,6 +106,9 @@ TrainingJob::TrainingJob(TrainingSpec spec, std::shared_ptr<NeuralProcessImpl> m
     m_model = make_model(m_spec.model);
   }
   m_model->to(m_spec.options.device);
+  // A validation split without tasks (the user's data with validation_fraction=0, or too few
+  // pictures for it) is said now, not at the first validation, after minutes of training.
+  if (m_spec.options.validation_tasks > 0) m_source->sample(1, 0, {}, Split::Validation);
   m_sessions.push_back({m_spec.command, describe_device(m_spec.options.device), utc_now(), 0, 0,
                         0.0, precision_name(pairwise_precision())});
   m_optimizer = std::make_unique<torch::optim::AdamW>(
