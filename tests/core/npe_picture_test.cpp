@@ -198,6 +198,11 @@ TEST_F(Pictures, CifarBatchesAndIdxFilesAreRead) {
   EXPECT_EQ(digits.size(), 6);
   EXPECT_EQ(digits.channels(), 1);
   EXPECT_EQ(digits.pictures[1][0][0][0].item<int>(), 36);
+  // Pictures of no pixels are refused, not turned into a canvas of none.
+  write_bytes(dir / "empty-idx3-ubyte",
+              std::string({0, 0, 0x08, 3, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 5}));
+  NPE_EXPECT_THROW_WITH(read_picture_collection(dir / "empty-idx3-ubyte", 0, PictureColour::Auto),
+                        DataError, "none of them 0");
 }
 
 TEST_F(Pictures, WhatIsNotAPictureCollectionIsRefusedByName) {

@@ -699,7 +699,8 @@ class FunctionExplorerTest : public QObject {
   // Guardrails (issue 107 §1): a model is flagged where the scene leaves what it saw in training
   // (its checkpoint's task): context beyond the training inputs for a model that is not
   // translation equivariant, never for a TE model; more context points than in training for
-  // every model. Baselines and models without a recorded task are never flagged.
+  // every model. Baselines and models without a recorded task are never flagged; the latter say
+  // that their training is unknown.
   void modelsOutsideTheirTrainingAreFlagged() {
     QTemporaryDir dir;
     const auto trained_on_gp1d = [&](const std::string& kind) {
@@ -726,9 +727,19 @@ class FunctionExplorerTest : public QObject {
       }
       return notes;
     };
-    // Inside: nothing said.
+    // Inside: nothing said; the model file without a task says its training is unknown.
     auto notes = notes_for({-1.0f, 0.0f, 1.5f});
     QCOMPARE(notes, QStringList({"", "", "", ""}));
+    {
+      npe::widgets::PredictionRequest request;
+      request.batch.task = {column({0.0f}), column({0.1f}), column({0.0f, 1.0f}), {}};
+      request.models = {npe::widgets::baseline_entry("gp-fitted"), trained_on_gp1d("tnp"),
+                        npe::widgets::load_model_entry(write_checkpoint(dir, "tnp"), Qt::blue)};
+      const auto models = npe::widgets::compute_predictions(request).models;
+      QVERIFY(!models[0].training_unknown && !models[1].training_unknown);
+      QVERIFY(models[2].training_unknown);
+      QCOMPARE(models[2].note(), QString("training unknown"));
+    }
     // Shifted out of [-2, 2]: the TNP trained on gp1d only.
     notes = notes_for({4.0f, 5.0f, 6.0f});
     QCOMPARE(notes[0], QString());

@@ -74,6 +74,11 @@ void MetricsTable::showResult(const PredictionResult& result, const ModelList& m
                        ? QString()
                        : tr(" It is not translation equivariant: moved inputs are new to it.")));
     }
+    if (prediction.training_unknown) {
+      name->setToolTip(tr("What %1 saw in training is unknown (its file records no task this "
+                          "program knows), so no guardrail is drawn for it.")
+                           .arg(entry->name));
+    }
     if (prediction.context.subset()) {
       name->setToolTip(
           tr("Predicted from %1 of the %2 context points, evenly spread: the whole context "

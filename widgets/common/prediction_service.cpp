@@ -130,6 +130,8 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
       for (const auto& warning : regime_warnings(regime, xs)) {
         out.outside_training << QString::fromStdString(warning);
       }
+      // Baselines have no training; a model file without a known task has one nobody recorded.
+      out.training_unknown = !regime.known && !entry.checkpoint_path.isEmpty();
     }
     const auto start = std::chrono::steady_clock::now();
     auto p = predictor.predict(batch);

@@ -86,12 +86,18 @@ struct ModelPrediction {
   /// Where the scene leaves what the model saw in training (training_regime.h), one phrase
   /// each; empty inside it, for models whose regime is unknown, and for baselines.
   QStringList outside_training;
-  /// The legend's and metrics row's note: the context subset, then "outside training: ...".
+  /// A model file that records no task this program knows (a TorchScript NP, an imported
+  /// model): what it saw in training is unknown, so no guardrail can be drawn for it.
+  bool training_unknown = false;
+  /// The legend's note: the context subset, then "outside training: ..." or "training
+  /// unknown".
   QString note() const {
     auto text = subsetNote();
     if (!outside_training.isEmpty()) {
       text += (text.isEmpty() ? "" : ", ") + QStringLiteral("outside training: ") +
               outside_training.join("; ");
+    } else if (training_unknown) {
+      text += (text.isEmpty() ? "" : ", ") + QStringLiteral("training unknown");
     }
     return text;
   }

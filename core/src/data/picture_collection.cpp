@@ -300,10 +300,11 @@ PictureCollection read_cifar(const std::vector<fs::path>& batches, int64_t size,
 PictureCollection read_idx_pictures(const fs::path& path, int64_t size, PictureColour colour) {
   auto data = read_idx_ubyte(path);
   if (data.dim() == 3) data = data.unsqueeze(3);
-  if (data.dim() != 4 || (data.size(3) != 1 && data.size(3) != 3) || data.size(0) < 1) {
+  if (data.dim() != 4 || (data.size(3) != 1 && data.size(3) != 3) || data.size(0) < 1 ||
+      data.size(1) < 1 || data.size(2) < 1) {
     throw DataError("'" + path.string() + "' holds an IDX array of " + std::to_string(data.dim()) +
                     " dimensions; pictures are [count, height, width] or [count, height, width, "
-                    "1 or 3]");
+                    "1 or 3], none of them 0");
   }
   PictureCollection out;
   out.format = "IDX";
