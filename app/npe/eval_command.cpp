@@ -71,7 +71,8 @@ int run_eval(const EvalArguments& a) {
       source = make_task_source(*task_name, task_options);
     } else if (!task_options.empty()) {
       auto configuration = metadata.task;
-      const bool era5 = metadata.task_name() == "era5";
+      // era5 and gridded: the kind of configuration, whatever the task was named.
+      const bool era5 = metadata.task.value("kind", std::string()) == "era5";
       if (era5 && names_another_era5_file(task_options, Era5TaskConfig::from_json(metadata.task))) {
         configuration["whole_file"] = true;
       }

@@ -72,7 +72,8 @@ CLI::Option* add_data_option(CLI::App* command, std::vector<std::string>& task_o
         // As a JSON string, so that a path with quotes or backslashes stays itself.
         task_options.push_back("data=" + nlohmann::json(path).dump());
       },
-      "Data of the task (era5: a NetCDF or GRIB file; series: a CSV, TSV or whitespace file "
+      "Data of the task (era5, gridded: a NetCDF or GRIB file; series: a CSV, TSV or whitespace "
+      "file "
       "with a header; pictures: a folder of PNG or JPEG files, an IDX file or CIFAR-10's "
       "binary batches)");
 }

@@ -837,6 +837,9 @@ struct GridLayout {
   enum class Unit { Celsius, Kelvin, Fahrenheit } unit = Unit::Celsius;
   std::string units = "degC";  // as the file states it
   std::string variable = "Tair", lat_name = "lat", lon_name = "lon";
+  // The region (the British Isles unless said) and the hours between times.
+  double south = 49.0, north = 59.0, west = -10.0, east = 2.0;
+  double hours_apart = 6.0;
 
   float in_file_unit(float celsius) const {
     return unit == Unit::Celsius  ? celsius
@@ -851,10 +854,10 @@ float layout_value(double latitude, double longitude, size_t time) {
 
 void write_layout(const fs::path& path, const GridLayout& g) {
   std::vector<double> lats, lons, times;
-  for (double la = 49.0; la <= 59.0 + 1e-9; la += g.step) lats.push_back(la);
-  for (double lo = -10.0; lo <= 2.0 + 1e-9; lo += g.step) lons.push_back(lo);
+  for (double la = g.south; la <= g.north + 1e-9; la += g.step) lats.push_back(la);
+  for (double lo = g.west; lo <= g.east + 1e-9; lo += g.step) lons.push_back(lo);
   if (!g.ascending) std::reverse(lats.begin(), lats.end());
-  for (size_t t = 0; t < g.times; ++t) times.push_back(6.0 * double(t));
+  for (size_t t = 0; t < g.times; ++t) times.push_back(g.hours_apart * double(t));
   std::vector<float> values;
   for (size_t t = 0; t < g.times; ++t)
     for (double la : lats)
@@ -973,6 +976,43 @@ TEST_F(Era5Files, AModelTrainedHerePredictsOnAnyRegularGrid) {
 // The Maps tab's task, built in core from a plain scene: stations on cells without a value are
 // neither context nor held out, every station's readings at the window's times are context, and
 // the held-out cells are the window's other cells with a value, standardised like the context.
+// The gridded task (issue 104): any regular temperature grid trains, here daily Sahel
+// temperatures far from the shipped region: split at the grid's middle latitude (stored
+// decided), no place features, the file's daily spacing asked for by name when step_hours does
+// not fit it.
+TEST_F(Era5Files, AnyGridTrainsAsTheGriddedTask) {
+  GridLayout sahel;
+  sahel.south = 5.0;
+  sahel.north = 25.0;
+  sahel.west = -5.0;
+  sahel.east = 15.0;
+  sahel.step = 0.5;
+  sahel.times = 40;
+  sahel.hours_apart = 24.0;
+  const auto path = scratch("sahel-daily.nc");
+  write_layout(path, sahel);
+  NPE_EXPECT_THROW_WITH(make_task_source("gridded", {{"data", path.string()}}), ConfigError,
+                        "step_hours=24");
+  const auto source =
+      make_task_source("gridded", {{"data", path.string()}, {"step_hours", 24}, {"block_days", 8}});
+  EXPECT_EQ(source->name(), "gridded");
+  EXPECT_EQ(source->dim_x(), 3);  // no place features: coordinates and time only
+  const auto json = source->to_json();
+  EXPECT_DOUBLE_EQ(json["split_latitude"].get<double>(), 15.0);  // the middle row of 41
+  const auto& era5 = dynamic_cast<const Era5TaskSource&>(*source);
+  EXPECT_GT(era5.extent(Split::Train).row_begin, 0);  // the south trains
+  EXPECT_EQ(era5.extent(Split::Test).row_begin, 0);   // the north tests
+  // The statistics are the training part's, in kelvin: rows 5°N to 14.5°N (mean 9.75°N), every
+  // column (mean 5°E), training blocks days 0-7, 16-23, 32-39 (mean day 19.5): layout_value.
+  EXPECT_NEAR(json["mean"].get<double>(),
+              273.15 + 8.0 - 0.6 * (9.75 - 54.0) + 0.2 * 5.0 + 0.5 * 19.5, 0.05);
+  const auto batch = source->sample(2, 1);
+  EXPECT_EQ(batch.task.dim_x(), 3);
+  EXPECT_TRUE(torch::isfinite(batch.task.yt).all().item<bool>());
+  // Rebuilt from what a checkpoint stores: the same tasks.
+  EXPECT_TRUE(torch::equal(task_source_from_json(json)->sample(2, 1).task.yt, batch.task.yt));
+}
+
 TEST_F(Era5Files, TheMapTabsSceneBecomesATaskWithItsHeldOutCells) {
   GridLayout land_only;
   land_only.sea_missing = true;  // NaN west of 6°W: columns 0..7 of the 0.5° grid

@@ -158,12 +158,18 @@ TEST_F(Pictures, GreyPicturesReadAutomaticallyAreOneChannel) {
 TEST_F(Pictures, CifarBatchesAndIdxFilesAreRead) {
   // CIFAR-10's binary layout: a label byte, then the red, green and blue planes.
   fs::create_directories(dir / "cifar");
+  // Each byte tells its record, plane, row and column apart (rows and columns unequal).
+  const auto byte = [](int base, int i, int plane, int row, int col) {
+    return static_cast<uint8_t>(base + i + 50 * plane + 3 * row + col / 4);
+  };
   auto write_batch = [&](const fs::path& path, int records, int base) {
     std::string bytes;
     for (int i = 0; i < records; ++i) {
       bytes.push_back(static_cast<char>(i % 10));
       for (int plane = 0; plane < 3; ++plane)
-        bytes.append(1024, static_cast<char>(base + 10 * plane + i));
+        for (int row = 0; row < 32; ++row)
+          for (int col = 0; col < 32; ++col)
+            bytes.push_back(static_cast<char>(byte(base, i, plane, row, col)));
     }
     write_bytes(path, bytes);
   };
@@ -174,8 +180,11 @@ TEST_F(Pictures, CifarBatchesAndIdxFilesAreRead) {
   ASSERT_EQ(cifar.count(), 48);
   EXPECT_EQ(cifar.size(), 32);
   EXPECT_EQ(cifar.channels(), 3);
-  EXPECT_EQ(cifar.pictures[2][5][7][0].item<int>(), 102);  // red of record 2
-  EXPECT_EQ(cifar.pictures[2][5][7][2].item<int>(), 122);  // blue
+  // [picture, row, column, channel]: red, green and blue of record 2 at row 5, column 17.
+  for (int plane = 0; plane < 3; ++plane) {
+    EXPECT_EQ(cifar.pictures[2][5][17][plane].item<int>(), byte(100, 2, plane, 5, 17));
+  }
+  EXPECT_EQ(cifar.pictures[41][30][1][1].item<int>(), byte(0, 1, 1, 30, 1));  // test_batch #1
   EXPECT_TRUE(cifar.has_own_test_split());
   EXPECT_EQ(cifar.names[40], "test_batch.bin#0");
   // The test split is test_batch.bin's, whatever the fractions.

@@ -172,14 +172,17 @@ void TaskDataPreview::drawExample(const PictureTaskSource& pictures) {
   QImage context(side, side, QImage::Format_RGB32);
   context.fill(QColor(70, 90, 130));
   const auto paint = [&](QImage& image, const torch::Tensor& x, const torch::Tensor& y) {
-    const auto xa = x[0].to(torch::kLong).contiguous();
-    const auto ya = (y[0] * 255).round().clamp(0, 255).to(torch::kInt).contiguous();
+    // Accessors, not item(): a 1024 x 1024 canvas is a million pixels on the GUI thread.
+    const auto xs = x[0].to(torch::kLong).contiguous();
+    const auto ys = (y[0] * 255).round().clamp(0, 255).to(torch::kInt).contiguous();
+    const auto xa = xs.accessor<int64_t, 2>();
+    const auto ya = ys.accessor<int, 2>();
     for (int64_t i = 0; i < xa.size(0); ++i) {
-      const int row = static_cast<int>(xa[i][0].item<int64_t>() + half);
-      const int col = static_cast<int>(xa[i][1].item<int64_t>() + half);
-      const int r = ya[i][0].item<int>();
-      const int g = channels == 3 ? ya[i][1].item<int>() : r;
-      const int b = channels == 3 ? ya[i][2].item<int>() : r;
+      const int row = static_cast<int>(xa[i][0] + half);
+      const int col = static_cast<int>(xa[i][1] + half);
+      const int r = ya[i][0];
+      const int g = channels == 3 ? ya[i][1] : r;
+      const int b = channels == 3 ? ya[i][2] : r;
       image.setPixel(col, row, qRgb(r, g, b));
     }
   };

@@ -40,7 +40,7 @@ const char* const kDataFilter =
     "*ubyte *ubyte.gz *.idx *.bin);;All files (*)";
 
 // The task that reads `path`: a folder, an IDX file or a CIFAR-10 batch are pictures, NetCDF
-// and GRIB grids, anything else a series.
+// and GRIB files gridded, anything else a series.
 QString task_reading(const QString& path) {
   const QFileInfo info(path);
   if (info.isDir()) return "pictures";
@@ -49,7 +49,7 @@ QString task_reading(const QString& path) {
   if (name.contains("ubyte") || suffix == "idx" || suffix == "bin") return "pictures";
   const bool grid = suffix == "nc" || suffix == "nc4" || suffix.startsWith("grib") ||
                     suffix == "grb" || suffix == "grb2";
-  return grid ? "era5" : "series";
+  return grid ? "gridded" : "series";
 }
 
 // Name and memory of the first GPU, from nvidia-smi (libtorch's CPU builds cannot ask CUDA).
@@ -293,7 +293,7 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
 TrainingForm::~TrainingForm() = default;
 
 bool TrainingForm::takesData(const QString& task) {
-  return task == "series" || task == "era5" || task == "pictures";
+  return task == "series" || task == "era5" || task == "gridded" || task == "pictures";
 }
 
 void TrainingForm::chooseOwnData(bool pictures) {
@@ -334,9 +334,10 @@ void TrainingForm::refreshData() {
                                                      "CIFAR-10 batch folder")
                                                 : tr("the task's file"));
   m_task_options->setPlaceholderText(task == "pictures" ? tr("e.g. size=32 colour=grey")
-                                     : task == "era5"   ? tr("e.g. variable=t2m")
-                                                        : tr("e.g. y=OT window=48 split=series "
-                                                               "id=station"));
+                                     : task == "era5" || task == "gridded"
+                                         ? tr("e.g. variable=t2m step_hours=24")
+                                         : tr("e.g. y=OT window=48 split=series "
+                                              "id=station"));
   // The user's own data (series, pictures) has a preview from the start, saying what to choose.
   const bool own = task == "series" || task == "pictures";
   m_preview->setVisible(shown && (own || !m_data->text().trimmed().isEmpty()));

@@ -165,7 +165,7 @@ Era5TaskConfig Era5TaskConfig::from_json(const nlohmann::json& json) {
   read_json_field(json, "min_context_fraction", c.min_context_fraction, kEra5ConfigWhat);
   read_json_field(json, "max_context_fraction", c.max_context_fraction, kEra5ConfigWhat);
   read_json_field(json, "max_targets", c.max_targets, kEra5ConfigWhat);
-  read_json_field(json, "split_latitude", c.split_latitude, kEra5ConfigWhat);
+  read_json_number_or_nan(json, "split_latitude", c.split_latitude, kEra5ConfigWhat);
   read_json_field(json, "train_days", c.train_days, kEra5ConfigWhat);
   read_json_field(json, "validation_days", c.validation_days, kEra5ConfigWhat);
   read_json_field(json, "test_region", region, kEra5ConfigWhat);
@@ -203,7 +203,7 @@ void Era5TaskConfig::validate() const {
     fail("context fractions must satisfy 0 <= min <= max < 1");
   }
   if (max_targets < 0) fail("max_targets must be >= 0 (0 = all remaining points)");
-  if (!std::isfinite(split_latitude)) fail("split_latitude must be a number");
+  if (std::isinf(split_latitude)) fail("split_latitude must be a number (or null: the middle)");
   if (train_days < 1 || validation_days < 0) fail("train_days >= 1 and validation_days >= 0");
   if (block_days < 0 || block_days > 366) fail("block_days must be in 0..366 (0: no blocks)");
   if (block_days > 0) {
@@ -260,8 +260,12 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
     // A whole file whose times are further apart than step_hours (daily data, say) gives
     // windows of one time.
     if (!whole) {
+      const auto hours = spacing > 0 && spacing % 3600 == 0 ? std::to_string(spacing / 3600) : "";
       throw ConfigError("ERA5 step_hours = " + std::to_string(m_config.step_hours) +
-                        " is not a multiple of the file's time spacing");
+                        " is not a multiple of the file's time spacing" +
+                        (hours.empty()
+                             ? std::string()
+                             : " (" + hours + " h: --task-option step_hours=" + hours + ")"));
     }
     m_time_stride = 1;
     m_window_time_steps = 1;
@@ -273,6 +277,11 @@ Era5TaskSource::Era5TaskSource(Era5TaskConfig config) : m_config(std::move(confi
   }
   if (!std::isfinite(m_config.origin_longitude)) {
     m_config.origin_longitude = 0.5 * (f.longitudes.front() + f.longitudes.back());
+  }
+  if (std::isnan(m_config.split_latitude)) {
+    // Any grid (the gridded task): the southern half trains, the northern half tests. Stored
+    // decided, so the checkpoint says where the split was.
+    m_config.split_latitude = f.latitudes[f.latitudes.size() / 2];
   }
   if (std::isnan(m_config.latitude_unit)) {
     m_config.latitude_unit = f.num_latitudes() > 1 ? f.latitude_step() : 0.25;

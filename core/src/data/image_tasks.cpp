@@ -131,6 +131,7 @@ torch::Tensor ImageTaskSource::images(Split split) const {
 TaskBatch sample_canvas_tasks(const torch::Tensor& pool, const CanvasTaskShape& shape,
                               int64_t batch_size, uint64_t seed, const Translation& tau) {
   if (batch_size < 1) throw ConfigError("batch size must be >= 1");
+  if (!pool.defined() || pool.size(0) < 1) throw DataError("no pictures to draw tasks from");
   const auto shift = translation_tensor(tau, 2).to(torch::kFloat32);
   const int64_t canvas = shape.canvas;
   const int64_t n = canvas * canvas;

@@ -1,11 +1,13 @@
 #include "npe/data/picture_collection.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <torch/torch.h>
@@ -61,35 +63,41 @@ torch::Tensor read_picture(const fs::path& path, int channels) {
   throw DataError("'" + path.string() + "' is neither a PNG nor a JPEG");
 }
 
-// uint8 [H, W, C] -> [size, size, C] uint8: the shorter side scaled to `size` (area averaging
-// when shrinking, which does not alias; bilinear when enlarging), the centre cropped square.
-// A picture of the size already is returned as it is.
+// uint8 [H, W, C] -> [size, size, C] uint8: the centre square (of the shorter side) scaled to
+// `size` (area averaging when shrinking, which does not alias; bilinear when enlarging). A
+// picture of the size already is returned as it is.
 torch::Tensor to_square(const torch::Tensor& picture, int64_t size) {
   namespace F = torch::nn::functional;
   const int64_t h = picture.size(0), w = picture.size(1);
   if (h == size && w == size) return picture;
-  const double scale = static_cast<double>(size) / static_cast<double>(std::min(h, w));
-  const auto nh = std::max<int64_t>(size, std::llround(h * scale));
-  const auto nw = std::max<int64_t>(size, std::llround(w * scale));
-  auto chw = picture.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
-  if (nh != h || nw != w) {
-    auto options = F::InterpolateFuncOptions().size(std::vector<int64_t>{nh, nw});
-    if (scale < 1.0) {
+  // The centre square first, in the picture's own pixels (a long strip is never scaled whole).
+  const int64_t side = std::min(h, w);
+  const int64_t top = (h - side) / 2, left = (w - side) / 2;
+  auto chw = picture.slice(0, top, top + side)
+                 .slice(1, left, left + side)
+                 .permute({2, 0, 1})
+                 .unsqueeze(0)
+                 .to(torch::kFloat32);
+  if (side != size) {
+    auto options = F::InterpolateFuncOptions().size(std::vector<int64_t>{size, size});
+    if (side > size) {
       options.mode(torch::kArea);
     } else {
       options.mode(torch::kBilinear).align_corners(false);
     }
     chw = F::interpolate(chw, options);
   }
-  const int64_t top = (nh - size) / 2, left = (nw - size) / 2;
-  return chw[0]
-      .slice(1, top, top + size)
-      .slice(2, left, left + size)
-      .permute({1, 2, 0})
-      .round()
-      .clamp_(0, 255)
-      .to(torch::kUInt8)
-      .contiguous();
+  return chw[0].permute({1, 2, 0}).round().clamp_(0, 255).to(torch::kUInt8).contiguous();
+}
+
+// Grey where no picture has colour (colour=auto): one channel is what the pictures hold.
+torch::Tensor grey_unless_coloured(const torch::Tensor& pictures) {
+  if (pictures.size(3) != 3) return pictures;
+  if (torch::equal(pictures.select(3, 0), pictures.select(3, 1)) &&
+      torch::equal(pictures.select(3, 0), pictures.select(3, 2))) {
+    return pictures.slice(3, 0, 1).contiguous();
+  }
+  return pictures;
 }
 
 // uint8 [N, H, W, C] with C in {1, 3} -> the channels asked for.
@@ -108,12 +116,9 @@ torch::Tensor with_channels(const torch::Tensor& pictures, PictureColour colour)
 // Batches of equal-size pictures [N, H, W, C] uint8 to [N, size, size, C].
 torch::Tensor batch_to_square(const torch::Tensor& pictures, int64_t size) {
   if (pictures.size(1) == size && pictures.size(2) == size) return pictures;
-  std::vector<torch::Tensor> out;
-  out.reserve(static_cast<size_t>(pictures.size(0)));
-  for (int64_t i = 0; i < pictures.size(0); ++i) {
-    out.push_back(to_square(pictures[i], size));
-  }
-  return torch::stack(out);
+  auto out = torch::empty({pictures.size(0), size, size, pictures.size(3)}, torch::kUInt8);
+  for (int64_t i = 0; i < pictures.size(0); ++i) out[i].copy_(to_square(pictures[i], size));
+  return out;
 }
 
 // The side pictures are brought to: `size`, else their own where square and small enough to
@@ -186,22 +191,29 @@ PictureCollection read_folder(const fs::path& root, int64_t size, PictureColour 
   const int threads =
       static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1u, 8u));
   auto decode_all = [&] {
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        for (int64_t i = first + t; i < n; i += threads) {
-          const auto k = static_cast<size_t>(i);
-          try {
-            const auto picture = read_picture(files[k], channels);
-            sizes[k] = {picture.size(0), picture.size(1)};
-            squares[k] = to_square(picture, side);
-          } catch (const std::exception& e) {
-            errors[k] = e.what();
-          }
+    // Pictures are handed out one at a time; this thread works too, so a thread that cannot be
+    // started (a container's limit) only means fewer helpers.
+    std::atomic<int64_t> next{first};
+    auto work = [&] {
+      for (int64_t i = next++; i < n; i = next++) {
+        const auto k = static_cast<size_t>(i);
+        try {
+          const auto picture = read_picture(files[k], channels);
+          sizes[k] = {picture.size(0), picture.size(1)};
+          squares[k] = to_square(picture, side);
+          errors[k].clear();
+        } catch (const std::exception& e) {
+          errors[k] = e.what();
         }
-      });
+      }
+    };
+    std::vector<std::thread> helpers;
+    try {
+      for (int t = 1; t < threads; ++t) helpers.emplace_back(work);
+    } catch (const std::system_error&) {
     }
-    for (auto& w : workers) w.join();
+    work();
+    for (auto& h : helpers) h.join();
   };
   decode_all();
   PictureCollection out;
@@ -213,6 +225,7 @@ PictureCollection read_folder(const fs::path& root, int64_t size, PictureColour 
   }
   if (size == 0 && several_sizes && side != kDefaultSize) {
     side = kDefaultSize;
+    check_memory(root, n, side, channels);
     decode_all();
   }
   if (size == 0 && side == kDefaultSize &&
@@ -236,14 +249,7 @@ PictureCollection read_folder(const fs::path& root, int64_t size, PictureColour 
     out.dataset_test.push_back(false);
   }
   out.pictures = torch::stack(kept);
-  if (colour == PictureColour::Auto) {
-    // Grey where no picture has colour: one channel is what the pictures hold.
-    const auto& p = out.pictures;
-    if (torch::equal(p.select(3, 0), p.select(3, 1)) &&
-        torch::equal(p.select(3, 0), p.select(3, 2))) {
-      out.pictures = p.slice(3, 0, 1).contiguous();
-    }
-  }
+  if (colour == PictureColour::Auto) out.pictures = grey_unless_coloured(out.pictures);
   return out;
 }
 
@@ -289,11 +295,13 @@ PictureCollection read_cifar(const std::vector<fs::path>& batches, int64_t size,
     append_cifar_batch(batch, own_test_split && batch.filename() == "test_batch.bin", parts, out);
   }
   auto pictures = torch::cat(parts);
+  parts.clear();
   const int64_t side = size > 0 ? size : kCifarSide;
+  check_memory(batches.front(), pictures.size(0), side, 3);
   if (side != kCifarSide) out.resized = pictures.size(0);
   pictures = batch_to_square(pictures, side);
-  out.pictures =
-      with_channels(pictures, colour == PictureColour::Auto ? PictureColour::Rgb : colour);
+  out.pictures = colour == PictureColour::Auto ? grey_unless_coloured(pictures)
+                                               : with_channels(pictures, colour);
   return out;
 }
 
@@ -302,13 +310,16 @@ PictureCollection read_idx_pictures(const fs::path& path, int64_t size, PictureC
   if (data.dim() == 3) data = data.unsqueeze(3);
   if (data.dim() != 4 || (data.size(3) != 1 && data.size(3) != 3) || data.size(0) < 1 ||
       data.size(1) < 1 || data.size(2) < 1) {
-    throw DataError("'" + path.string() + "' holds an IDX array of " + std::to_string(data.dim()) +
-                    " dimensions; pictures are [count, height, width] or [count, height, width, "
-                    "1 or 3], none of them 0");
+    std::string shape;
+    for (const auto d : data.sizes()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    throw DataError("'" + path.string() + "' holds an IDX array of [" + shape +
+                    "]; pictures are [count, height, width] or [count, height, width, 1 or 3], "
+                    "none of them 0");
   }
   PictureCollection out;
   out.format = "IDX";
   const int64_t side = own_size(data.size(1), data.size(2), size);
+  check_memory(path, data.size(0), side, data.size(3));
   if (side != data.size(1) || side != data.size(2)) out.resized = data.size(0);
   if (size == 0 && data.size(1) != data.size(2)) {
     out.notes.push_back("the pictures are not square: brought to " + std::to_string(side) + " x " +
@@ -319,10 +330,9 @@ PictureCollection read_idx_pictures(const fs::path& path, int64_t size, PictureC
     out.names.push_back(name + "#" + std::to_string(i));
     out.dataset_test.push_back(false);
   }
-  out.pictures = with_channels(batch_to_square(data, side),
-                               colour == PictureColour::Auto
-                                   ? (data.size(3) == 3 ? PictureColour::Rgb : PictureColour::Grey)
-                                   : colour);
+  auto pictures = batch_to_square(data, side);
+  out.pictures = colour == PictureColour::Auto ? grey_unless_coloured(pictures)
+                                               : with_channels(pictures, colour);
   return out;
 }
 
@@ -383,10 +393,12 @@ PictureCollection read_picture_collection(const fs::path& path, int64_t size,
   const auto head = first_bytes(path, 4);
   const bool gz = head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1F &&
                   static_cast<unsigned char>(head[1]) == 0x8B;
+  // A .bin of 3,073-byte records first: its first record may start as IDX does (label 0 and
+  // two dark red pixels).
+  if (is_cifar_batch(path)) return read_cifar({path}, size, colour, /*own_test_split=*/false);
   if (gz || (head.size() == 4 && head[0] == 0 && head[1] == 0 && head[2] == 0x08)) {
     return read_idx_pictures(path, size, colour);
   }
-  if (is_cifar_batch(path)) return read_cifar({path}, size, colour, /*own_test_split=*/false);
   if (is_picture_file(path)) {
     throw DataError("'" + path.string() +
                     "' is one picture: the pictures task trains on a folder of them (choose the "

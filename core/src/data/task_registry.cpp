@@ -1,5 +1,6 @@
 #include "npe/data/task_registry.h"
 
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -24,6 +25,12 @@ const std::vector<RegisteredTask>& registered_tasks() {
     central.name = "tfmnist-central";
     central.train_max_translation = 4;
     ImageTaskConfig full;
+    // Any regular latitude/longitude temperature grid: split at its middle latitude, without
+    // the place features that only the shipped region's invariants file has.
+    Era5TaskConfig gridded;
+    gridded.name = "gridded";
+    gridded.split_latitude = std::nan("");
+    gridded.features.clear();
     return std::vector<RegisteredTask>{
         {{"gp1d", "1-D GP regression (SE, periodic, Matérn-5/2), paper Appendix F.1", "gp1d"},
          GpTaskConfig().to_json()},
@@ -41,6 +48,12 @@ const std::vector<RegisteredTask>& registered_tasks() {
           "tested on the unseen north (days 25-31); paper F.4 protocol scaled to this grid",
           "era5"},
          Era5TaskConfig().to_json()},
+        {{"gridded",
+          "Your own temperature grid (--data: a regular latitude/longitude NetCDF or GRIB file, "
+          "any region, units and resolution): the southern half trains, the northern half "
+          "tests, days in blocks as era5 (without place features)",
+          "era5"},
+         gridded.to_json()},
         {{"series",
           "Your own series (--data FILE: CSV, TSV or whitespace with a header; x numbers or "
           "date-times, one or more y columns, an optional series id): windows of the series, "

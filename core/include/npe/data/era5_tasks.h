@@ -67,6 +67,7 @@ struct Era5TaskConfig {
   double min_context_fraction = 0.01;
   double max_context_fraction = 1.0 / 3.0;
   int64_t max_targets = 0;
+  /// NaN: the grid's middle row (decided when the file is read, stored decided).
   double split_latitude = 54.0;
   int64_t block_days = 2;
   std::vector<Era5BlockUse> block_pattern = {Era5BlockUse::Train, Era5BlockUse::Test,

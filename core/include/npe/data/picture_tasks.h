@@ -24,9 +24,9 @@ namespace npe {
 /// every image model of this program works in.
 ///
 /// Split by picture: each picture's file name (or batch and index) is hashed to a number in
-/// [0, 1); below test_fraction it is a test picture, below test_fraction + validation_fraction
-/// a validation one, else a training one (a picture keeps its split when others are added to
-/// the folder). CIFAR-10's test_batch.bin is the test split as the dataset defines it.
+/// [0, 1); below validation_fraction it is a validation picture, below validation_fraction +
+/// test_fraction a test one, else a training one (a picture keeps its split when others are added
+/// to the folder). CIFAR-10's test_batch.bin is the test split as the dataset defines it.
 struct PictureTaskConfig {
   std::string name = "pictures";
   std::filesystem::path data;
