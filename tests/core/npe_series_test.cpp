@@ -288,6 +288,30 @@ TEST_F(SeriesFile, TasksAreReproducibleAndTranslate) {
   EXPECT_DOUBLE_EQ(source.output_log_scale(), std::log(source.config().y_std[0]));
 }
 
+// The windows the 1-D tab shows: rows of one split's part, from a start row to before
+// start + window, the first windows in file order; one that does not exist is an error.
+TEST_F(SeriesFile, AWindowIsTheRowsOfItsSplitWithinTheWindowLength) {
+  SeriesTaskSource source(config_for(hourly("h.csv", 1000)));
+  const auto& c = source.config();
+  const auto& x = source.data().series[0].x;
+  for (const auto split : {Split::Train, Split::Validation, Split::Test}) {
+    const auto& part = source.segments(split)[0];
+    ASSERT_GT(source.num_windows(split), 2);
+    for (const int64_t index : {int64_t{0}, int64_t{1}, source.num_windows(split) - 1}) {
+      const auto w = source.window(split, index);
+      EXPECT_EQ(w.begin, part.begin + index);
+      EXPECT_DOUBLE_EQ(w.start, x[static_cast<size_t>(w.begin)]);
+      EXPECT_GE(w.end - w.begin, c.num_points);
+      EXPECT_LE(w.end, part.end);
+      EXPECT_LT(x[static_cast<size_t>(w.end - 1)], w.start + c.window);
+      if (w.end < part.end) EXPECT_GE(x[static_cast<size_t>(w.end)], w.start + c.window);
+    }
+  }
+  NPE_EXPECT_THROW_WITH(source.window(Split::Test, source.num_windows(Split::Test)), ConfigError,
+                        "does not exist");
+  EXPECT_THROW(source.window(Split::Test, -1), ConfigError);
+}
+
 TEST_F(SeriesFile, AnotherFileIsReadWithTheTrainingStandardisation) {
   SeriesTaskSource trained(config_for(hourly("train.csv", 1000)));
   auto json = trained.to_json();

@@ -37,6 +37,12 @@ TEST(FunctionScenes, BecomeATaskWithTheTruthsHeldOutPointsAndOracle) {
 
   scene.held_out_x = {0.5, -2.0};
   scene.held_out_y = {1.0, 2.0};
+  // Held-out points without a kernel (the rows of a series): scored, with no oracle.
+  const auto real_data = scene_task(scene);
+  EXPECT_FALSE(real_data.batch.has_oracle());
+  ASSERT_TRUE(real_data.held_out_x.defined());
+  EXPECT_EQ(real_data.held_out_x[0][0][0].item<double>(), 1e6 + 0.5);
+  EXPECT_EQ(real_data.held_out_y[0][1][0].item<double>(), 2.0);
   scene.truth_kernel = paper_kernel(KernelKind::SquaredExponential, 0.5);
   scene.truth_noise_std = 0.2;
   auto with_truth = scene_task(scene);

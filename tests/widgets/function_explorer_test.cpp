@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <QComboBox>
+#include <QDateTime>
 #include <QDoubleSpinBox>
 #include <QProgressBar>
 #include <QPushButton>
@@ -15,16 +16,19 @@
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTimeZone>
 #include <QUndoStack>
 #include <QtTest>
 
 #include "../file_size_limit.h"
+#include "common/metrics_table.h"
 #include "common/model_list.h"
 #include "common/prediction_service.h"
 #include "common/shift_control.h"
 #include "function1d/context_editor.h"
 #include "function1d/function_explorer.h"
 #include "function1d/function_plot.h"
+#include "function1d/function_session.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/kernel_posterior_box.h"
 #include "function1d/model_presets.h"
@@ -35,6 +39,7 @@
 #include "npe/data/gp_oracle.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/point_table.h"
+#include "npe/data/series_tasks.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
@@ -694,6 +699,136 @@ class FunctionExplorerTest : public QObject {
     QVERIFY(result.models[0].equivariance_error < 1e-6);
     QVERIFY(result.models[1].equivariance_error < 1e-4);
     QVERIFY(result.models[2].equivariance_error > 1e-3);
+  }
+
+  // Issue 104 §4: a model trained on the user's series opens with its data. The tab shows a
+  // held-out (test) window of the series in the model's coordinates, with context sampled from
+  // its rows; the axes read in the data's units (dates, degrees); the window's other rows are the
+  // held-out truth; a session keeps the window; a model whose data is gone still opens.
+  void aModelTrainedOnASeriesOpensWithItsData() {
+    QTemporaryDir dir;
+    const auto csv = dir.filePath("temperatures.csv");
+    {
+      QFile file(csv);
+      QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Text));
+      QTextStream out(&file);
+      out << "date,temp\n";
+      for (int h = 0; h < 24 * 40; ++h) {
+        const auto when =
+            QDateTime(QDate(2016, 7, 1), QTime(0, 0), QTimeZone::utc()).addSecs(h * 3600);
+        out << when.toString("yyyy/MM/dd hh:mm") << ','
+            << QString::number(15.0 + 6.0 * std::sin(2.0 * M_PI * h / 24.0) + 0.01 * (h % 7), 'f',
+                               2)
+            << '\n';
+      }
+    }
+    npe::SeriesTaskConfig config;
+    config.data = csv.toStdString();
+    config.window = 72.0;
+    const npe::SeriesTaskSource source(config);
+    npe::ModelConfig model_config = npe::default_model_config("tetnp", "small");
+    tiny_tetnp_sizes().apply_to(model_config);
+    auto model = npe::make_model(model_config);
+    npe::CheckpointMetadata metadata;
+    metadata.model = model_config;
+    metadata.task = source.to_json();
+    const auto path = dir.filePath("series-tetnp.pt");
+    npe::save_checkpoint(path.toStdString(), *model, metadata);
+
+    QSignalSpy status(m_explorer.get(), &FunctionExplorer::statusMessage);
+    m_explorer->openCheckpoint(path);
+    auto* truth = m_explorer->findChild<npe::widgets::GroundTruthBox*>();
+    QVERIFY(truth);
+    QVERIFY(truth->seriesMode());
+    const auto* series = truth->series();
+    QVERIFY(series);
+    QCOMPARE(series->split(), npe::Split::Test);
+    QCOMPARE(series->window(), int64_t(0));
+    // Its rows in the model's coordinates: the window onto [-2, 2], y standardised.
+    QVERIFY(series->points().size() >= 70);
+    for (const auto& p : series->points()) QVERIFY(p.x() >= -2.0 - 1e-9 && p.x() < 2.0);
+    // Every context point is a row of the window, and reads back in the data's units.
+    const auto context = m_explorer->points()->points();
+    QCOMPARE(int(context.size()), truth->sampleCount());
+    // Half the most context the model saw in training; no true kernel for real data: the oracle
+    // is off, the per-task fitted GP on.
+    QCOMPARE(truth->sampleCount(), int(source.config().max_num_context / 2));
+    for (const auto& entry : m_explorer->models()) {
+      if (entry.id == "gp-oracle") QVERIFY(!entry.enabled);
+      if (entry.id == "gp-fitted" || entry.id == path) QVERIFY(entry.enabled);
+    }
+    const auto& axes = series->axes();
+    for (const auto& c : context) {
+      QVERIFY(std::find(series->points().begin(), series->points().end(), c) !=
+              series->points().end());
+      const double hours = axes.data_x(c.x());
+      QVERIFY(std::abs(hours - std::round(hours)) < 1e-6);  // on the hour, as in the file
+      const double expected = 15.0 + 6.0 * std::sin(2.0 * M_PI * std::round(hours) / 24.0) +
+                              0.01 * (int(std::round(hours)) % 7);
+      QVERIFY2(std::abs(axes.data_y(c.y()) - expected) < 0.006,
+               qPrintable(QString("%1 vs %2").arg(axes.data_y(c.y())).arg(expected)));
+    }
+    // The test part is the end of the series: its window starts after 80 % of the rows.
+    QVERIFY2(axes.describe_x(axes.data_x(series->points().front().x())).startsWith("2016-08-0"),
+             qPrintable(axes.describe_x(axes.data_x(series->points().front().x()))));
+    QVERIFY(status.size() > 0);
+    QVERIFY(status.last().at(0).toString().contains("temperatures.csv"));
+
+    // The axes read in the data's units: dates along x, degrees along y.
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    auto* plot = m_explorer->plot();
+    plot->replot();
+    QCOMPARE(plot->xAxis->label(), QString("date (UTC)"));
+    QCOMPARE(plot->yAxis->label(), QString("temp"));
+    QVERIFY(!plot->xAxis->tickVectorLabels().isEmpty());
+    for (const auto& label : plot->xAxis->tickVectorLabels()) QVERIFY(label.contains("08-"));
+    // Ticks at round values of the data's units: multiples of a step of 1, 2, 2.5 or 5 × 10^k.
+    const auto y_ticks = plot->yAxis->tickVector();
+    QVERIFY(y_ticks.size() >= 2);
+    const double step = axes.data_y(y_ticks[1]) - axes.data_y(y_ticks[0]);
+    const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+    QVERIFY2(std::abs(mantissa - 1) < 1e-6 || std::abs(mantissa - 2) < 1e-6 ||
+                 std::abs(mantissa - 2.5) < 1e-6 || std::abs(mantissa - 5) < 1e-6,
+             qPrintable(QString::number(step)));
+    for (const double tick : y_ticks) {
+      const double steps = axes.data_y(tick) / step;
+      QVERIFY2(std::abs(steps - std::round(steps)) < 1e-6,
+               qPrintable(QString::number(axes.data_y(tick))));
+    }
+    // The held-out truth: the window's rows that are not context, where the model is scored.
+    const auto table = m_explorer->predictionTable();
+    const int held_out_column = table.column_index("held_out");
+    QVERIFY(held_out_column >= 0);
+    int held_out = 0;
+    for (const auto& row : table.rows) held_out += row[size_t(held_out_column)] == 1.0 ? 1 : 0;
+    QCOMPARE(held_out, int(series->points().size() - context.size()));
+    bool ll_ok = false;
+    m_explorer->metrics()->cellText(path, 1).toDouble(&ll_ok);
+    QVERIFY2(ll_ok, qPrintable(m_explorer->metrics()->cellText(path, 1)));
+
+    // Another window; a session keeps it.
+    truth->setSeriesWindow(npe::Split::Test, 24);
+    const auto saved = m_explorer->session();
+    QCOMPARE(saved.series_model, path);
+    QCOMPARE(saved.series_window, qint64(24));
+    const auto restored_session = npe::widgets::Session::from_json(saved.to_json());
+    FunctionExplorer other;
+    other.applySession(restored_session);
+    auto* other_truth = other.findChild<npe::widgets::GroundTruthBox*>();
+    QVERIFY(other_truth->seriesMode());
+    QCOMPARE(other_truth->series()->window(), int64_t(24));
+    QCOMPARE(other.points()->points(), m_explorer->points()->points());
+    QCOMPARE(other.plot()->xAxis->label(), QString("date (UTC)"));
+
+    // The data gone: the model still opens, the truth stays the GP sample, and the tab says why.
+    QVERIFY(QFile::remove(csv));
+    FunctionExplorer third;
+    QSignalSpy third_status(&third, &FunctionExplorer::statusMessage);
+    third.openCheckpoint(path);
+    QVERIFY(third.models().back().id == path);
+    QVERIFY(!third.findChild<npe::widgets::GroundTruthBox*>()->seriesMode());
+    QVERIFY(third_status.size() > 0);
+    QVERIFY(third_status.last().at(0).toString().contains("could not be read"));
   }
 
   // Guardrails (issue 107 §1): a model is flagged where the scene leaves what it saw in training

@@ -214,9 +214,9 @@ class ImageExplorerTest : public QObject {
     metadata.model.dim_x = 1;
     metadata.model.dim_y = 1;
     metadata.task = {{"kind", "image"}};
-    QVERIFY(!npe::widgets::checkpoint_fits_tab(metadata, "gp1d", 1, 1));
+    QVERIFY(!npe::widgets::checkpoint_fits_tab(metadata, {"gp1d"}, 1, 1));
     metadata.task = {{"kind", "gp1d"}};
-    QVERIFY(npe::widgets::checkpoint_fits_tab(metadata, "gp1d", 1, 1));
+    QVERIFY(npe::widgets::checkpoint_fits_tab(metadata, {"gp1d"}, 1, 1));
   }
 
   void heteroscedasticModelsAreNamedApartFromTheirTwins() {

@@ -80,7 +80,7 @@ void ExplorerController::addShippedModels() {
 }
 
 bool ExplorerController::accepts(const CheckpointMetadata& metadata) const {
-  return checkpoint_fits_tab(metadata, m_settings.task_kind, m_settings.dim_x, m_settings.dim_y);
+  return checkpoint_fits_tab(metadata, m_settings.task_kinds, m_settings.dim_x, m_settings.dim_y);
 }
 
 void ExplorerController::openCheckpoint(const QString& path) {

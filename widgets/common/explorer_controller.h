@@ -40,9 +40,9 @@ class ExplorerController final : public QObject {
 
  public:
   struct Settings {
-    /// The task kind checkpoints record ("gp1d", "image", "era5"): which checkpoints this tab
+    /// The task kinds checkpoints record ("gp1d", "image", "era5"): which checkpoints this tab
     /// opens (checkpoint_fits_tab).
-    std::string task_kind;
+    std::vector<std::string> task_kinds;
     /// The models' inputs (coordinates) and outputs, for checkpoints that record no task.
     int64_t dim_x = 1;
     int64_t dim_y = 1;

@@ -1,11 +1,13 @@
 #include "function_explorer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QScopedValueRollback>
 #include <QScrollArea>
 #include <QVBoxLayout>
 
@@ -27,6 +29,7 @@
 #include "function1d/point_import.h"
 #include "function1d/round_drawing.h"
 #include "function1d/samples_box.h"
+#include "function1d/series_truth.h"
 #include "function1d/suggestion_box.h"
 #include "function1d/teaching_aids_box.h"
 #include "function_plot.h"
@@ -57,7 +60,8 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
     : ExplorerPanel(parent), m_device(device) {
   m_context = new ContextEditor(this);
   ExplorerController::Settings settings;
-  settings.task_kind = "gp1d";
+  // Models of the user's series too: they bring their data (offerSeriesOf).
+  settings.task_kinds = {"gp1d", "series"};
   settings.model_description = tr("a 1-D model (one input, one output)");
   settings.shipped_folder = "gp1d";
   settings.default_models = kDefaultFunctionModels;
@@ -164,6 +168,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
 
   m_truth_box = new GroundTruthBox(panel);
   connect(m_truth_box, &GroundTruthBox::truthChanged, this, [this] {
+    showDataAxes();
     redrawData();
     schedulePredictions(false);
   });
@@ -263,6 +268,47 @@ void FunctionExplorer::onModelAdded(const QString& id) {
   // The tab's subject proposes by default: the best translation-equivariant model shipped.
   if (id == "shipped:tetnp-paper") m_suggestion_box->setModel(id);
   if (entry->capabilities.joint) m_samples->addJointModel(entry->name, id);
+  // A model trained on a series brings its data: the tab shows a held-out window of it, with
+  // context sampled from it, in the data's units (a session restores its own choice instead).
+  if (!m_applying_session) offerSeriesOf(*entry, true);
+}
+
+bool FunctionExplorer::offerSeriesOf(const ModelEntry& entry, bool show) {
+  std::shared_ptr<const SeriesTaskSource> source;
+  try {
+    source = series_source_of(entry.task, entry.checkpoint_path);
+  } catch (const Error& e) {
+    Q_EMIT statusMessage(tr("%1 was trained on a series, but its data could not be read: %2")
+                             .arg(entry.name, QString::fromStdString(e.what())));
+    return false;
+  }
+  if (!source) return false;
+  if (source->dim_y() != 1) {
+    Q_EMIT statusMessage(tr("%1 predicts %2 outputs; the 1-D tab shows series of one")
+                             .arg(entry.name)
+                             .arg(source->dim_y()));
+    return false;
+  }
+  m_truth_box->offerSeries(std::move(source), entry.id, entry.name);
+  if (show) {
+    // Real data has no true kernel: the per-task fitted GP is the classical comparison.
+    setModelEnabled("gp-oracle", false);
+    setModelEnabled("gp-fitted", true);
+    m_model_list->select(entry.id);
+    sampleContext(m_truth_box->sampleCount());
+    fitView();
+    if (const auto* series = m_truth_box->series()) {
+      Q_EMIT statusMessage(tr("Showing the data of %1: %2").arg(entry.name, series->describe()));
+    }
+  }
+  return true;
+}
+
+void FunctionExplorer::showDataAxes() {
+  const auto* series = m_truth_box->series();
+  m_plot->setDataAxes(series ? std::optional<DataAxes>(series->axes()) : std::nullopt);
+  m_plot->setTruthName(series ? tr("data (%1)").arg(split_name(series->split()))
+                              : tr("true function"));
 }
 
 void FunctionExplorer::setSamples(int count) {
@@ -303,9 +349,10 @@ void FunctionExplorer::onModelToggled(const QString& id, bool enabled) {
 void FunctionExplorer::redrawData() {
   m_plot->setContextPoints(m_context->shown());
   m_plot->setTargetWindow(kTargetLow + shift(), kTargetHigh + shift());
-  const bool show = m_truth_box->hasTruth() && m_truth_box->showTruth();
+  const auto* series = m_truth_box->series();
+  const bool show = (m_truth_box->hasTruth() || series) && m_truth_box->showTruth();
   if (show) {
-    const auto [x, y] = m_truth_box->truth().curve(shift());
+    const auto [x, y] = series ? series->curve(shift()) : m_truth_box->truth().curve(shift());
     m_plot->setTruth(x, y);
   }
   m_plot->setTruthVisible(show);
@@ -336,7 +383,20 @@ void FunctionExplorer::fitView() {
     high = std::max(4.0, high);
   }
   double y_low = -2.5, y_high = 2.5;
-  for (const auto& p : m_context->points()->points()) {
+  const bool series_shown = m_truth_box->series() != nullptr;
+  if (const auto* series = m_truth_box->series()) {
+    // The window of the series (model coordinates [-2, 2]) and its values.
+    low = -2.4 + shift();
+    high = 2.4 + shift();
+    y_low = std::numeric_limits<double>::infinity();
+    y_high = -y_low;
+    for (const auto& p : series->points()) {
+      y_low = std::min(y_low, p.y() - 0.5);
+      y_high = std::max(y_high, p.y() + 0.5);
+    }
+  }
+  // A series' context points are rows of it, already in view.
+  for (const auto& p : series_shown ? std::vector<QPointF>{} : m_context->points()->points()) {
     y_low = std::min(y_low, p.y() - 1.0);
     y_high = std::max(y_high, p.y() + 1.0);
   }
@@ -348,6 +408,10 @@ void FunctionExplorer::fitView() {
 }
 
 void FunctionExplorer::sampleContext(int n) {
+  if (const auto* series = m_truth_box->series()) {
+    m_context->replace(series->sample_points(n, m_sample_seed++), false, tr("Sample context"));
+    return;
+  }
   if (!m_truth_box->hasTruth()) {
     Q_EMIT statusMessage(tr("Sampling context needs a ground truth (switch off free-hand mode)."));
     return;
@@ -369,7 +433,18 @@ FunctionScene FunctionExplorer::scene() const {
     scene.context_y.push_back(p.y());
   }
   scene.shift = shift();
-  if (m_truth_box->hasTruth()) {
+  if (const auto* series = m_truth_box->series()) {
+    // The window's rows that are not context are the held-out truth (no oracle: real data).
+    const auto& context = m_context->points()->points();
+    for (const auto& p : series->points()) {
+      const bool in_context = std::any_of(context.begin(), context.end(), [&](const QPointF& c) {
+        return std::abs(c.x() - p.x()) < 1e-9 && std::abs(c.y() - p.y()) < 1e-9;
+      });
+      if (in_context) continue;
+      scene.held_out_x.push_back(p.x());
+      scene.held_out_y.push_back(p.y());
+    }
+  } else if (m_truth_box->hasTruth()) {
     const auto& truth = m_truth_box->truth();
     for (const auto& p : truth.held_out()) {
       scene.held_out_x.push_back(p.x());
@@ -484,6 +559,13 @@ Session FunctionExplorer::session() const {
   s.has_truth = m_truth_box->hasTruth();
   s.truth = m_truth_box->truth().spec();
   s.show_truth = m_truth_box->showTruth();
+  if (const auto* series = m_truth_box->series()) {
+    s.series_model = m_truth_box->seriesModelId();
+    s.series_split = series->split() == Split::Train        ? "training"
+                     : series->split() == Split::Validation ? "validation"
+                                                            : "test";
+    s.series_window = series->window();
+  }
   s.context = m_context->points()->points();
   s.shift = shift();
   s.enabled_models = m_model_list->enabledIds();
@@ -512,8 +594,37 @@ void FunctionExplorer::applySession(const Session& s) {
   }
   // Load every checkpoint first: if one fails, nothing has changed yet.
   auto loaded = m_model_list->loadMissing(s.checkpoints, m_device);
-  for (auto& entry : loaded) m_controller->addModel(std::move(entry), false);
+  // The series shown must be readable before anything changes, too.
+  std::shared_ptr<const SeriesTaskSource> series;
+  const ModelEntry* series_entry = nullptr;
+  if (!s.series_model.isEmpty()) {
+    for (const auto& entry : loaded) {
+      if (entry.id == s.series_model) series_entry = &entry;
+    }
+    if (!series_entry) series_entry = m_model_list->find(s.series_model);
+    if (!series_entry) {
+      throw DataError("session: the series shown belongs to " + s.series_model.toStdString() +
+                      ", which is not among its models");
+    }
+    series = series_source_of(series_entry->task, series_entry->checkpoint_path);
+    if (!series) {
+      throw DataError("session: " + s.series_model.toStdString() + " was not trained on a series");
+    }
+  }
+  const auto series_name = series_entry ? series_entry->name : QString();
+  {
+    const QScopedValueRollback applying(m_applying_session, true);
+    for (auto& entry : loaded) m_controller->addModel(std::move(entry), false);
+  }
   m_truth_box->set(s.has_truth, s.truth, s.show_truth);
+  if (series) {
+    const auto split = s.series_split == "training"     ? Split::Train
+                       : s.series_split == "validation" ? Split::Validation
+                                                        : Split::Test;
+    m_truth_box->offerSeries(series, s.series_model, series_name);
+    m_truth_box->setSeriesWindow(split, s.series_window);
+  }
+  showDataAxes();
   m_model_list->setEnabledIds(s.enabled_models);
   m_presets->follow();
   setSamples(s.samples);

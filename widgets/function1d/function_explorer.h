@@ -116,6 +116,12 @@ class FunctionExplorer final : public ExplorerPanel {
   FunctionScene scene() const;
   /// The prediction request for the context, shift and view shown now.
   std::optional<PredictionRequest> sceneRequest(bool refine) const;
+  /// Offers the data of a model trained on a series in the ground-truth box; with `show`, shows
+  /// a test window with context sampled from it. False (with a status message when its data
+  /// cannot be read) for other models.
+  bool offerSeriesOf(const ModelEntry& entry, bool show);
+  /// Axis ticks in the data's units while a series is shown, plain x and y otherwise.
+  void showDataAxes();
   /// Shows the kernel posterior of the round's first enabled model that has one; hides the box
   /// once the model shown is disabled.
   void showKernelPosterior(const PredictionResult& result);
@@ -143,6 +149,8 @@ class FunctionExplorer final : public ExplorerPanel {
 
   torch::Device m_device = torch::kCPU;
   bool m_user_view = false;
+  /// While a session's models are added: they do not switch the truth to their data.
+  bool m_applying_session = false;
   uint64_t m_sample_seed = 100;
 };
 

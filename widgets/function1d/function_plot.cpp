@@ -11,6 +11,7 @@
 #include <QSvgGenerator>
 
 #include "common/export.h"
+#include "function1d/data_axis_ticker.h"
 #include "npe/errors.h"
 
 namespace npe::widgets {
@@ -108,6 +109,27 @@ void FunctionPlot::setContextPoints(const std::vector<QPointF>& points) {
 
 void FunctionPlot::setTruth(const QVector<double>& x, const QVector<double>& y) {
   m_truth->setData(x, y, true);
+  scheduleReplot();
+}
+
+void FunctionPlot::setTruthName(const QString& name) {
+  m_truth->setName(name);
+  scheduleReplot();
+}
+
+void FunctionPlot::setDataAxes(const std::optional<DataAxes>& axes) {
+  if (axes) {
+    xAxis->setTicker(QSharedPointer<DataAxisTicker>::create(axes->x_scale, axes->x_offset,
+                                                            axes->x_is_time, axes->time_origin));
+    yAxis->setTicker(QSharedPointer<DataAxisTicker>::create(axes->y_scale, axes->y_offset));
+    xAxis->setLabel(axes->x_label);
+    yAxis->setLabel(axes->y_label);
+  } else {
+    xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    xAxis->setLabel("x");
+    yAxis->setLabel("y");
+  }
   scheduleReplot();
 }
 

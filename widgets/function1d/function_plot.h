@@ -4,11 +4,13 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <QTimer>
 
 #include "common/custom_plot.h"
+#include "function1d/series_truth.h"
 
 namespace npe::widgets {
 
@@ -39,6 +41,11 @@ class FunctionPlot final : public QCustomPlot {
   void setContextPoints(const std::vector<QPointF>& points);
   void setTruth(const QVector<double>& x, const QVector<double>& y);
   void setTruthVisible(bool visible);
+  /// The truth's legend text ("true function", or the series shown).
+  void setTruthName(const QString& name);
+  /// Axis ticks and titles in the data's units (a series model's data; the plot stays in model
+  /// coordinates), or plain x and y without.
+  void setDataAxes(const std::optional<DataAxes>& axes);
   /// Mean with a ±2σ band; replaces an existing curve with the same id.
   void setModelCurve(const QString& id, const QString& name, const QColor& colour,
                      const QVector<double>& x, const QVector<double>& mean,

@@ -39,6 +39,13 @@ QJsonObject Session::to_json() const {
       {"models", QJsonObject{{"enabled", QJsonArray::fromStringList(enabled_models)},
                              {"checkpoints", QJsonArray::fromStringList(checkpoints)}}},
   };
+  if (!series_model.isEmpty()) {
+    auto truth_json = json["ground_truth"].toObject();
+    truth_json["mode"] = "series";
+    truth_json["series"] = QJsonObject{
+        {"model", series_model}, {"split", series_split}, {"window", double(series_window + 1)}};
+    json["ground_truth"] = truth_json;
+  }
   if (samples > 0 || !correlation_model.isEmpty()) {
     json["joint"] = QJsonObject{{"samples", samples}, {"correlation_model", correlation_model}};
   }
@@ -71,6 +78,21 @@ Session Session::from_json(const QJsonObject& json) {
     fail("lengthscale must be positive and noise non-negative");
   }
   s.show_truth = truth.value("show").toBool(true);
+  if (truth.value("mode").toString() == "series") {
+    const auto series = truth.value("series").toObject();
+    s.series_model = series.value("model").toString();
+    s.series_split = series.value("split").toString("test");
+    const double window = finite_number(series, "window", 1.0);
+    if (s.series_model.isEmpty()) fail("series mode needs the model whose data it shows");
+    if (s.series_split != "test" && s.series_split != "validation" &&
+        s.series_split != "training") {
+      fail("the series' 'split' must be \"test\", \"validation\" or \"training\"");
+    }
+    if (window < 1 || window > 9e15 || window != std::floor(window)) {
+      fail("the series' 'window' must be a whole number from 1");
+    }
+    s.series_window = static_cast<qint64>(window) - 1;
+  }
   for (const auto& item : json.value("context").toArray()) {
     const auto pair = item.toArray();
     if (pair.size() != 2 || !pair[0].isDouble() || !pair[1].isDouble() ||

@@ -18,6 +18,12 @@ struct Session {
   bool has_truth = true;
   GroundTruthSpec truth;
   bool show_truth = true;
+  /// Series mode: the data of this model (a checkpoint among `checkpoints`), window
+  /// series_window (from 0) of series_split ("test", "validation" or "training"). Empty: the
+  /// GP sample or free-hand mode above.
+  QString series_model;
+  QString series_split = "test";
+  qint64 series_window = 0;
   /// Context points in base coordinates (before the shift).
   std::vector<QPointF> context;
   double shift = 0.0;

@@ -69,7 +69,7 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPa
   m_mask = new ContextMask(kN, this);
   m_undo = new QUndoStack(this);
   ExplorerController::Settings settings;
-  settings.task_kind = "image";
+  settings.task_kinds = {"image"};
   settings.dim_x = 2;
   settings.model_description = tr("an image model (D_x = 2, D_y = 1)");
   settings.shipped_folder = "tfmnist";

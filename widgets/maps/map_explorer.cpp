@@ -50,7 +50,7 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
   m_stations = new StationSet(this);
   m_undo = new QUndoStack(this);
   ExplorerController::Settings settings;
-  settings.task_kind = "era5";
+  settings.task_kinds = {"era5"};
   settings.dim_x = 3;
   settings.model_description = tr("a map model (latitude, longitude, time in; one value out)");
   settings.shipped_folder = "era5";

@@ -36,11 +36,15 @@ FunctionSceneTask scene_task(const FunctionScene& scene) {
   }
   FunctionSceneTask result;
   result.batch.task = {column(scene.context_x), column(scene.context_y), column(xt), {}};
-  if (scene.truth_kernel) {
+  // Held-out points score the models whenever there are some (a GP sample's, or a series'
+  // rows); only a GP sample has an oracle.
+  if (!scene.held_out_x.empty()) {
     std::vector<double> shifted;
     for (double x : scene.held_out_x) shifted.push_back(x + scene.shift);
     result.held_out_x = column(shifted);
     result.held_out_y = column(scene.held_out_y);
+  }
+  if (scene.truth_kernel) {
     result.batch.oracle = std::make_shared<GpOracle>(std::vector<KernelSpec>{*scene.truth_kernel},
                                                      scene.truth_noise_std);
   }

@@ -329,6 +329,25 @@ int64_t SeriesTaskSource::num_windows(Split split) const {
   return static_cast<int64_t>(windows(split).starts.size());
 }
 
+SeriesTaskSource::Window SeriesTaskSource::window(Split split, int64_t index) const {
+  const auto& w = windows(split);
+  if (index < 0 || index >= static_cast<int64_t>(w.starts.size())) {
+    throw ConfigError("window " + std::to_string(index) + " does not exist: the split has " +
+                      std::to_string(w.starts.size()) + " windows");
+  }
+  const auto [segment_index, first] = w.starts[static_cast<size_t>(index)];
+  const auto& seg = w.segments[static_cast<size_t>(segment_index)];
+  const auto& x = m_data->series[seg.series].x;
+  Window window;
+  window.series = seg.series;
+  window.begin = first;
+  window.start = x[static_cast<size_t>(first)];
+  window.end =
+      std::lower_bound(x.begin() + first, x.begin() + seg.end, window.start + m_config.window) -
+      x.begin();
+  return window;
+}
+
 Task series_task(const SeriesTaskConfig& config, const std::vector<double>& context_x,
                  const std::vector<float>& context_y, const std::vector<double>& target_x,
                  double centre) {
@@ -423,15 +442,11 @@ TaskBatch SeriesTaskSource::sample(int64_t batch_size, uint64_t seed, const Tran
   auto* yp = y.data_ptr<float>();
   std::vector<int64_t> rows;
   for (int64_t b = 0; b < batch_size; ++b) {
-    const auto [segment_index, first] = w.starts[window_dist(engine)];
-    const auto& seg = w.segments[static_cast<size_t>(segment_index)];
-    const auto& series = d.series[seg.series];
-    const double start = series.x[static_cast<size_t>(first)];
-    const auto end_row =
-        std::lower_bound(series.x.begin() + first, series.x.begin() + seg.end, start + c.window) -
-        series.x.begin();
-    rows.resize(static_cast<size_t>(end_row - first));
-    std::iota(rows.begin(), rows.end(), first);
+    const auto drawn = window(split, static_cast<int64_t>(window_dist(engine)));
+    const auto& series = d.series[drawn.series];
+    const double start = drawn.start;
+    rows.resize(static_cast<size_t>(drawn.end - drawn.begin));
+    std::iota(rows.begin(), rows.end(), drawn.begin);
     // The first n of a partial shuffle: n rows of the window at random, without repeats.
     for (int64_t i = 0; i < n; ++i) {
       std::uniform_int_distribution<size_t> pick(static_cast<size_t>(i), rows.size() - 1);

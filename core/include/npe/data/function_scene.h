@@ -25,8 +25,8 @@ struct FunctionScene {
   int64_t num_queries = 256;
   /// Δ: moves the held-out observations (given at Δ = 0) like the context.
   double shift = 0.0;
-  /// The ground truth, when the data are a GP sample: held-out observations at Δ = 0, its
-  /// kernel and noise (the oracle of this data).
+  /// The ground truth: held-out observations at Δ = 0 (a GP sample's, or the rows of a series
+  /// that are not context) and, for a GP sample, its kernel and noise (the oracle of this data).
   std::vector<double> held_out_x, held_out_y;
   std::optional<KernelSpec> truth_kernel;
   double truth_noise_std = 0.0;
@@ -36,7 +36,7 @@ struct FunctionSceneTask {
   /// One task (float64 inputs: points shifted by up to 1e6 keep their digits until a model sees
   /// them), with the truth's GP oracle when there is one.
   TaskBatch batch;
-  /// Held-out points [1, N, 1] (Δ included) and their values; undefined without a truth.
+  /// Held-out points [1, N, 1] (Δ included) and their values; undefined without any.
   torch::Tensor held_out_x, held_out_y;
 };
 

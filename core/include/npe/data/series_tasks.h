@@ -112,6 +112,16 @@ class SeriesTaskSource final : public TaskSource {
   };
   const std::vector<Segment>& segments(Split split) const;
   int64_t num_windows(Split split) const;
+  /// A window of a split as tasks draw from it: rows [begin, end) of one series, x from `start`
+  /// (x units) to before start + window; the 1-D tab shows one.
+  struct Window {
+    size_t series = 0;
+    int64_t begin = 0, end = 0;
+    double start = 0.0;
+  };
+  /// Window `index` of a split (windows start at successive rows, in file order); throws
+  /// ConfigError for an index outside [0, num_windows(split)).
+  Window window(Split split, int64_t index) const;
   /// One paragraph for the user: the file, the split sizes, the window and points per task.
   std::string describe() const override;
 
