@@ -21,6 +21,7 @@
 #include <QtTest>
 
 #include "../file_size_limit.h"
+#include "common/explorer_panel.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
 #include "common/prediction_service.h"
@@ -802,9 +803,27 @@ class FunctionExplorerTest : public QObject {
     int held_out = 0;
     for (const auto& row : table.rows) held_out += row[size_t(held_out_column)] == 1.0 ? 1 : 0;
     QCOMPARE(held_out, int(series->points().size() - context.size()));
+    // Shown per point in the data's units: the standardised figure minus log(y_std).
     bool ll_ok = false;
-    m_explorer->metrics()->cellText(path, 1).toDouble(&ll_ok);
+    const double shown_ll = m_explorer->metrics()->cellText(path, 1).toDouble(&ll_ok);
     QVERIFY2(ll_ok, qPrintable(m_explorer->metrics()->cellText(path, 1)));
+    // ... recomputed from the held-out rows of the exported table (model units).
+    QString name;
+    for (const auto& entry : m_explorer->models()) {
+      if (entry.id == path) name = entry.name;
+    }
+    const int mean_column = table.column_index(npe::widgets::prediction_column(name, "mean"));
+    const int std_column = table.column_index(npe::widgets::prediction_column(name, "std"));
+    QVERIFY(mean_column >= 0 && std_column >= 0);
+    double ll_sum = 0.0;
+    for (const auto& row : table.rows) {
+      if (row[size_t(held_out_column)] != 1.0) continue;
+      const double z = (row[1] - row[size_t(mean_column)]) / row[size_t(std_column)];
+      ll_sum += -0.5 * z * z - std::log(row[size_t(std_column)]) - 0.5 * std::log(2.0 * M_PI);
+    }
+    const double expected_ll = ll_sum / held_out - std::log(source.config().y_std[0]);
+    QVERIFY2(std::abs(shown_ll - expected_ll) < 2e-3,
+             qPrintable(QString("%1 vs %2").arg(shown_ll).arg(expected_ll)));
 
     // Another window; a session keeps it.
     truth->setSeriesWindow(npe::Split::Test, 24);

@@ -17,7 +17,7 @@ QString format_number(double value, char format, int precision) {
 }  // namespace
 
 MetricsTable::MetricsTable(const QString& held_out_help, QWidget* parent)
-    : QTableWidget(0, 4, parent) {
+    : QTableWidget(0, 4, parent), m_held_out_help(held_out_help) {
   setHorizontalHeaderLabels({tr("Model"), tr("Held-out LL"), tr("Equiv. error"), tr("ms")});
   horizontalHeaderItem(1)->setToolTip(held_out_help);
   horizontalHeaderItem(2)->setToolTip(
@@ -29,6 +29,11 @@ MetricsTable::MetricsTable(const QString& held_out_help, QWidget* parent)
   setEditTriggers(QAbstractItemView::NoEditTriggers);
   setMinimumHeight(150);
   fitWidthToColumns();
+}
+
+void MetricsTable::setLikelihoodUnits(double offset, const QString& help) {
+  m_ll_offset = help.isEmpty() ? 0.0 : offset;
+  horizontalHeaderItem(1)->setToolTip(help.isEmpty() ? m_held_out_help : help);
 }
 
 void MetricsTable::fitWidthToColumns() {
@@ -95,7 +100,8 @@ void MetricsTable::showResult(const PredictionResult& result, const ModelList& m
       setItem(row, 2, new QTableWidgetItem("—"));
       setItem(row, 3, new QTableWidgetItem("—"));
     } else {
-      setItem(row, 1, new QTableWidgetItem(format_number(prediction.held_out_ll, 'f', 3)));
+      setItem(row, 1,
+              new QTableWidgetItem(format_number(prediction.held_out_ll + m_ll_offset, 'f', 3)));
       setItem(
           row, 2,
           new QTableWidgetItem(result.refine ? format_number(prediction.equivariance_error, 'g', 2)

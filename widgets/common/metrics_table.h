@@ -23,11 +23,19 @@ class MetricsTable final : public QTableWidget {
   void markComputing(const QString& id);
   /// Text of a cell of the row of model `id` (column 1 LL, 2 equivariance, 3 ms); for tests.
   QString cellText(const QString& id, int column) const;
+  /// Log-likelihoods are shown plus `offset`, and the column's tooltip says what they are
+  /// (`help`): a model's standardised outputs map to the data's units with y = mean + s * ŷ, and
+  /// a density per point in those units is the standardised one minus log s. An empty help
+  /// restores the tab's own and offset 0.
+  void setLikelihoodUnits(double offset, const QString& help);
 
  private:
   /// At least as wide as every column's contents: a pane beside a map or a plot is never
   /// squeezed until a column is cut off behind a horizontal scroll bar.
   void fitWidthToColumns();
+
+  QString m_held_out_help;
+  double m_ll_offset = 0.0;
 };
 
 }  // namespace npe::widgets

@@ -309,6 +309,18 @@ void FunctionExplorer::showDataAxes() {
   m_plot->setDataAxes(series ? std::optional<DataAxes>(series->axes()) : std::nullopt);
   m_plot->setTruthName(series ? tr("data (%1)").arg(split_name(series->split()))
                               : tr("true function"));
+  if (series) {
+    const auto& axes = series->axes();
+    metrics()->setLikelihoodUnits(
+        -std::log(axes.y_scale),
+        tr("Mean log-likelihood per point of the window's rows that are not context, in %1's "
+           "units (the models see it standardised: %1 = %2 + %3 × ŷ; higher is better)")
+            .arg(axes.y_label)
+            .arg(axes.y_offset, 0, 'g', 4)
+            .arg(axes.y_scale, 0, 'g', 4));
+  } else {
+    metrics()->setLikelihoodUnits(0.0, {});
+  }
 }
 
 void FunctionExplorer::setSamples(int count) {
