@@ -403,9 +403,12 @@ void FunctionExplorer::fitView() {
     y_low = std::numeric_limits<double>::infinity();
     y_high = -y_low;
     for (const auto& p : series->points()) {
-      y_low = std::min(y_low, p.y() - 0.5);
-      y_high = std::max(y_high, p.y() + 0.5);
+      y_low = std::min(y_low, p.y());
+      y_high = std::max(y_high, p.y());
     }
+    const double margin = 0.15 * std::max(y_high - y_low, 0.5);
+    y_low -= margin;
+    y_high += margin;
   }
   // A series' context points are rows of it, already in view.
   for (const auto& p : series_shown ? std::vector<QPointF>{} : m_context->points()->points()) {
