@@ -1011,6 +1011,13 @@ TEST_F(Era5Files, AnyGridTrainsAsTheGriddedTask) {
   EXPECT_TRUE(torch::isfinite(batch.task.yt).all().item<bool>());
   // Rebuilt from what a checkpoint stores: the same tasks.
   EXPECT_TRUE(torch::equal(task_source_from_json(json)->sample(2, 1).task.yt, batch.task.yt));
+  // What the Training tab's preview and npe train say about it.
+  const auto text = source->describe();
+  for (const auto* part :
+       {"'sahel-daily.nc'", "40 times", "41 × 41 cells of 0.5° × 0.5°", "5° N to 25° N",
+        "5° W to 15° E", "south of 15° N", "the rows north of it", "at 5 times 24 h apart"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << " not in: " << text;
+  }
 }
 
 TEST_F(Era5Files, TheMapTabsSceneBecomesATaskWithItsHeldOutCells) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -411,6 +412,51 @@ const Era5DayBlock* Era5TaskSource::block_at(int64_t time) const {
   for (const auto& block : m_blocks)
     if (time >= block.time_begin && time < block.time_end) return &block;
   return nullptr;
+}
+
+std::string Era5TaskSource::describe() const {
+  const auto& f = *m_field;
+  const auto& c = m_config;
+  const auto number = [](double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", value);
+    return std::string(text);
+  };
+  const auto latitude = [&](double value) {
+    return number(std::abs(value)) + (value < 0 ? "° S" : "° N");
+  };
+  const auto longitude = [&](double value) {
+    return number(std::abs(value)) + (value < 0 ? "° W" : "° E");
+  };
+  std::string text = "'" + f.source.filename().string() + "': " + f.variable;
+  if (!f.long_name.empty()) text += " (" + f.long_name + ")";
+  if (!f.units.empty()) text += " in " + f.units;
+  text += ", " + std::to_string(f.num_times()) + " times";
+  if (!f.valid_times.empty()) {
+    text +=
+        " from " + format_utc(f.valid_times.front()) + " to " + format_utc(f.valid_times.back());
+  }
+  text += "; a grid of " + std::to_string(f.num_latitudes()) + " × " +
+          std::to_string(f.num_longitudes()) + " cells";
+  if (f.num_latitudes() > 1 && f.num_longitudes() > 1) {
+    text += " of " + number(f.latitude_step()) + "° × " + number(f.longitude_step()) + "°";
+  }
+  text += ", " + latitude(f.latitudes.back()) + " to " + latitude(f.latitudes.front()) + ", " +
+          longitude(f.longitudes.front()) + " to " + longitude(f.longitudes.back()) + ". ";
+  const auto windows = [&](Split split) { return std::to_string(window_starts(split).size()); };
+  if (c.whole_file) {
+    text += "All of it is test data (" + windows(Split::Test) + " windows). ";
+  } else {
+    text += "Training and validation: the rows south of " + latitude(c.split_latitude) + " (" +
+            windows(Split::Train) + " and " + windows(Split::Validation) + " windows); test: " +
+            (c.test_region == Era5Region::North ? "the rows north of it" : "the same rows") + " (" +
+            windows(Split::Test) + " windows). ";
+  }
+  text += "A task: " + std::to_string(c.window) + " × " + std::to_string(c.window) + " cells at " +
+          std::to_string(c.time_steps) + " times " + std::to_string(c.step_hours) +
+          " h apart; values standardised by the training region's mean " + number(c.mean) +
+          " K and standard deviation " + number(c.stddev) + " K.";
+  return text;
 }
 
 const std::vector<int64_t>& Era5TaskSource::window_starts(Split split) const {

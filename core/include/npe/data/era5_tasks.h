@@ -147,6 +147,9 @@ class Era5TaskSource final : public TaskSource {
 
   const Era5TaskConfig& config() const { return m_config; }
   const GriddedField& field() const { return *m_field; }
+  /// One paragraph for the user: the file, its variable, times and grid, the regions and
+  /// windows of each split, the task's size and the standardisation.
+  std::string describe() const override;
   /// Rows and columns tasks of a split come from; region_of(split) names them.
   Era5Extent extent(Split split) const;
   Era5Extent region_extent(Era5Region region) const;
