@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 
+#include "npe/data/dataset_cache.h"
 #include "npe/data/jpeg_image.h"
 #include "npe/data/picture_collection.h"
 #include "npe/data/picture_tasks.h"
@@ -306,6 +307,34 @@ TEST_F(Pictures, TasksAreSplitByPictureAndStoredDecided) {
 
 // Training that would meet an empty validation split refuses to start, saying why (it used to
 // fail at the first validation, after the first hundred steps).
+// The GUI reads a folder once per process and keeps it: pictures added to the folder (in a
+// sub-folder too) while it runs are read by the next task source made from it; one made before
+// keeps what it read.
+TEST_F(Pictures, PicturesAddedToTheFolderAreReadByTheNextSource) {
+  const nlohmann::json options = {{"data", (dir / "photos").string()}, {"size", 16}};
+  const auto count = [](const TaskSource& source) {
+    const auto& pictures = dynamic_cast<const PictureTaskSource&>(source);
+    int64_t total = 0;
+    for (auto split : {Split::Train, Split::Validation, Split::Test}) {
+      if (pictures.pictures(split).defined()) total += pictures.pictures(split).size(0);
+    }
+    return total;
+  };
+  const auto before = make_task_source("pictures", options);
+  EXPECT_EQ(count(*before), 10);
+  EXPECT_EQ(count(*make_task_source("pictures", options)), 10);
+  write_png(dir / "photos" / "cats" / "cat-new.png", colour_picture(16, 16, 9));
+  const auto after = make_task_source("pictures", options);
+  EXPECT_EQ(count(*after), 11);
+  EXPECT_EQ(count(*before), 10);
+  // A changed stamp for a rewritten file, the same for an untouched one.
+  const auto stamp = dataset_stamp(dir / "photos");
+  EXPECT_EQ(dataset_stamp(dir / "photos"), stamp);
+  write_png(dir / "photos" / "cats" / "cat0.png", colour_picture(16, 20, 3));
+  EXPECT_NE(dataset_stamp(dir / "photos"), stamp);
+  EXPECT_EQ(dataset_stamp(dir / "missing"), "");
+}
+
 TEST_F(Pictures, TrainingWithoutValidationPicturesRefusesToStart) {
   TrainingSpec spec;
   spec.model = testing::tiny_config("cnp", 2, 3);
