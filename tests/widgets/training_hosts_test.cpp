@@ -12,7 +12,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cmath>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -20,6 +22,7 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTextStream>
 #include <QtTest>
 
 #include "npe/models/checkpoint.h"
@@ -253,6 +256,15 @@ class TrainingHostsTest : public QObject {
     }
     QVERIFY2(found, qPrintable(devices->itemText(1)));
     QCOMPARE(form.request().host, m_host);
+    // On an SSH host the data is copied there unless the user says it is there already.
+    auto* copy = form.findChild<QCheckBox*>("copy_data");
+    QVERIFY(copy && !copy->isHidden());
+    QVERIFY(form.request().copy_data_to_host);
+    copy->setChecked(false);
+    QVERIFY(!form.request().copy_data_to_host);
+    hosts->setCurrentIndex(0);
+    QVERIFY(copy->isHidden());
+    QVERIFY(!form.request().copy_data_to_host);
   }
 
   void problemsOnTheHostAreClearMessages() {
@@ -372,6 +384,55 @@ class TrainingHostsTest : public QObject {
     QCOMPARE(max_weight_difference(here.output_path, r.output_path), 0.0);
     // The host's own file is the one copied here.
     QCOMPARE(max_weight_difference(m_host.host_path(r.output_path), r.output_path), 0.0);
+  }
+
+  // Data here, training there: the job copies the user's series to the host (a path with a
+  // space, quoted for its shell) before it starts, trains on the copy, and says so; data that
+  // is not here is refused before anything runs.
+  void aJobCopiesItsDataToTheHost() {
+    QDir().mkpath(path("my data"));
+    const auto csv = path("my data/level.csv");
+    {
+      QFile file(csv);
+      QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Text));
+      QTextStream out(&file);
+      out << "hour,level\n";
+      for (int h = 0; h < 600; ++h) out << h << ',' << std::sin(h / 4.0) + 0.001 * h << '\n';
+    }
+    TrainingQueue queue;
+    auto r = request("copied.pt", m_host);
+    r.task = "series";
+    r.data_path = csv;
+    r.task_options = "window=48";
+    r.steps = 4;
+    r.checkpoint_every = 2;
+    r.validation_every = 4;
+    r.copy_data_to_host = true;
+    QVERIFY(QDir(m_host.host_data_folder()).removeRecursively());
+    const auto problems = queue.add(r, false);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join("; ")));
+    const auto& job = queue.job(0);
+    QTRY_VERIFY2_WITH_TIMEOUT(job.state == State::Finished, qPrintable(describe(queue, 0)),
+                              kTimeoutMs);
+    QTRY_VERIFY2_WITH_TIMEOUT(job.copied_step == r.steps && !job.copy,
+                              qPrintable(describe(queue, 0)), kTimeoutMs);
+    const auto there = m_host.host_data_path(csv);
+    QCOMPARE(there, path("on host/checkpoints/data/level.csv"));
+    QFile copy(there), original(csv);
+    QVERIFY(copy.open(QIODevice::ReadOnly) && original.open(QIODevice::ReadOnly));
+    QCOMPARE(copy.readAll(), original.readAll());
+    // The host trained on its copy, and the checkpoint says so.
+    const auto meta = npe::read_checkpoint_metadata(r.output_path.toStdString());
+    QCOMPARE(QString::fromStdString(meta.task.at("data").get<std::string>()), there);
+    QVERIFY2(job.log.join('\n').contains("The data is on loop"), qPrintable(job.log.join('\n')));
+
+    // Data that is not here: refused before anything is copied or run.
+    auto missing = request("missing.pt", m_host);
+    missing.task = "series";
+    missing.data_path = path("my data/none.csv");
+    missing.copy_data_to_host = true;
+    QVERIFY(!queue.add(missing, false).isEmpty());
+    QCOMPARE(queue.count(), 1);
   }
 
   void theHostsDialogKeepsOnlyHostsThatCanWork() {

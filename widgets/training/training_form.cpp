@@ -102,7 +102,9 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_data = new QLineEdit(box);
   m_data->setObjectName("data");
   m_data->setPlaceholderText(tr("the task's file"));
-  m_data->setToolTip(tr("On an SSH host: a path on that host"));
+  m_data->setToolTip(
+      tr("On an SSH host: copied there (Copy to the host), or a path on that "
+         "host"));
   auto* browse_data = new QPushButton(tr("…"), box);
   browse_data->setToolTip(tr("Choose your data file"));
   m_data_row = new QWidget(box);
@@ -110,6 +112,14 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   data_row->setContentsMargins(0, 0, 0, 0);
   data_row->addWidget(m_data, 1);
   data_row->addWidget(browse_data);
+  m_copy_data = new QCheckBox(tr("Copy to the host"), box);
+  m_copy_data->setObjectName("copy_data");
+  m_copy_data->setChecked(true);
+  m_copy_data->setToolTip(
+      tr("Copy the data from this computer to the host before the job "
+         "starts; off: the path names a file or folder on the host"));
+  m_copy_data->setVisible(false);
+  data_row->addWidget(m_copy_data);
   m_task_options = new QLineEdit(box);
   m_task_options->setObjectName("task_options");
   m_task_options->setPlaceholderText(tr("e.g. y=OT window=48 split=series id=station"));
@@ -265,6 +275,7 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   });
   connect(m_host, &QComboBox::currentIndexChanged, this, [this] {
     m_message->clear();
+    m_copy_data->setVisible(currentHost().remote());
     refreshDevices();
   });
   connect(edit_hosts, &QPushButton::clicked, this, &TrainingForm::editHosts);
@@ -569,6 +580,7 @@ TrainingRequest TrainingForm::request() const {
   r.seed = m_seed->value();
   r.device = m_device->currentData().toString();
   r.host = currentHost();
+  r.copy_data_to_host = r.host.remote() && m_copy_data->isChecked();
   r.output_path = m_output->text().trimmed();
   r.checkpoint_every = m_checkpoint_every->value();
   r.validation_every = m_validation_every->value();
@@ -580,6 +592,7 @@ void TrainingForm::setRequest(const TrainingRequest& r) {
     QSignalBlocker block(m_data);
     m_data->setText(r.data_path);
     m_task_options->setText(r.task_options);
+    m_copy_data->setChecked(r.copy_data_to_host || !r.host.remote());
   }
   const int task_index = std::max(0, m_task->findData(r.task));
   if (task_index == m_task->currentIndex()) refreshData();  // no change of task to trigger it

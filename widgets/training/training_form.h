@@ -102,6 +102,8 @@ class TrainingForm final : public QWidget {
   QLineEdit* m_output = nullptr;
   QLineEdit* m_data = nullptr;
   QWidget* m_data_row = nullptr;
+  /// SSH hosts: copy the data there (else the path names a file on the host).
+  QCheckBox* m_copy_data = nullptr;
   QLineEdit* m_task_options = nullptr;
   class TaskDataPreview* m_preview = nullptr;
   int m_last_task_index = 0;

@@ -104,6 +104,35 @@ HostCommand TrainingHost::copy_back(const QString& host_file, const QString& fol
                           destination + ':' + host_file + ".json", folder + '/'}};
 }
 
+QString TrainingHost::host_data_folder() const {
+  auto folder = remote_folder;
+  while (folder.size() > 1 && folder.endsWith('/')) folder.chop(1);
+  return folder + QStringLiteral("/data");
+}
+
+QString TrainingHost::host_data_path(const QString& local_data) const {
+  QString name = local_data;
+  while (name.size() > 1 && name.endsWith('/')) name.chop(1);
+  return host_data_folder() + '/' + QFileInfo(name).fileName();
+}
+
+HostCommand TrainingHost::make_data_folder() const {
+  return {QStringLiteral("ssh"),
+          ssh_options + kNonInteractive +
+              QStringList{"-T", destination, "--",
+                          QStringLiteral("mkdir -p %1").arg(shell_quote(host_data_folder()))}};
+}
+
+HostCommand TrainingHost::copy_data(const QString& local_data) const {
+  // Into the data folder: a file lands as data/<name>, a folder (-r, with everything in it) as
+  // data/<name>/, a later copy over the earlier one.
+  QString name = local_data;
+  while (name.size() > 1 && name.endsWith('/')) name.chop(1);
+  return {QStringLiteral("scp"),
+          ssh_options + kNonInteractive +
+              QStringList{"-q", "-r", name, destination + ':' + host_data_folder() + '/'}};
+}
+
 QJsonObject TrainingHost::to_json() const {
   return {
       {"kind", kind_name(kind)},        {"name", name},

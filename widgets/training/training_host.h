@@ -50,6 +50,15 @@ struct TrainingHost {
   QString host_path(const QString& local_path) const;
   /// Copies the host's checkpoint `host_file` and its ".json" metadata into `folder` here.
   HostCommand copy_back(const QString& host_file, const QString& folder) const;
+  /// The folder where the host keeps copies of data: data/ in the remote folder.
+  QString host_data_folder() const;
+  /// Where the host keeps its copy of the data `local_data` (a file or a folder here):
+  /// data/<its name> in the remote folder.
+  QString host_data_path(const QString& local_data) const;
+  /// Makes the folder of host_data_path() on the host (ssh mkdir -p).
+  HostCommand make_data_folder() const;
+  /// Copies `local_data` (a file, or a folder with everything in it) to host_data_path().
+  HostCommand copy_data(const QString& local_data) const;
 
   QJsonObject to_json() const;
   static TrainingHost from_json(const QJsonObject& json);

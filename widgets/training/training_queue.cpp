@@ -138,7 +138,65 @@ void TrainingQueue::scheduleJobs() {
   }
 }
 
+TrainingRequest TrainingQueue::hostRequest(const Job& job) const {
+  auto request = job.request;
+  if (request.host.remote() && request.copy_data_to_host && !request.data_path.isEmpty()) {
+    request.data_path = request.host.host_data_path(request.data_path);
+  }
+  return request;
+}
+
+void TrainingQueue::copyDataThenStart(Job& job, bool folder_made) {
+  const auto& host = job.request.host;
+  const auto command =
+      folder_made ? host.copy_data(job.request.data_path) : host.make_data_folder();
+  if (!folder_made) {
+    appendLog(job, tr("Copying %1 to %2 on %3…")
+                       .arg(job.request.data_path, host.host_data_path(job.request.data_path),
+                            host.label()));
+    setState(job, JobState::Running);
+  }
+  job.data_copy = std::make_unique<QProcess>();
+  job.data_copy->setProcessChannelMode(QProcess::MergedChannels);
+  const auto done = [this, &job, folder_made](bool ok) {
+    const auto why = QString::fromUtf8(job.data_copy->readAll()).trimmed();
+    const bool stopped = job.state == JobState::Stopped;
+    job.data_copy.release()->deleteLater();
+    if (stopped) {  // while copying
+      scheduleJobs();
+      return;
+    }
+    if (!ok) {
+      onEnded(job, false, false,
+              tr("Could not copy the data to %1: %2")
+                  .arg(job.request.host.label(), why.isEmpty() ? tr("scp failed") : why));
+      return;
+    }
+    if (!folder_made) {
+      copyDataThenStart(job, true);
+      return;
+    }
+    job.data_on_host = true;
+    appendLog(job, tr("The data is on %1").arg(job.request.host.label()));
+    startJob(job);
+  };
+  connect(job.data_copy.get(), &QProcess::finished, this,
+          [done](int exit_code, QProcess::ExitStatus status) {
+            done(exit_code == 0 && status == QProcess::NormalExit);
+          });
+  connect(job.data_copy.get(), &QProcess::errorOccurred, this,
+          [done](QProcess::ProcessError error) {
+            if (error == QProcess::FailedToStart) done(false);
+          });
+  job.data_copy->start(command.program, command.arguments);
+}
+
 void TrainingQueue::startJob(Job& job) {
+  if (job.request.host.remote() && job.request.copy_data_to_host &&
+      !job.request.data_path.isEmpty() && !job.data_on_host) {
+    copyDataThenStart(job);
+    return;
+  }
   job.checkpoint_event_step = -1;
   job.process = std::make_unique<TrainingProcess>();
   connect(job.process.get(), &TrainingProcess::event, this,
@@ -149,13 +207,14 @@ void TrainingQueue::startJob(Job& job) {
           [this, &job](bool completed, bool stopped, const QString& failure) {
             onEnded(job, completed, stopped, failure);
           });
-  const auto command = job.request.host.npe_command(job.request.arguments());
-  if (job.request.host.remote()) {
-    appendLog(job, tr("On %1: $ %2").arg(job.request.host.label(), command.arguments.join(' ')));
+  const auto request = hostRequest(job);
+  const auto command = request.host.npe_command(request.arguments());
+  if (request.host.remote()) {
+    appendLog(job, tr("On %1: $ %2").arg(request.host.label(), command.arguments.join(' ')));
   } else {
-    appendLog(job, "$ npe " + job.request.arguments().join(' '));
+    appendLog(job, "$ npe " + request.arguments().join(' '));
   }
-  const auto recipe = job.request.recipeLine();
+  const auto recipe = request.recipeLine();
   if (!recipe.isEmpty()) appendLog(job, tr("Recipe: %1").arg(QString::fromUtf8(recipe.trimmed())));
   setState(job, JobState::Running);
   job.process->start(command.program, command.arguments, recipe);
@@ -368,6 +427,10 @@ void TrainingQueue::stop(int index) {
   if (!job) return;
   if (job->state == JobState::Queued) {
     setState(*job, JobState::Stopped);
+  } else if (job->data_copy) {
+    appendLog(*job, tr("Stopped while the data was copied"));
+    setState(*job, JobState::Stopped);
+    job->data_copy->kill();
   } else if (job->process) {
     appendLog(*job, tr("Stopping after a final checkpoint…"));
     job->process->stop();
@@ -399,6 +462,11 @@ void TrainingQueue::stopAllAndWait() {
     if (job->state == JobState::Queued) job->state = JobState::Stopped;
   }
   for (auto& job : m_jobs) {
+    if (job->data_copy) {
+      job->state = JobState::Stopped;
+      job->data_copy->kill();
+      job->data_copy->waitForFinished(5000);
+    }
     if (job->process && job->process->isRunning()) job->process->stopAndWait();
   }
 }

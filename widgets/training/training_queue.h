@@ -49,6 +49,10 @@ class TrainingQueue final : public QObject {
     /// Show the model in the explorer tab of its task at every checkpoint.
     bool use_in_explorer = false;
     std::unique_ptr<TrainingProcess> process;
+    /// SSH hosts with copy_data_to_host: the ssh or scp putting the data there, while it runs,
+    /// and whether it is there (a resumed job does not copy it again).
+    std::unique_ptr<QProcess> data_copy;
+    bool data_on_host = false;
 
     bool active() const {
       return state == JobState::Queued || state == JobState::Running || state == JobState::Paused;
@@ -99,6 +103,11 @@ class TrainingQueue final : public QObject {
   void append(std::unique_ptr<Job> job);
   void scheduleJobs();
   void startJob(Job& job);
+  /// Copies a job's data to its SSH host (mkdir, then scp), then starts it; a failed copy fails
+  /// the job with scp's words.
+  void copyDataThenStart(Job& job, bool folder_made = false);
+  /// The request as the host runs it: with the host's copy of the data where it is copied.
+  TrainingRequest hostRequest(const Job& job) const;
   void onEvent(Job& job, const QJsonObject& event);
   void onEnded(Job& job, bool completed, bool stopped, const QString& failure);
   void setState(Job& job, JobState state);

@@ -172,7 +172,8 @@ QStringList validate_request(const TrainingRequest& r) {
     make_model(recipe.resolve({}).model);
   } catch (const DataError& e) {
     // The host has its own copy of the data (or says in the log that it has none).
-    if (!r.host.remote()) problems << QString::fromStdString(e.what());
+    // Data copied there is read here first.
+    if (!r.host.remote() || r.copy_data_to_host) problems << QString::fromStdString(e.what());
   } catch (const Error& e) {
     problems << QString::fromStdString(e.what());
   }

@@ -20,8 +20,11 @@ struct TrainingRequest {
   QString resume_path;
   QString task = QStringLiteral("gp1d");
   /// The task's data file (series: the user's CSV; era5: a NetCDF or GRIB file), or empty for
-  /// the task's own. On an SSH host it is a path on that host.
+  /// the task's own. On an SSH host it is a path on that host, unless copy_data_to_host.
   QString data_path;
+  /// SSH hosts: data_path is here; the job copies it to the host (host_data_path) before it
+  /// starts, and trains on the copy.
+  bool copy_data_to_host = false;
   /// More settings of the task, "KEY=VALUE" separated by spaces ("y=OT window=48"), as
   /// `npe train --task-option` takes them.
   QString task_options;
