@@ -26,6 +26,12 @@ QString kind_name(TrainingHost::Kind kind) {
 // on, and a job must fail with ssh's message instead of waiting for ever.
 const QStringList kNonInteractive = {QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
 
+// "a/b//" -> "a/b": paths joined with '/' after it get one separator ("/" stays "/").
+QString without_trailing_slashes(QString path) {
+  while (path.size() > 1 && path.endsWith('/')) path.chop(1);
+  return path;
+}
+
 }  // namespace
 
 QString shell_quote(const QString& text) {
@@ -91,9 +97,7 @@ HostCommand TrainingHost::npe_command(const QStringList& npe_arguments, bool cre
 
 QString TrainingHost::host_path(const QString& local_path) const {
   if (!remote()) return local_path;
-  auto folder = remote_folder;
-  while (folder.size() > 1 && folder.endsWith('/')) folder.chop(1);
-  return folder + '/' + QFileInfo(local_path).fileName();
+  return without_trailing_slashes(remote_folder) + '/' + QFileInfo(local_path).fileName();
 }
 
 HostCommand TrainingHost::copy_back(const QString& host_file, const QString& folder) const {
@@ -105,15 +109,11 @@ HostCommand TrainingHost::copy_back(const QString& host_file, const QString& fol
 }
 
 QString TrainingHost::host_data_folder() const {
-  auto folder = remote_folder;
-  while (folder.size() > 1 && folder.endsWith('/')) folder.chop(1);
-  return folder + QStringLiteral("/data");
+  return without_trailing_slashes(remote_folder) + QStringLiteral("/data");
 }
 
 QString TrainingHost::host_data_path(const QString& local_data) const {
-  QString name = local_data;
-  while (name.size() > 1 && name.endsWith('/')) name.chop(1);
-  return host_data_folder() + '/' + QFileInfo(name).fileName();
+  return host_data_folder() + '/' + QFileInfo(without_trailing_slashes(local_data)).fileName();
 }
 
 HostCommand TrainingHost::make_data_folder() const {
@@ -126,11 +126,9 @@ HostCommand TrainingHost::make_data_folder() const {
 HostCommand TrainingHost::copy_data(const QString& local_data) const {
   // Into the data folder: a file lands as data/<name>, a folder (-r, with everything in it) as
   // data/<name>/, a later copy over the earlier one.
-  QString name = local_data;
-  while (name.size() > 1 && name.endsWith('/')) name.chop(1);
-  return {QStringLiteral("scp"),
-          ssh_options + kNonInteractive +
-              QStringList{"-q", "-r", name, destination + ':' + host_data_folder() + '/'}};
+  return {QStringLiteral("scp"), ssh_options + kNonInteractive +
+                                     QStringList{"-q", "-r", without_trailing_slashes(local_data),
+                                                 destination + ':' + host_data_folder() + '/'}};
 }
 
 QJsonObject TrainingHost::to_json() const {
