@@ -797,17 +797,38 @@ class FunctionExplorerTest : public QObject {
                qPrintable(QString::number(axes.data_y(tick))));
     }
     // The held-out truth: the window's rows that are not context, where the model is scored.
+    // The table is in the data's units, its columns named as the file's.
     const auto table = m_explorer->predictionTable();
+    QCOMPARE(table.columns[0], std::string("date"));
+    QCOMPARE(table.columns[1], std::string("temp"));
     const int held_out_column = table.column_index("held_out");
     QVERIFY(held_out_column >= 0);
     int held_out = 0;
-    for (const auto& row : table.rows) held_out += row[size_t(held_out_column)] == 1.0 ? 1 : 0;
+    for (const auto& row : table.rows) {
+      if (row[size_t(held_out_column)] != 1.0) continue;
+      ++held_out;
+      const double hours = std::round(row[0]);  // hours since the first row, on the hour
+      QVERIFY(std::abs(row[0] - hours) < 1e-6);
+      QVERIFY(std::abs(row[1] - (15.0 + 6.0 * std::sin(2.0 * M_PI * hours / 24.0) +
+                                 0.01 * (int(hours) % 7))) < 0.006);
+    }
     QCOMPARE(held_out, int(series->points().size() - context.size()));
+    // The export writes the rows' date-times as the axis reads them.
+    const auto exported = dir.filePath("exported.csv");
+    m_explorer->exportPredictions(exported);
+    {
+      QFile file(exported);
+      QVERIFY(file.open(QIODevice::ReadOnly | QIODevice::Text));
+      const auto lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+      QCOMPARE(int(lines.size()), int(table.rows.size()) + 1);
+      QVERIFY2(lines[0].startsWith("date,temp,held_out"), qPrintable(lines[0]));
+      QVERIFY2(lines[1].startsWith("2016-08-"), qPrintable(lines[1]));
+    }
     // Shown per point in the data's units: the standardised figure minus log(y_std).
     bool ll_ok = false;
     const double shown_ll = m_explorer->metrics()->cellText(path, 1).toDouble(&ll_ok);
     QVERIFY2(ll_ok, qPrintable(m_explorer->metrics()->cellText(path, 1)));
-    // ... recomputed from the held-out rows of the exported table (model units).
+    // ... recomputed from the held-out rows of the exported table (the data's units).
     QString name;
     for (const auto& entry : m_explorer->models()) {
       if (entry.id == path) name = entry.name;
@@ -821,7 +842,7 @@ class FunctionExplorerTest : public QObject {
       const double z = (row[1] - row[size_t(mean_column)]) / row[size_t(std_column)];
       ll_sum += -0.5 * z * z - std::log(row[size_t(std_column)]) - 0.5 * std::log(2.0 * M_PI);
     }
-    const double expected_ll = ll_sum / held_out - std::log(source.config().y_std[0]);
+    const double expected_ll = ll_sum / held_out;
     QVERIFY2(std::abs(shown_ll - expected_ll) < 2e-3,
              qPrintable(QString("%1 vs %2").arg(shown_ll).arg(expected_ll)));
 

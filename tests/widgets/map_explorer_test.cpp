@@ -24,6 +24,7 @@
 #include "npe/data/gridded_field.h"
 #include "npe/data/gridded_writer.h"
 #include "npe/data/point_table.h"
+#include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
 #include "npe/models/model_registry.h"
@@ -309,6 +310,94 @@ class MapExplorerTest : public QObject {
     QCOMPARE(explorer.view()->scene().palette, npe::widgets::MapScene::Palette::Sequential);
     explorer.setThreeD(true);
     QVERIFY(explorer.view()->threeD());
+  }
+
+  // Issue 104 §4: a model trained on a grid of the user's (npe train --task gridded) opens with
+  // its file, read with its statistics and settings; another file keeps the models' own.
+  void aModelTrainedOnAGridOpensWithItsData() {
+    QTemporaryDir dir;
+    const auto grid = dir.filePath("my-grid.nc");
+    std::filesystem::copy_file(npe::default_era5_path(), grid.toStdString());
+    const auto source =
+        npe::make_task_source("gridded", {{"data", grid.toStdString()}, {"block_days", 4}});
+    auto config = npe::default_model_config("tepttnp", "small", *source);
+    config.options<npe::TransformerOptions>().dim_model = 16;
+    config.options<npe::TransformerOptions>().num_layers = 1;
+    config.options<npe::TransformerOptions>().num_heads = 2;
+    config.options<npe::TransformerOptions>().head_dim = 8;
+    config.options<npe::TeAttentionOptions>().pairwise_width = 8;
+    config.options<npe::PseudoTokenOptions>().num_pseudo_tokens = 4;
+    npe::CheckpointMetadata metadata;
+    metadata.model = config;
+    metadata.task = source->to_json();
+    const auto checkpoint = dir.filePath("gridded-tepttnp.pt");
+    npe::save_checkpoint(checkpoint.toStdString(), *npe::make_model(config), metadata);
+    const double model_mean = metadata.task["mean"].get<double>();
+    const double shipped_mean = npe::Era5TaskSource().config().mean;
+    QVERIFY(std::abs(model_mean - shipped_mean) > 1e-3);  // days in blocks of 4, not 2
+
+    MapExplorer explorer;
+    const auto with_features = write_map_checkpoint(dir);  // learned from elevation, land-sea
+    explorer.openCheckpoint(with_features);
+    QSignalSpy status(&explorer, &MapExplorer::statusMessage);
+    explorer.openCheckpoint(checkpoint);
+    const auto& shown = explorer.source()->config();
+    QVERIFY(shown.reads(grid.toStdString()));
+    QVERIFY(!shown.whole_file);  // its own file: split as in training
+    QCOMPARE(shown.mean, model_mean);
+    QVERIFY(shown.features.empty());
+    QCOMPARE(explorer.modelList()->selectedId(), checkpoint);
+    bool said = false;
+    for (const auto& args : status) said |= args.at(0).toString().contains("Showing the data of");
+    QVERIFY(said);
+    // It starts on a held-out day, and the model predicts it with a finite held-out LL.
+    const auto& test = explorer.source()->window_starts(npe::Split::Test);
+    const auto first =
+        (explorer.source()->window_time_steps() - 1) * explorer.source()->time_stride();
+    QVERIFY(!test.empty());
+    QCOMPARE(int64_t(explorer.hour()), test.front() + first + 12);
+    QVERIFY(wait_for_refined_round(explorer));
+    bool predicted = false;
+    for (const auto& p : explorer.lastResult().models) {
+      // This grid has no place features: the model that needs them says so in words.
+      if (p.id == with_features)
+        QVERIFY2(p.error.contains("place features (elevation, land_sea)"), qPrintable(p.error));
+      if (p.id != checkpoint) continue;
+      predicted = true;
+      QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
+      QVERIFY(std::isfinite(p.held_out_ll));
+    }
+    QVERIFY(predicted);
+
+    // The session names the file; restored elsewhere it is read with the model's settings.
+    const auto section = explorer.saveSection();
+    MapExplorer restored;
+    restored.restoreSection(section);
+    QVERIFY(restored.source()->config().reads(grid.toStdString()));
+    QVERIFY(!restored.source()->config().whole_file);
+    QCOMPARE(restored.source()->config().mean, model_mean);
+
+    // The shipped month opened again is read as the shipped models saw it; the grid again as
+    // its model did.
+    explorer.openDataFile(QString::fromStdString(npe::default_era5_path().string()));
+    QCOMPARE(explorer.source()->config().mean, shipped_mean);
+    explorer.openDataFile(grid);
+    QCOMPARE(explorer.source()->config().mean, model_mean);
+    QVERIFY(!explorer.source()->config().whole_file);
+
+    // A model whose grid is gone opens without it, and says so; the data shown stays.
+    QFile::remove(grid);
+    auto gone = metadata;
+    gone.task["data"] = dir.filePath("gone.nc").toStdString();
+    const auto orphan = dir.filePath("orphan.pt");
+    npe::save_checkpoint(orphan.toStdString(), *npe::make_model(config), gone);
+    const auto* before = explorer.source();
+    status.clear();
+    explorer.openCheckpoint(orphan);
+    QCOMPARE(explorer.source(), before);
+    said = false;
+    for (const auto& args : status) said |= args.at(0).toString().contains("could not be read");
+    QVERIFY(said);
   }
 
   // Issue 82: "Suggest stations" with the tab's shipped BSA-TNP, 4 greedy proposals: distinct

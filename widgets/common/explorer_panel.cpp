@@ -163,7 +163,7 @@ void ExplorerPanel::exportPredictions(const QString& path) const {
   if (table.columns.empty()) {
     throw DataError("no predictions to export yet: wait until the models have drawn");
   }
-  write_point_table(path.toStdString(), table);
+  write_point_table(path.toStdString(), table, firstColumnLabels(table));
 }
 
 bool checkpoint_fits_tab(const CheckpointMetadata& metadata,

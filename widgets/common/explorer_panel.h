@@ -66,6 +66,9 @@ class ExplorerPanel : public QWidget {
   /// what is known there (truth, held-out or context flags) and each shown model's mean and
   /// standard deviation ("<model>_mean", "<model>_std"). No columns: nothing to export yet.
   virtual PointTable predictionTable() const { return {}; }
+  /// What the export writes in place of the first column's numbers, one per row (date-times in
+  /// the data's terms); empty: the numbers.
+  virtual std::vector<std::string> firstColumnLabels(const PointTable&) const { return {}; }
   /// Writes predictionTable() as CSV, atomically. Throws npe::Error (no predictions yet, or the
   /// file cannot be written).
   void exportPredictions(const QString& path) const;

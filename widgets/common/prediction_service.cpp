@@ -96,6 +96,16 @@ bool trained_without_place_features(const ModelEntry& entry) {
   return features == entry.task.end() || !features->is_array() || features->empty();
 }
 
+// The place features a checkpoint was trained with, comma-separated; empty without any.
+std::string place_features_of(const ModelEntry& entry) {
+  if (trained_without_place_features(entry)) return {};
+  std::string names;
+  for (const auto& f : entry.task["features"]) {
+    if (f.is_string()) names += (names.empty() ? "" : ", ") + f.get<std::string>();
+  }
+  return names;
+}
+
 Task coordinates_of(const Task& t, int64_t dim_coordinates) {
   return {t.xc.narrow(-1, 0, dim_coordinates), t.yc, t.xt.narrow(-1, 0, dim_coordinates), t.yt};
 }
@@ -119,6 +129,14 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
       if (sample_points.task.xt.defined())
         sample_points.task = coordinates_of(sample_points.task, dc);
       shift.resize(static_cast<size_t>(dc));
+    } else if (request.place_features == 0 && entry.task.is_object() &&
+               entry.task.value("kind", std::string()) == "era5") {
+      // A grid without place features (a user's own file): a model that learned from them
+      // cannot predict it, which is said in words rather than as a shape error.
+      if (const auto features = place_features_of(entry); !features.empty()) {
+        throw DataError("trained with place features (" + features +
+                        ") that this grid does not have");
+      }
     }
     if (plan.subset()) subset.task = subsample_context(subset.task, plan.context);
     const auto& batch = subset;

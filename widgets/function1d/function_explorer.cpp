@@ -545,7 +545,33 @@ void FunctionExplorer::showKernelPosterior(const PredictionResult& result) {
 }
 
 PointTable FunctionExplorer::predictionTable() const {
-  return function_prediction_table(m_controller->lastCompleteRound(), *m_model_list);
+  auto table = function_prediction_table(m_controller->lastCompleteRound(), *m_model_list);
+  const auto* series = m_truth_box->series();
+  if (!series || table.columns.empty()) return table;
+  // The data's units, as the axes read: means mapped back, standard deviations scaled.
+  const auto& axes = series->axes();
+  const auto& data = series->source().data();
+  table.columns[0] = data.x_name;
+  table.columns[1] = data.y_names.at(0);
+  for (auto& row : table.rows) {
+    row[0] = axes.data_x(row[0]);
+    row[1] = axes.data_y(row[1]);
+    for (size_t c = 3; c + 1 < row.size(); c += 2) {
+      row[c] = axes.data_y(row[c]);
+      row[c + 1] *= axes.y_scale;
+    }
+  }
+  return table;
+}
+
+std::vector<std::string> FunctionExplorer::firstColumnLabels(const PointTable& table) const {
+  const auto* series = m_truth_box->series();
+  if (!series || !series->axes().x_is_time) return {};
+  std::vector<std::string> labels;
+  labels.reserve(table.rows.size());
+  for (const auto& row : table.rows)
+    labels.push_back(series->axes().describe_x(row[0]).toStdString());
+  return labels;
 }
 
 void FunctionExplorer::showCorrelation() {

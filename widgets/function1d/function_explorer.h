@@ -57,8 +57,11 @@ class FunctionExplorer final : public ExplorerPanel {
   void restoreSection(const QJsonObject& section) override;
   void exportView(const QString& path) override;
   /// x (display coordinates), y (the truth at held-out points, else NaN), held_out (1 for the
-  /// 100 held-out points, 0 on the plotted grid) and each model's mean and std.
+  /// 100 held-out points, 0 on the plotted grid) and each model's mean and std. Showing a
+  /// series: in the data's units, x and y named as its columns, as the axes read.
   PointTable predictionTable() const override;
+  /// Showing a series of date-times: each row's date-time.
+  std::vector<std::string> firstColumnLabels(const PointTable& table) const override;
   /// CSV, TSV and whitespace-separated text files of (x, y) points.
   QStringList dataSuffixes() const override { return {"csv", "tsv", "txt", "dat"}; }
   /// Replaces the context with the file's points (undoable; x taken as shown, i.e. at the

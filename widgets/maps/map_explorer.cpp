@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScopedValueRollback>
 #include <QSlider>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -175,6 +176,8 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
     // The tab's best model proposes by default (BSA-TNP: above the fitted GP in both regions).
     if (id == "shipped:bsatnp") m_suggestions->setModel(id);
     rebuildLayerChoices();
+    // A model trained on a grid of the user's brings its data (a session names its own).
+    if (const auto* entry = m_models->find(id); entry && !m_applying_session) offerDataOf(*entry);
   });
   connect(m_controller, &ExplorerController::roundComplete, this,
           [this](const PredictionResult&, const QString& timing) {
@@ -275,15 +278,39 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
   schedulePredictions(false);
 }
 
+bool MapExplorer::offerDataOf(const ModelEntry& entry) {
+  std::optional<TrainingData> own;
+  try {
+    own = own_training_data(entry);
+  } catch (const Error& e) {
+    Q_EMIT statusMessage(tr("%1 was trained on a grid of its own, but it could not be read: %2")
+                             .arg(entry.name, QString::fromUtf8(e.what())));
+    return false;
+  }
+  if (!own || (m_source && !m_source->config().whole_file &&
+               m_source->config().reads(own->source->config().data))) {
+    return false;
+  }
+  m_training = std::move(*own);
+  setSource(std::move(m_training.source));
+  m_models->select(entry.id);
+  Q_EMIT statusMessage(tr("Showing the data of %1: %2")
+                           .arg(entry.name, QString::fromStdString(m_source->describe())));
+  return true;
+}
+
 void MapExplorer::setVariable(const QString& name) {
   m_next_variable = name.trimmed();
 }
 
 void MapExplorer::openDataFile(const QString& path) {
   // The models' statistics and units; a file other than the training file is shown whole.
+  // A file some model trained on is read as it saw it; any other with the current settings.
+  auto training = training_for(path.toStdString(), m_models->entries(), m_training);
   auto source = std::make_shared<Era5TaskSource>(  // throws before anything changes
-      m_training.config_for(path.toStdString(), m_next_variable.toStdString()));
+      training.config_for(path.toStdString(), m_next_variable.toStdString()));
   m_next_variable.clear();
+  m_training = std::move(training);
   setSource(std::move(source));
   const auto choice = describe_variable_choice(m_source->field());
   Q_EMIT statusMessage(choice.empty()
@@ -536,15 +563,22 @@ QJsonObject MapExplorer::saveSection() const {
 void MapExplorer::restoreSection(const QJsonObject& section) {
   // Validate and load everything first: on any error nothing has changed.
   const auto session = MapSession::from_json(section);
+  auto loaded = m_controller->loadSessionModels(session.models);
   auto source = m_source;
+  auto training = m_training;
   if (!session.data.isEmpty()) {
+    // Read as the models that trained on it saw it (a grid of the user's: its model's settings).
+    training = training_for(session.data.toStdString(), loaded, m_training);
     source = std::make_shared<Era5TaskSource>(
-        m_training.config_for(session.data.toStdString(), session.variable.toStdString()));
+        training.config_for(session.data.toStdString(), session.variable.toStdString()));
   }
   if (!source) throw DataError("maps: no data to show");
   session.check(static_cast<int>(source->config().window), source->field().num_times());
-  auto loaded = m_controller->loadSessionModels(session.models);
-  m_controller->applySessionModels(std::move(loaded), session.models);
+  {
+    const QScopedValueRollback<bool> applying(m_applying_session, true);
+    m_controller->applySessionModels(std::move(loaded), session.models);
+  }
+  m_training = std::move(training);
   if (source != m_source) setSource(source);
   {
     QSignalBlocker block(m_stations);

@@ -106,6 +106,11 @@ class MapExplorer final : public ExplorerPanel {
   void setLayer(const QString& layer);
   QString layer() const { return m_layer; }
   void setModelEnabled(const QString& id, bool enabled);
+  /// Shows the data of a model trained on a grid of the user's (own_training_data): its file,
+  /// read with its statistics and settings, from a test day; the other models see that file as
+  /// they see any other. False (and a status message when its file cannot be read) for a model
+  /// without data of its own, or when that data is already shown.
+  bool offerDataOf(const ModelEntry& entry);
 
   StationSet* stations() const { return m_stations; }
   /// "Suggest stations": the sensor placement of a chosen model.
@@ -162,6 +167,7 @@ class MapExplorer final : public ExplorerPanel {
   int m_hour = 0, m_north = 0, m_east = 0;
   int m_base_row = 18, m_base_col = 20;
   bool m_three_d = false;
+  bool m_applying_session = false;  ///< a session's models bring no data: the session names it
   PredictionResult m_last;
 };
 
