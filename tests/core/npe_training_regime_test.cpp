@@ -1,5 +1,6 @@
 // What a model saw in training, from its checkpoint's task, and the guardrails a scene trips.
 
+#include "npe/data/era5_tasks.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/training/training_regime.h"
 #include "test_support.h"
@@ -34,6 +35,7 @@ TEST(TrainingRegime, TranslationEquivariantModelsAreNeverFlaggedForAShift) {
 TEST(TrainingRegime, UnknownTasksSayNothing) {
   for (const auto& task :
        {nlohmann::json(), nlohmann::json::object(), nlohmann::json{{"kind", "era5"}},
+        nlohmann::json{{"kind", "image"}},
         nlohmann::json{{"kind", "gp1d"}}, nlohmann::json{{"kind", "gp1d"}, {"dim_x", 2}}}) {
     const auto regime = training_regime(task, false);
     EXPECT_FALSE(regime.known) << task.dump();
@@ -51,6 +53,32 @@ TEST(TrainingRegime, SeriesWindowsLieOnTheirScaledWindow) {
   ASSERT_TRUE(regime.known);
   EXPECT_EQ(regime.context_low, -2.0);
   EXPECT_EQ(regime.context_high, 2.0);
+}
+
+// The Maps tab's guardrails: the context counts of a 15 x 15 window at 5 times (1 % to a third
+// of its 1,125 points), and the side of the split latitude that trained (the latitude coordinate
+// is positive to the north, which the default task tests on).
+TEST(TrainingRegime, GriddedTasksGiveTheirCountsAndTheSideThatTrained) {
+  const auto task = Era5TaskConfig().to_json();
+  const auto regime = training_regime(task, false);
+  ASSERT_TRUE(regime.known);
+  EXPECT_EQ(regime.min_context, 12);
+  EXPECT_EQ(regime.max_context, 375);
+  EXPECT_TRUE(regime_warnings(regime, std::vector<double>(100, -3.0)).empty());
+  const auto north = regime_warnings(regime, std::vector<double>(100, 0.5));
+  ASSERT_EQ(north.size(), 1u);
+  EXPECT_EQ(north[0], "stations north of 54° N, where it did not train");
+  EXPECT_EQ(regime_warnings(regime, std::vector<double>(400, -3.0))[0],
+            "400 context points > 375");
+  EXPECT_TRUE(regime_warnings(training_regime(task, true), std::vector<double>(100, 9.0)).empty());
+  // Trained on the north: the south is where it did not.
+  auto south_tests = task;
+  south_tests["test_region"] = "south";
+  std::vector<double> straddling(20, 1.0);
+  straddling[0] = -0.5;
+  const auto south = regime_warnings(training_regime(south_tests, false), straddling);
+  ASSERT_EQ(south.size(), 1u);
+  EXPECT_EQ(south[0], "stations south of 54° N, where it did not train");
 }
 
 }  // namespace

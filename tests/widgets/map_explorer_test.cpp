@@ -254,6 +254,18 @@ class MapExplorerTest : public QObject {
     const auto without_features = explorer.modelList()->enabledIds().last();
     explorer.openCheckpoint(write_map_checkpoint(dir));
     const auto id = explorer.modelList()->enabledIds().last();
+    // A model that is not translation equivariant: flagged where it did not train.
+    {
+      npe::Era5TaskSource source;
+      const auto config = npe::default_model_config("cnp", "small", source);
+      npe::CheckpointMetadata metadata;
+      metadata.model = config;
+      metadata.task = source.to_json();
+      const auto path = dir.filePath("cnp-tiny.pt");
+      npe::save_checkpoint(path.toStdString(), *npe::make_model(config), metadata);
+      explorer.openCheckpoint(path);
+    }
+    const auto cnp = explorer.modelList()->enabledIds().last();
     explorer.setShift(17, 0);  // the unseen northern region
     QVERIFY(wait_for_refined_round(explorer));
     const auto& result = explorer.lastResult();
@@ -271,6 +283,19 @@ class MapExplorerTest : public QObject {
     // trained without them sees the coordinates), and a TE model of either kind is equivariant.
     for (const auto& p : result.models) {
       QVERIFY2(p.error.isEmpty(), qPrintable(p.id + ": " + p.error));
+      // Guardrails: north of the training region the models that are not translation
+      // equivariant are flagged (the CNP, shipped ones where present); the TE models are not,
+      // that is the lesson. The stations (context points) are within the trained counts.
+      const auto flags = p.outside_training.join("; ");
+      const auto* entry = explorer.modelList()->find(p.id);
+      QVERIFY(entry);
+      const bool trained_on_era5 = entry->task.is_object();
+      if (p.id == cnp || (trained_on_era5 && !entry->capabilities.translation_equivariant)) {
+        QVERIFY2(flags == "stations north of 54° N, where it did not train",
+                 qPrintable(p.id + ": " + flags));
+      } else {
+        QVERIFY2(flags.isEmpty(), qPrintable(p.id + ": " + flags));
+      }
       if (p.id == without_features) {
         QVERIFY(std::isfinite(p.held_out_ll));
         QVERIFY2(p.equivariance_error < 1e-3, qPrintable(QString::number(p.equivariance_error)));

@@ -140,10 +140,11 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
     }
     if (plan.subset()) subset.task = subsample_context(subset.task, plan.context);
     const auto& batch = subset;
-    if (batch.task.dim_x() == 1 && batch.task.batch_size() == 1) {
-      // The context as this model sees it against what it saw in training.
+    if (batch.task.batch_size() == 1) {
+      // The context as this model sees it against what it saw in training (its first input:
+      // x of a 1-D task, the latitude coordinate of a gridded one).
       const auto regime = training_regime(entry.task, entry.capabilities.translation_equivariant);
-      const auto x = batch.task.xc.to(torch::kCPU, torch::kFloat64).contiguous();
+      const auto x = batch.task.xc.select(-1, 0).to(torch::kCPU, torch::kFloat64).contiguous();
       const std::vector<double> xs(x.data_ptr<double>(), x.data_ptr<double>() + x.numel());
       for (const auto& warning : regime_warnings(regime, xs)) {
         out.outside_training << QString::fromStdString(warning);

@@ -1,7 +1,9 @@
 #include "npe/training/training_regime.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace npe {
 namespace {
@@ -10,6 +12,36 @@ std::string format(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", v);
   return text;
+}
+
+// A gridded (era5) task: the counts of Era5TaskSource::sample (fractions of the window's cells
+// at every time), and the side of the split latitude that trained (the latitude coordinate is
+// (latitude - split) / unit, so the north is positive). Throws nlohmann's exceptions for a
+// task without these fields.
+TrainingRegime gridded_regime(const nlohmann::json& task, bool translation_equivariant) {
+  TrainingRegime regime;
+  regime.translation_equivariant = translation_equivariant;
+  const auto window = task.at("window").get<int64_t>();
+  const auto n = window * window * task.at("time_steps").get<int64_t>();
+  regime.min_context =
+      static_cast<int64_t>(std::ceil(task.at("min_context_fraction").get<double>() * double(n)));
+  regime.max_context = std::max(
+      regime.min_context,
+      static_cast<int64_t>(task.at("max_context_fraction").get<double>() * double(n)));
+  const auto& split = task.at("split_latitude");
+  const bool north_tests = task.value("test_region", std::string("north")) == "north";
+  const double inf = std::numeric_limits<double>::infinity();
+  if (split.is_number()) {
+    regime.context_low = north_tests ? -inf : 0.0;
+    regime.context_high = north_tests ? 0.0 : inf;
+    regime.beyond = std::string("stations ") + (north_tests ? "north" : "south") + " of " +
+                    format(split.get<double>()) + "° N, where it did not train";
+  } else {
+    regime.context_low = -inf;  // a split nobody recorded: no side can be named
+    regime.context_high = inf;
+  }
+  regime.known = true;
+  return regime;
 }
 
 }  // namespace
@@ -30,6 +62,8 @@ TrainingRegime training_regime(const nlohmann::json& task, bool translation_equi
       if (!(window > 0.0 && scale > 0.0)) return regime;
       regime.context_low = -0.5 * window / scale;
       regime.context_high = 0.5 * window / scale;
+    } else if (kind == "era5") {
+      return gridded_regime(task, translation_equivariant);
     } else {
       return regime;
     }
@@ -57,8 +91,10 @@ std::vector<std::string> regime_warnings(const TrainingRegime& regime,
   if (!regime.translation_equivariant && !context_x.empty()) {
     const auto [low, high] = std::minmax_element(context_x.begin(), context_x.end());
     if (*low < regime.context_low || *high > regime.context_high) {
-      warnings.push_back("context beyond [" + format(regime.context_low) + ", " +
-                         format(regime.context_high) + "]");
+      warnings.push_back(!regime.beyond.empty()
+                             ? regime.beyond
+                             : "context beyond [" + format(regime.context_low) + ", " +
+                                   format(regime.context_high) + "]");
     }
   }
   return warnings;

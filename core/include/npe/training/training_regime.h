@@ -17,21 +17,25 @@ struct TrainingRegime {
   /// false: the checkpoint records no task this knows (nothing can be said).
   bool known = false;
   bool translation_equivariant = false;
-  /// The context inputs of training tasks, in the model's units (1-D tasks: gp1d, series):
-  /// what the tabs draw as the training range.
+  /// The context's first input in training tasks, in the model's units (1-D tasks, gp1d and
+  /// series: x, what the tabs draw as the training range; gridded tasks, era5: the latitude
+  /// coordinate, 0 at the split latitude, one side of which trained).
   double context_low = 0.0, context_high = 0.0;
+  /// How a first input outside [context_low, context_high] is said; empty: "context beyond
+  /// [low, high]".
+  std::string beyond;
   /// The range of context counts in training.
   int64_t min_context = 0, max_context = 0;
 };
 
-/// The regime of a 1-D model trained on `task` (TaskSource::to_json(), as checkpoints store it:
-/// gp1d and series tasks); unknown for other or missing tasks.
+/// The regime of a model trained on `task` (TaskSource::to_json(), as checkpoints store it:
+/// gp1d, series and era5 tasks); unknown for other or missing tasks.
 TrainingRegime training_regime(const nlohmann::json& task, bool translation_equivariant);
 
-/// Where a 1-D scene (its context inputs, in the model's units, as the model sees them) leaves
-/// the regime, one short phrase each ("80 context points > 64", "context beyond [-3, 3]": the
-/// latter only for models that are not translation equivariant); empty when it stays inside
-/// or nothing is known.
+/// Where a scene (the first input of each context point, in the model's units, as the model
+/// sees it) leaves the regime, one short phrase each ("80 context points > 64", "context beyond
+/// [-3, 3]": the latter only for models that are not translation equivariant); empty when it
+/// stays inside or nothing is known.
 std::vector<std::string> regime_warnings(const TrainingRegime& regime,
                                          const std::vector<double>& context_x);
 
