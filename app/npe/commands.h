@@ -30,6 +30,7 @@ Command add_eval_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
+Command add_export_pytorch_command(CLI::App& app);
 Command add_place_command(CLI::App& app);
 Command add_devices_command(CLI::App& app);
 Command add_predict_command(CLI::App& app);

@@ -36,6 +36,7 @@ int run(int argc, char** argv) {
                                                    npe::cli::add_bench_command(app),
                                                    npe::cli::add_import_command(app),
                                                    npe::cli::add_export_command(app),
+                                                   npe::cli::add_export_pytorch_command(app),
                                                    npe::cli::add_place_command(app),
                                                    npe::cli::add_predict_command(app),
                                                    npe::cli::add_devices_command(app)};

@@ -1,0 +1,71 @@
+"""load(DIR): the exported model as a torch.nn.Module in eval mode, its weights loaded with
+strict=True. model.json names the kind and its options; weights.pt holds the state_dict under
+npe's own parameter names (core's libtorch modules), which are mapped onto this package's."""
+
+import json
+import os
+import re
+
+import torch
+
+from . import cnp, tetnp, tnp
+
+FORMAT = "npe-pytorch-export/1"
+
+# Each kind: its module's class and the options its constructor reads.
+KINDS = {
+    "cnp": (cnp.CNP, cnp.OPTIONS),
+    "tnp": (tnp.TNP, tnp.OPTIONS),
+    "tetnp": (tetnp.TETNP, tetnp.OPTIONS),
+}
+
+# npe's names (libtorch's registration) -> this package's (ModuleLists).
+_RENAMES = [
+    (re.compile(r"(^|\.)linear(\d+)\."), r"\1layers.\2."),
+    (re.compile(r"^self(\d+)\."), r"layers.\1.self_block."),
+    (re.compile(r"^cross(\d+)\."), r"layers.\1.cross_block."),
+]
+
+
+def python_name(npe_name):
+    for pattern, replacement in _RENAMES:
+        npe_name = pattern.sub(replacement, npe_name)
+    return npe_name
+
+
+def build(description):
+    """The module of a model.json's description, untrained. Raises ValueError naming what is
+    missing or not understood."""
+    if description.get("format") != FORMAT:
+        raise ValueError("model.json is not an npe export of format %s (format: %r)" %
+                         (FORMAT, description.get("format")))
+    kind = description.get("kind")
+    if kind not in KINDS:
+        raise ValueError("model.json names the kind %r, which this package does not build "
+                         "(it builds %s)" % (kind, ", ".join(sorted(KINDS))))
+    module, names = KINDS[kind]
+    options = description.get("options")
+    if not isinstance(options, dict):
+        raise ValueError("model.json has no 'options' object")
+    missing = [name for name in names if name not in options]
+    if missing:
+        raise ValueError("model.json's options lack %s, which a %s needs" %
+                         (", ".join(missing), kind))
+    return module(options)
+
+
+def load(directory, map_location="cpu"):
+    """The model exported to `directory`, in eval mode. forward(xc [B, Nc, Dx], yc [B, Nc, Dy],
+    xt [B, Nt, Dx]) returns (mean, std), each [B, Nt, Dy], in the model's units (model.json's
+    "standardisation" says how they relate to the data's)."""
+    with open(os.path.join(directory, "model.json")) as f:
+        description = json.load(f)
+    model = build(description)
+    state = torch.load(os.path.join(directory, "weights.pt"), map_location=map_location)
+    state = {python_name(name): tensor for name, tensor in state.items()}
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as e:
+        raise ValueError("the weights do not fit model.json's options (changed since the "
+                         "export?): %s" % e) from None
+    return model.eval()
