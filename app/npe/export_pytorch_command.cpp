@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 // The kinds python/npe_models builds (its loading.py's KINDS).
 const std::set<std::string>& exported_kinds() {
-  static const std::set<std::string> kinds = {"cnp", "tnp", "tetnp"};
+  static const std::set<std::string> kinds = {"cnp", "rcnp", "tnp", "tnpd", "tnpnd", "tetnp", "tetnpnd"};
   return kinds;
 }
 

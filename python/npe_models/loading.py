@@ -8,7 +8,7 @@ import re
 
 import torch
 
-from . import cnp, tetnp, tnp
+from . import cnp, rcnp, tetnp, tnp, tnpd, tnpnd
 
 FORMAT = "npe-pytorch-export/1"
 
@@ -17,6 +17,10 @@ KINDS = {
     "cnp": (cnp.CNP, cnp.OPTIONS),
     "tnp": (tnp.TNP, tnp.OPTIONS),
     "tetnp": (tetnp.TETNP, tetnp.OPTIONS),
+    "rcnp": (rcnp.RCNP, rcnp.OPTIONS),
+    "tnpd": (tnpd.TNPD, tnpd.OPTIONS),
+    "tnpnd": (tnpnd.TNPND, tnpnd.TNPND_OPTIONS),
+    "tetnpnd": (tnpnd.TETNPND, tnpnd.TETNPND_OPTIONS),
 }
 
 # npe's names (libtorch's registration) -> this package's (ModuleLists).
@@ -24,6 +28,8 @@ _RENAMES = [
     (re.compile(r"(^|\.)linear(\d+)\."), r"\1layers.\2."),
     (re.compile(r"^self(\d+)\."), r"layers.\1.self_block."),
     (re.compile(r"^cross(\d+)\."), r"layers.\1.cross_block."),
+    (re.compile(r"^layer(\d+)\."), r"layers.\1."),
+    (re.compile(r"^covariance(\d+)\."), r"covariance_layers.\1."),
 ]
 
 
