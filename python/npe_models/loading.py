@@ -8,7 +8,7 @@ import re
 
 import torch
 
-from . import cnp, rcnp, tetnp, tnp, tnpd, tnpnd
+from . import cnp, pttnp, rcnp, tetnp, tnp, tnpd, tnpnd
 
 FORMAT = "npe-pytorch-export/1"
 
@@ -21,6 +21,8 @@ KINDS = {
     "tnpd": (tnpd.TNPD, tnpd.OPTIONS),
     "tnpnd": (tnpnd.TNPND, tnpnd.TNPND_OPTIONS),
     "tetnpnd": (tnpnd.TETNPND, tnpnd.TETNPND_OPTIONS),
+    "pttnp": (pttnp.PTTNP, pttnp.PTTNP_OPTIONS),
+    "tepttnp": (pttnp.TEPTTNP, pttnp.TEPTTNP_OPTIONS),
 }
 
 # npe's names (libtorch's registration) -> this package's (ModuleLists).
@@ -30,6 +32,8 @@ _RENAMES = [
     (re.compile(r"^cross(\d+)\."), r"layers.\1.cross_block."),
     (re.compile(r"^layer(\d+)\."), r"layers.\1."),
     (re.compile(r"^covariance(\d+)\."), r"covariance_layers.\1."),
+    (re.compile(r"^(pseudo_from_context|context_from_pseudo|target_from_pseudo)(\d+)\."),
+     r"layers.\2.\1."),
 ]
 
 
