@@ -25,8 +25,9 @@ namespace fs = std::filesystem;
 
 // The kinds python/npe_models builds (its loading.py's KINDS).
 const std::set<std::string>& exported_kinds() {
-  static const std::set<std::string> kinds = {"cnp",   "rcnp",  "tnp",     "tnpd",
-                                                    "tnpnd", "pttnp", "tepttnp", "tetnp", "tetnpnd"};
+  static const std::set<std::string> kinds = {"cnp",   "rcnp",    "tnp",   "tnpd",
+                                              "tnpnd", "tnpa",    "pttnp", "tepttnp",
+                                              "tetnp", "tetnpnd", "bsatnp"};
   return kinds;
 }
 

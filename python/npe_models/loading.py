@@ -8,7 +8,7 @@ import re
 
 import torch
 
-from . import cnp, pttnp, rcnp, tetnp, tnp, tnpd, tnpnd
+from . import bsatnp, cnp, pttnp, rcnp, tetnp, tnp, tnpd, tnpnd
 
 FORMAT = "npe-pytorch-export/1"
 
@@ -23,6 +23,10 @@ KINDS = {
     "tetnpnd": (tnpnd.TETNPND, tnpnd.TETNPND_OPTIONS),
     "pttnp": (pttnp.PTTNP, pttnp.PTTNP_OPTIONS),
     "tepttnp": (pttnp.TEPTTNP, pttnp.TEPTTNP_OPTIONS),
+    # TNP-A's one-step marginals are TNP-D's computation on TNP-D's weights (its autoregressive
+    # sampling and likelihood are not in the module).
+    "tnpa": (tnpd.TNPD, tnpd.OPTIONS),
+    "bsatnp": (bsatnp.BSATNP, bsatnp.OPTIONS),
 }
 
 # npe's names (libtorch's registration) -> this package's (ModuleLists).
