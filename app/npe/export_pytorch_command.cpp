@@ -25,9 +25,9 @@ namespace fs = std::filesystem;
 
 // The kinds python/npe_models builds (its loading.py's KINDS).
 const std::set<std::string>& exported_kinds() {
-  static const std::set<std::string> kinds = {"cnp",   "rcnp",    "tnp",   "tnpd",
-                                              "tnpnd", "tnpa",    "pttnp", "tepttnp",
-                                              "tetnp", "tetnpnd", "bsatnp"};
+  static const std::set<std::string> kinds = {"cnp",    "rcnp",    "tnp",      "tnpd",  "tnpnd",
+                                              "tnpa",   "pttnp",   "tepttnp",  "tetnp", "tetnpnd",
+                                              "bsatnp", "convcnp", "convcnp2d"};
   return kinds;
 }
 

@@ -8,7 +8,7 @@ import re
 
 import torch
 
-from . import bsatnp, cnp, pttnp, rcnp, tetnp, tnp, tnpd, tnpnd
+from . import bsatnp, cnp, convcnp, pttnp, rcnp, tetnp, tnp, tnpd, tnpnd
 
 FORMAT = "npe-pytorch-export/1"
 
@@ -27,7 +27,12 @@ KINDS = {
     # sampling and likelihood are not in the module).
     "tnpa": (tnpd.TNPD, tnpd.OPTIONS),
     "bsatnp": (bsatnp.BSATNP, bsatnp.OPTIONS),
+    "convcnp": (convcnp.ConvCNP, convcnp.OPTIONS_1D),
+    "convcnp2d": (convcnp.ConvCNP2d, convcnp.OPTIONS_2D),
 }
+
+# Kinds whose names need more than _RENAMES: their own mapping, given the options.
+SPECIAL_RENAMES = {"convcnp": convcnp.rename_1d}
 
 # npe's names (libtorch's registration) -> this package's (ModuleLists).
 _RENAMES = [
@@ -36,12 +41,16 @@ _RENAMES = [
     (re.compile(r"^cross(\d+)\."), r"layers.\1.cross_block."),
     (re.compile(r"^layer(\d+)\."), r"layers.\1."),
     (re.compile(r"^covariance(\d+)\."), r"covariance_layers.\1."),
+    (re.compile(r"^conv(\d+)\."), r"convs.\1."),
     (re.compile(r"^(pseudo_from_context|context_from_pseudo|target_from_pseudo)(\d+)\."),
      r"layers.\2.\1."),
 ]
 
 
-def python_name(npe_name):
+def python_name(npe_name, kind="", options=None):
+    """This package's name of a parameter that npe calls `npe_name`."""
+    if kind in SPECIAL_RENAMES:
+        npe_name = SPECIAL_RENAMES[kind](npe_name, options)
     for pattern, replacement in _RENAMES:
         npe_name = pattern.sub(replacement, npe_name)
     return npe_name
@@ -76,7 +85,8 @@ def load(directory, map_location="cpu"):
         description = json.load(f)
     model = build(description)
     state = torch.load(os.path.join(directory, "weights.pt"), map_location=map_location)
-    state = {python_name(name): tensor for name, tensor in state.items()}
+    state = {python_name(name, description["kind"], description["options"]): tensor
+             for name, tensor in state.items()}
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as e:

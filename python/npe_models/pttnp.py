@@ -117,8 +117,9 @@ class TEPTTNP(nn.Module):
         if options["place_features"] not in ("tokens", "differences"):
             raise ValueError("model.json's place_features is %r, not 'tokens' or 'differences'" %
                              options["place_features"])
-        if options["pseudo_locations"] not in ("attention", "mean"):
-            raise ValueError("model.json's pseudo_locations is %r, not 'attention' or 'mean'" %
+        if options["pseudo_locations"] not in ("attention", "context_mean"):
+            raise ValueError("model.json's pseudo_locations is %r, not 'attention' or "
+                             "'context_mean'" %
                              options["pseudo_locations"])
         differences = options["place_features"] == "differences"
         self.token_features = 0 if differences else options["dim_features"]
