@@ -38,6 +38,19 @@ nlohmann::json standardisation_of(const nlohmann::json& task) {
   for (const char* key : {"x_scale", "window", "y_mean", "y_std", "mean", "stddev"}) {
     if (task.contains(key)) out[key] = task[key];
   }
+  const auto kind = task.value("kind", std::string());
+  if (kind == "series") {
+    // As npe predict does it (predict_series.cpp): the window centred on the points.
+    out["how"] =
+        "x = (x_data - centre) / x_scale, x_data in hours since the file's first row for "
+        "date-times, centre the middle of the context and targets' x_data; y = (y_data - y_mean) "
+        "/ y_std; back: y_data = y_mean + y_std * mean, its std = y_std * std";
+  } else if (kind == "era5") {
+    out["how"] =
+        "y = (kelvin - mean) / stddev; back: kelvin = mean + stddev * mean_model, its std = "
+        "stddev * std_model; inputs as the task's coordinates (latitude_unit, longitude_unit, "
+        "split_latitude, origin_longitude) give them";
+  }
   return out;
 }
 
