@@ -183,12 +183,15 @@ for name, kind, task, options in CASES:
               (name, shift, largest_difference(outputs[1], here["std"])))
         check(largest_difference(outputs[0], scripted_outputs[0]) == 0.0,
               "%s: the scripted module predicts otherwise" % name)
-        back = npe_predict(scripted_file, xc, yc, xt, samples=3 if kind in JOINT else 0)
-        for key in ("mean", "std"):
-            check(largest_difference(back[key], here[key]) <= TOLERANCE,
-                  "%s at shift %g: the scripted file's %s in npe differs by %g" %
-                  (name, shift, key, largest_difference(back[key], here[key])))
-        if kind in JOINT:
+        if shift == 0.0:
+            # Back in npe: the scripted file predicts the same (its own shifts are the ones
+            # above: the module is the same code).
+            back = npe_predict(scripted_file, xc, yc, xt, samples=3 if kind in JOINT else 0)
+            for key in ("mean", "std"):
+                check(largest_difference(back[key], here[key]) <= TOLERANCE,
+                      "%s: the scripted file's %s in npe differs by %g" %
+                      (name, key, largest_difference(back[key], here[key])))
+        if kind in JOINT and shift == 0.0:
             # The covariance: npe draws the same samples from the scripted module's covariance
             # as from the checkpoint's own factor.
             n = xt.shape[1]
