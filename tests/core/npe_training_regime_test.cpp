@@ -2,6 +2,7 @@
 
 #include "npe/data/era5_tasks.h"
 #include "npe/data/gp_tasks.h"
+#include "npe/data/image_tasks.h"
 #include "npe/training/training_regime.h"
 #include "test_support.h"
 
@@ -35,7 +36,7 @@ TEST(TrainingRegime, TranslationEquivariantModelsAreNeverFlaggedForAShift) {
 TEST(TrainingRegime, UnknownTasksSayNothing) {
   for (const auto& task :
        {nlohmann::json(), nlohmann::json::object(), nlohmann::json{{"kind", "era5"}},
-        nlohmann::json{{"kind", "image"}},
+        nlohmann::json{{"kind", "image"}}, nlohmann::json{{"kind", "pictures"}},
         nlohmann::json{{"kind", "gp1d"}}, nlohmann::json{{"kind", "gp1d"}, {"dim_x", 2}}}) {
     const auto regime = training_regime(task, false);
     EXPECT_FALSE(regime.known) << task.dump();
@@ -79,6 +80,27 @@ TEST(TrainingRegime, GriddedTasksGiveTheirCountsAndTheSideThatTrained) {
   const auto south = regime_warnings(training_regime(south_tests, false), straddling);
   ASSERT_EQ(south.size(), 1u);
   EXPECT_EQ(south[0], "stations south of 54° N, where it did not train");
+}
+
+// The Images tab's guardrails: the context counts of a 56 x 56 canvas (1 % to a third of its
+// 3,136 pixels), and the training translations, which only a model that is not translation
+// equivariant is flagged for leaving.
+TEST(TrainingRegime, TranslatedImageTasksGiveTheirCountsAndTranslations) {
+  ImageTaskConfig central;
+  central.train_max_translation = 4;
+  const auto regime = training_regime(central.to_json(), false);
+  ASSERT_TRUE(regime.known);
+  EXPECT_EQ(regime.min_context, 32);
+  EXPECT_EQ(regime.max_context, 1045);
+  const std::vector<double> context(314, 20.0);
+  EXPECT_TRUE(regime_warnings(regime, context, {-4.0, 4.0}).empty());
+  const auto moved = regime_warnings(regime, context, {0.0, -9.0});
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0], "Δ beyond the training translations: |Δ| = 9 > 4");
+  EXPECT_TRUE(regime_warnings(training_regime(central.to_json(), true), context, {0.0, -9.0})
+                  .empty());
+  EXPECT_EQ(regime_warnings(regime, std::vector<double>(2000, 20.0))[0],
+            "2000 context points > 1045");
 }
 
 }  // namespace

@@ -264,6 +264,43 @@ class ImageExplorerTest : public QObject {
     QCOMPARE(m_explorer->modelList()->enabledIds().size(), 1);
   }
 
+  // Issue 107 §1: a model that is not translation equivariant, moved further than its training
+  // translations, is flagged beside its pictures and in its metrics row; a TE model is not.
+  void guardrailsFlagTranslationsBeyondTrainingForModelsThatAreNotEquivariant() {
+    QTemporaryDir dir;
+    m_explorer->openCheckpoint(write_image_checkpoint(dir));  // ConvCNP: equivariant
+    const auto convcnp = m_explorer->modelList()->enabledIds().last();
+    npe::ImageTaskConfig task;
+    task.name = "tfmnist-central";
+    task.train_max_translation = 4;
+    npe::ImageTaskSource source(task);
+    auto config = npe::default_model_config("pttnp", "small", source);
+    config.options<npe::TransformerOptions>().dim_model = 16;
+    config.options<npe::TransformerOptions>().num_layers = 1;
+    config.options<npe::TransformerOptions>().num_heads = 2;
+    config.options<npe::TransformerOptions>().head_dim = 8;
+    config.options<npe::PseudoTokenOptions>().num_pseudo_tokens = 4;
+    m_explorer->openCheckpoint(save_untrained(dir, "pttnp-tiny.pt", config, source));
+    const auto pttnp = m_explorer->modelList()->enabledIds().last();
+    auto row_text = [&](const QString& id) {
+      const auto ids = m_explorer->modelList()->enabledIds();
+      return m_explorer->predictions()->rowText(int(ids.indexOf(id)));
+    };
+    m_explorer->setTranslation(3, -4);  // within |Δ| <= 4: nothing to say
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QVERIFY2(!row_text(pttnp).contains("outside training"), qPrintable(row_text(pttnp)));
+    m_explorer->setTranslation(0, 9);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QVERIFY2(row_text(pttnp).contains(  // rich text: ">" is written "&gt;"
+                 "outside training: Δ beyond the training translations: |Δ| = 9 &gt; 4"),
+             qPrintable(row_text(pttnp)));
+    QVERIFY2(m_explorer->metrics()->cellText(pttnp, 0).contains("outside training"),
+             qPrintable(m_explorer->metrics()->cellText(pttnp, 0)));
+    QVERIFY2(!row_text(convcnp).contains("outside training"), qPrintable(row_text(convcnp)));
+    QVERIFY2(!m_explorer->metrics()->cellText(convcnp, 0).contains("outside training"),
+             qPrintable(m_explorer->metrics()->cellText(convcnp, 0)));
+  }
+
   void sessionRoundTripRestoresTheState() {
     if (npe::widgets::test_image_count() == 0) QSKIP("Fashion-MNIST is not installed");
     QTemporaryDir dir;

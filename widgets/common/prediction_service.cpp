@@ -146,7 +146,7 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
       const auto regime = training_regime(entry.task, entry.capabilities.translation_equivariant);
       const auto x = batch.task.xc.select(-1, 0).to(torch::kCPU, torch::kFloat64).contiguous();
       const std::vector<double> xs(x.data_ptr<double>(), x.data_ptr<double>() + x.numel());
-      for (const auto& warning : regime_warnings(regime, xs)) {
+      for (const auto& warning : regime_warnings(regime, xs, request.shift)) {
         out.outside_training << QString::fromStdString(warning);
       }
       // Baselines have no training; a model file without a known task has one nobody recorded.

@@ -317,6 +317,11 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
         row.stddev = p.stddev.view({kN, kN});
         auto note = p.subsetNote();
         if (p.updating) note = note.isEmpty() ? tr("updating…") : note + ", " + tr("updating…");
+        // Where the user looks: beside the model's pictures, what of the scene it never saw.
+        if (!p.outside_training.isEmpty()) {
+          const auto outside = tr("outside training: %1").arg(p.outside_training.join("; "));
+          note = note.isEmpty() ? outside : note + ", " + outside;
+        }
         if (!note.isEmpty()) row.name = QString("%1 (%2)").arg(entry.name, note);
       }
     }

@@ -44,6 +44,28 @@ TrainingRegime gridded_regime(const nlohmann::json& task, bool translation_equiv
   return regime;
 }
 
+// A translated-picture task (image_tasks.cpp: sample_canvas_tasks): 1 % to a third of the
+// canvas's pixels as context, pictures moved by at most train_max_translation each way. A
+// canvas of 0 (own pictures: twice their size, known once they are read) leaves the counts
+// unknown.
+TrainingRegime canvas_regime(const nlohmann::json& task, bool translation_equivariant) {
+  TrainingRegime regime;
+  regime.translation_equivariant = translation_equivariant;
+  regime.context_low = -std::numeric_limits<double>::infinity();
+  regime.context_high = std::numeric_limits<double>::infinity();
+  regime.max_shift = double(task.at("train_max_translation").get<int64_t>());
+  const auto canvas = task.at("canvas").get<int64_t>();
+  const double n = double(canvas * canvas);
+  regime.min_context =
+      static_cast<int64_t>(std::ceil(task.at("min_context_fraction").get<double>() * n));
+  regime.max_context =
+      canvas > 0 ? std::max(regime.min_context,
+                            static_cast<int64_t>(task.at("max_context_fraction").get<double>() * n))
+                 : std::numeric_limits<int64_t>::max();
+  regime.known = true;
+  return regime;
+}
+
 }  // namespace
 
 TrainingRegime training_regime(const nlohmann::json& task, bool translation_equivariant) {
@@ -64,6 +86,8 @@ TrainingRegime training_regime(const nlohmann::json& task, bool translation_equi
       regime.context_high = 0.5 * window / scale;
     } else if (kind == "era5") {
       return gridded_regime(task, translation_equivariant);
+    } else if (kind == "image" || kind == "pictures") {
+      return canvas_regime(task, translation_equivariant);
     } else {
       return regime;
     }
@@ -77,7 +101,8 @@ TrainingRegime training_regime(const nlohmann::json& task, bool translation_equi
 }
 
 std::vector<std::string> regime_warnings(const TrainingRegime& regime,
-                                         const std::vector<double>& context_x) {
+                                         const std::vector<double>& context_x,
+                                         const std::vector<double>& shift) {
   std::vector<std::string> warnings;
   if (!regime.known) return warnings;
   const auto n = static_cast<int64_t>(context_x.size());
@@ -96,6 +121,12 @@ std::vector<std::string> regime_warnings(const TrainingRegime& regime,
                              : "context beyond [" + format(regime.context_low) + ", " +
                                    format(regime.context_high) + "]");
     }
+  }
+  double largest = 0.0;
+  for (double v : shift) largest = std::max(largest, std::abs(v));
+  if (!regime.translation_equivariant && largest > regime.max_shift) {
+    warnings.push_back("Δ beyond the training translations: |Δ| = " + format(largest) + " > " +
+                       format(regime.max_shift));
   }
   return warnings;
 }

@@ -6,6 +6,7 @@
 // imported ones) have no known regime.
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,17 +27,22 @@ struct TrainingRegime {
   std::string beyond;
   /// The range of context counts in training.
   int64_t min_context = 0, max_context = 0;
+  /// The largest translation of the data in training, per component (translated-image tasks:
+  /// how far pictures were moved on the canvas); infinite where training said nothing of it.
+  double max_shift = std::numeric_limits<double>::infinity();
 };
 
 /// The regime of a model trained on `task` (TaskSource::to_json(), as checkpoints store it:
-/// gp1d, series and era5 tasks); unknown for other or missing tasks.
+/// gp1d, series, era5, image and pictures tasks); unknown for other or missing tasks.
 TrainingRegime training_regime(const nlohmann::json& task, bool translation_equivariant);
 
 /// Where a scene (the first input of each context point, in the model's units, as the model
-/// sees it) leaves the regime, one short phrase each ("80 context points > 64", "context beyond
-/// [-3, 3]": the latter only for models that are not translation equivariant); empty when it
+/// sees it, and the translation Δ of its data) leaves the regime, one short phrase each ("80
+/// context points > 64", "context beyond [-3, 3]", "Δ beyond the training translations: |Δ| =
+/// 9 > 4": the last two only for models that are not translation equivariant); empty when it
 /// stays inside or nothing is known.
 std::vector<std::string> regime_warnings(const TrainingRegime& regime,
-                                         const std::vector<double>& context_x);
+                                         const std::vector<double>& context_x,
+                                         const std::vector<double>& shift = {});
 
 }  // namespace npe
