@@ -9,6 +9,7 @@ import re
 import torch
 
 from . import bsatnp, cnp, convcnp, pttnp, rcnp, tetnp, tnp, tnpd, tnpnd
+from .standardised import StandardisedPerTask, StandardisedPerTaskJoint
 
 FORMAT = "npe-pytorch-export/1"
 
@@ -30,6 +31,9 @@ KINDS = {
     "convcnp": (convcnp.ConvCNP, convcnp.OPTIONS_1D),
     "convcnp2d": (convcnp.ConvCNP2d, convcnp.OPTIONS_2D),
 }
+
+# Kinds whose forward returns the covariance too.
+JOINT_KINDS = {"tnpnd", "tetnpnd"}
 
 # Kinds whose names need more than _RENAMES: their own mapping, given the options.
 SPECIAL_RENAMES = {"convcnp": convcnp.rename_1d}
@@ -74,7 +78,17 @@ def build(description):
     if missing:
         raise ValueError("model.json's options lack %s, which a %s needs" %
                          (", ".join(missing), kind))
-    return module(options)
+    model = module(options)
+    if options.get("standardise_per_task", False):
+        return (StandardisedPerTaskJoint if kind in JOINT_KINDS else StandardisedPerTask)(model)
+    return model
+
+
+def _weights_holder(model):
+    """The module whose parameters npe's state_dict names."""
+    if isinstance(model, (StandardisedPerTask, StandardisedPerTaskJoint)):
+        return model.model
+    return model
 
 
 def load(directory, map_location="cpu"):
@@ -88,7 +102,7 @@ def load(directory, map_location="cpu"):
     state = {python_name(name, description["kind"], description["options"]): tensor
              for name, tensor in state.items()}
     try:
-        model.load_state_dict(state, strict=True)
+        _weights_holder(model).load_state_dict(state, strict=True)
     except RuntimeError as e:
         raise ValueError("the weights do not fit model.json's options (changed since the "
                          "export?): %s" % e) from None

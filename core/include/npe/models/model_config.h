@@ -44,6 +44,12 @@ struct ModelConfig {
   /// Inputs are multiplied by this before the model sees them (e.g. pixel coordinates to units
   /// of half an image). Must be 1 for the on-grid models, which need whole-cell coordinates.
   double input_scale = 1.0;
+  /// Each task's outputs standardised by its context's own mean and standard deviation (per
+  /// output, population; 0 and 1 with no context, 1 for the deviation of one point) before
+  /// the model sees them, and the predictions mapped back: a model that takes a level or a scale
+  /// far from its training data as it takes its training data (a series whose level has moved,
+  /// a grid of another season). Off in every checkpoint written before it existed.
+  bool standardise_per_task = false;
 
   int64_t dim_coordinates() const { return dim_x - dim_features; }
 
