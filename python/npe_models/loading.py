@@ -9,7 +9,7 @@ import re
 import torch
 
 from . import bsatnp, cnp, convcnp, pttnp, rcnp, tetnp, tnp, tnpd, tnpnd
-from .standardised import StandardisedPerTask, StandardisedPerTaskJoint
+from .centred import CentredPerTask, CentredPerTaskJoint
 
 FORMAT = "npe-pytorch-export/1"
 
@@ -79,14 +79,14 @@ def build(description):
         raise ValueError("model.json's options lack %s, which a %s needs" %
                          (", ".join(missing), kind))
     model = module(options)
-    if options.get("standardise_per_task", False):
-        return (StandardisedPerTaskJoint if kind in JOINT_KINDS else StandardisedPerTask)(model)
+    if options.get("centre_per_task", False):
+        return (CentredPerTaskJoint if kind in JOINT_KINDS else CentredPerTask)(model)
     return model
 
 
 def _weights_holder(model):
     """The module whose parameters npe's state_dict names."""
-    if isinstance(model, (StandardisedPerTask, StandardisedPerTaskJoint)):
+    if isinstance(model, (CentredPerTask, CentredPerTaskJoint)):
         return model.model
     return model
 

@@ -46,9 +46,9 @@ CASES = [
     ("bsatnp", "bsatnp", "gp1d", TINY_TRANSFORMER),
     ("bsatnp-shared", "bsatnp", "gp1d", TINY_TRANSFORMER + ["share_layer_weights=true"]),
     ("convcnp", "convcnp", "gp1d", ["conv_channels=8", "unet_depth=3", "points_per_unit=16"]),
-    ("tetnp-standardised", "tetnp", "gp1d", TINY_TE + ["standardise_per_task=true"]),
-    ("tnpnd-standardised", "tnpnd", "gp1d", TINY_TRANSFORMER + ["projection_dim=4",
-                                                                "standardise_per_task=true"]),
+    ("tetnp-centred", "tetnp", "gp1d", TINY_TE + ["centre_per_task=true"]),
+    ("tnpnd-centred", "tnpnd", "gp1d", TINY_TRANSFORMER + ["projection_dim=4",
+                                                           "centre_per_task=true"]),
     ("convcnp2d-images", "convcnp2d", "tfmnist", ["conv_channels=8", "cnn_layers=2"]),
     # ERA5: D_x = 5 (latitude, longitude, time and two place features), input_scale 1/8.
     ("tetnp-era5", "tetnp", "era5", TINY_TE),

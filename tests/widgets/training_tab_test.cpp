@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -142,6 +143,25 @@ class TrainingTabTest : public QObject {
       QCOMPARE(int64_t(field->minimum()), option->min.get<int64_t>());
       QCOMPARE(int64_t(field->maximum()), option->max.get<int64_t>());
     }
+  }
+
+  // "Centre each task on its context" is the model option centre_per_task, of any kind and
+  // size, and the job's model has it.
+  void centringEachTaskIsAModelOptionOfTheRecipe() {
+    TrainingTab tab;
+    auto* centre = tab.findChild<QCheckBox*>("centre_per_task");
+    QVERIFY(centre);
+    QVERIFY(!tab.formRequest().centre_per_task);
+    QVERIFY(!tab.formRequest().recipe().model_options.contains("centre_per_task"));
+    centre->setChecked(true);
+    const auto r = tab.formRequest();
+    QVERIFY(r.centre_per_task);
+    QCOMPARE(r.recipe().model_options.value("centre_per_task", false), true);
+    const auto spec = r.recipe().resolve("test");
+    QVERIFY(spec.model.centre_per_task);
+    TrainingTab other;
+    other.setFormRequest(r);
+    QVERIFY(other.findChild<QCheckBox*>("centre_per_task")->isChecked());
   }
 
   // A new job hands npe train core's recipe on its standard input (`--spec -`), not an argv of

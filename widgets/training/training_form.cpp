@@ -152,6 +152,12 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_heads->setObjectName("num_heads");
   m_pseudo_tokens = spin(1, 1 << 30, 32, {});
   m_pseudo_tokens->setObjectName("num_pseudo_tokens");
+  m_centre_per_task = new QCheckBox(tr("Centre each task on its context"), box);
+  m_centre_per_task->setObjectName("centre_per_task");
+  m_centre_per_task->setToolTip(
+      tr("The model sees each task's outputs minus its context's mean, and its predictions are "
+         "moved back: it then takes a series whose level leaves the training data's (a colder "
+         "week, another sensor) as it takes its training data (model option centre_per_task)"));
   // The training settings' ranges and help are core's, as npe train checks them.
   auto setting = [&](const char* name, int value) {
     const auto field = training_setting(name);
@@ -204,6 +210,7 @@ TrainingForm::TrainingForm(QWidget* parent) : QWidget(parent) {
   m_form->addRow(tr("Layers"), m_layers);
   m_form->addRow(tr("Heads"), m_heads);
   m_form->addRow(tr("Pseudo-tokens M"), m_pseudo_tokens);
+  m_form->addRow(m_centre_per_task);
   m_form->addRow(tr("Steps"), m_steps);
   m_form->addRow(tr("Batch size"), m_batch);
   m_form->addRow(tr("Learning rate"), m_learning_rate);
@@ -574,6 +581,7 @@ TrainingRequest TrainingForm::request() const {
   r.num_layers = m_layers->value();
   r.num_heads = m_heads->value();
   r.num_pseudo_tokens = m_pseudo_tokens->value();
+  r.centre_per_task = m_centre_per_task->isChecked();
   r.steps = m_steps->value();
   r.batch_size = m_batch->value();
   r.learning_rate = m_learning_rate->value();
@@ -604,6 +612,7 @@ void TrainingForm::setRequest(const TrainingRequest& r) {
   m_layers->setValue(r.num_layers);
   m_heads->setValue(r.num_heads);
   m_pseudo_tokens->setValue(r.num_pseudo_tokens);
+  m_centre_per_task->setChecked(r.centre_per_task);
   m_steps->setValue(r.steps);
   m_batch->setValue(r.batch_size);
   m_learning_rate->setValue(r.learning_rate);

@@ -93,6 +93,7 @@ class TrainingForm final : public QWidget {
   QSpinBox* m_layers = nullptr;
   QSpinBox* m_heads = nullptr;
   QSpinBox* m_pseudo_tokens = nullptr;
+  QCheckBox* m_centre_per_task = nullptr;
   QSpinBox* m_steps = nullptr;
   QSpinBox* m_batch = nullptr;
   QDoubleSpinBox* m_learning_rate = nullptr;

@@ -90,6 +90,7 @@ TrainingRecipe TrainingRequest::recipe() const {
     option("head_dim", dim_model / std::max(1, num_heads));
     option("num_pseudo_tokens", num_pseudo_tokens);
   }
+  if (centre_per_task) recipe.model_options["centre_per_task"] = true;
   auto& training = recipe.training;
   training.steps = steps;
   training.batch_size = batch_size;

@@ -35,6 +35,8 @@ struct TrainingRequest {
   int num_layers = 4;
   int num_heads = 4;
   int num_pseudo_tokens = 32;
+  /// The model option centre_per_task (ModelConfig): each task centred on its context's mean.
+  bool centre_per_task = false;
   int steps = 2000;
   int batch_size = 16;
   double learning_rate = 5e-4;

@@ -19,36 +19,28 @@ void check_dimensions(const ModelConfig& config, const Task& task) {
   }
 }
 
-// A task's outputs standardised by its own context (ModelConfig::standardise_per_task), and the
-// way back. Computed in float64; the deviation has a floor so that a constant context (all
-// values equal) does not divide by zero.
-struct ContextScale {
-  torch::Tensor mean, scale;  // [B,1,Dy], float64
+// A task's outputs centred on its own context's mean (ModelConfig::centre_per_task), and the
+// way back. Computed in float64.
+struct ContextCentre {
+  torch::Tensor mean;  // [B,1,Dy], float64
 
-  static ContextScale of(const Task& task) {
-    constexpr double kFloor = 1e-3;
-    const auto b = task.batch_size(), dy = task.dim_y(), nc = task.num_context();
-    const auto options = torch::TensorOptions().dtype(torch::kFloat64).device(task.xt.device());
-    if (nc == 0) return {torch::zeros({b, 1, dy}, options), torch::ones({b, 1, dy}, options)};
-    const auto y = task.yc.to(torch::kFloat64);
-    const auto mean = y.mean(1, /*keepdim=*/true);
-    if (nc == 1) return {mean, torch::ones_like(mean)};
-    return {mean, (y.var({1}, /*unbiased=*/false, /*keepdim=*/true) + kFloor * kFloor).sqrt()};
+  static ContextCentre of(const Task& task) {
+    const auto b = task.batch_size(), dy = task.dim_y();
+    if (task.num_context() == 0) {
+      return {torch::zeros({b, 1, dy}, task.xt.options().dtype(torch::kFloat64))};
+    }
+    return {task.yc.to(torch::kFloat64).mean(1, /*keepdim=*/true)};
   }
-  torch::Tensor standardised(const torch::Tensor& y) const {
-    return y.defined() ? ((y.to(torch::kFloat64) - mean) / scale).to(y.scalar_type()) : y;
+  torch::Tensor centred(const torch::Tensor& y) const {
+    return y.defined() ? (y.to(torch::kFloat64) - mean).to(y.scalar_type()) : y;
   }
   Task apply(const Task& task) const {
-    return {task.xc, standardised(task.yc), task.xt, standardised(task.yt)};
+    return {task.xc, centred(task.yc), task.xt, centred(task.yt)};
   }
-  torch::Tensor mapped_back(const torch::Tensor& y) const {  // [..., B, Nt, Dy]
-    return (y.to(torch::kFloat64) * scale + mean).to(y.scalar_type());
+  torch::Tensor moved_back(const torch::Tensor& y) const {  // [..., B, Nt, Dy]
+    return (y.to(torch::kFloat64) + mean).to(y.scalar_type());
   }
-  Prediction mapped_back(const Prediction& p) const {
-    return {mapped_back(p.mean), (p.stddev.to(torch::kFloat64) * scale).to(p.stddev.scalar_type())};
-  }
-  /// sum_d log scale_d per task, [B]: the log-likelihood's change of units.
-  torch::Tensor log_scale() const { return scale.log().sum({1, 2}); }
+  Prediction moved_back(const Prediction& p) const { return {moved_back(p.mean), p.stddev}; }
 };
 
 }  // namespace
@@ -56,19 +48,17 @@ struct ContextScale {
 Prediction NeuralProcessImpl::predict(const Task& task) {
   validate_task(task);
   check_dimensions(m_config, task);
-  if (!m_config.standardise_per_task) return forward_impl(model_inputs(task));
-  const auto scale = ContextScale::of(task);
-  return scale.mapped_back(forward_impl(model_inputs(scale.apply(task))));
+  if (!m_config.centre_per_task) return forward_impl(model_inputs(task));
+  const auto centre = ContextCentre::of(task);
+  return centre.moved_back(forward_impl(model_inputs(centre.apply(task))));
 }
 
 torch::Tensor NeuralProcessImpl::log_likelihood(const Task& task) {
   validate_task(task, /*require_target_outputs=*/true);
   check_dimensions(m_config, task);
-  if (!m_config.standardise_per_task) return log_likelihood_impl(model_inputs(task));
-  // Per target, in the task's own units: the standardised density divided by the scales.
-  const auto scale = ContextScale::of(task);
-  const auto ll = log_likelihood_impl(model_inputs(scale.apply(task)));
-  return ll - scale.log_scale().to(ll.scalar_type());
+  if (!m_config.centre_per_task) return log_likelihood_impl(model_inputs(task));
+  // A shift of both the outputs and the prediction leaves the density as it was.
+  return log_likelihood_impl(model_inputs(ContextCentre::of(task).apply(task)));
 }
 
 torch::Tensor NeuralProcessImpl::sample(const Task& task, int64_t count,
@@ -80,22 +70,19 @@ torch::Tensor NeuralProcessImpl::sample(const Task& task, int64_t count,
     throw ConfigError(model_info(m_config.kind).display_name +
                       " predicts each target independently: it cannot draw coherent samples");
   }
-  if (!m_config.standardise_per_task) return sample_impl(model_inputs(task), count, generator);
-  const auto scale = ContextScale::of(task);
-  return scale.mapped_back(sample_impl(model_inputs(scale.apply(task)), count, generator));
+  if (!m_config.centre_per_task) return sample_impl(model_inputs(task), count, generator);
+  const auto centre = ContextCentre::of(task);
+  return centre.moved_back(sample_impl(model_inputs(centre.apply(task)), count, generator));
 }
 
 std::optional<JointGaussian> NeuralProcessImpl::joint_predictive(const Task& task) {
   validate_task(task);
   check_dimensions(m_config, task);
-  if (!m_config.standardise_per_task) return joint_impl(model_inputs(task));
-  const auto scale = ContextScale::of(task);
-  auto joint = joint_impl(model_inputs(scale.apply(task)));
-  if (!joint) return joint;
-  // Value n * Dy + d of the targets (target-major) scales by scale_d: L's row does.
-  const auto b = joint->mean.size(0), nt = joint->mean.size(1), dy = joint->mean.size(2);
-  const auto rows = scale.scale.expand({b, nt, dy}).reshape({b, nt * dy, 1});
-  return JointGaussian{scale.mapped_back(joint->mean), joint->scale_tril * rows};
+  if (!m_config.centre_per_task) return joint_impl(model_inputs(task));
+  const auto centre = ContextCentre::of(task);
+  auto joint = joint_impl(model_inputs(centre.apply(task)));
+  if (joint) joint->mean = centre.moved_back(joint->mean);
+  return joint;
 }
 
 torch::Tensor NeuralProcessImpl::log_likelihood_impl(const Task& task) {

@@ -28,7 +28,7 @@ ModelConfig::ModelConfig(const ModelConfig& other)
       heteroscedastic(other.heteroscedastic),
       min_stddev(other.min_stddev),
       input_scale(other.input_scale),
-      standardise_per_task(other.standardise_per_task),
+      centre_per_task(other.centre_per_task),
       m_options(other.m_options ? other.m_options->clone() : nullptr) {}
 
 ModelConfig& ModelConfig::operator=(const ModelConfig& other) {
@@ -53,7 +53,7 @@ nlohmann::json ModelConfig::to_json() const {
   json["heteroscedastic"] = heteroscedastic;
   json["min_stddev"] = min_stddev;
   json["input_scale"] = input_scale;
-  json["standardise_per_task"] = standardise_per_task;
+  json["centre_per_task"] = centre_per_task;
   return json;
 }
 
@@ -69,7 +69,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json) {
   read_json_field(json, "heteroscedastic", config.heteroscedastic, kConfigWhat);
   read_json_field(json, "min_stddev", config.min_stddev, kConfigWhat);
   read_json_field(json, "input_scale", config.input_scale, kConfigWhat);
-  read_json_field(json, "standardise_per_task", config.standardise_per_task, kConfigWhat);
+  read_json_field(json, "centre_per_task", config.centre_per_task, kConfigWhat);
   options_from_json(*config.m_options, json);
   return config;
 }
