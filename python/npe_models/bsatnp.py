@@ -11,7 +11,7 @@ from typing import Tuple
 import torch
 from torch import nn
 
-from .common import Mlp, gaussian_head, model_inputs, token_embedder
+from .common import Mlp, gaussian_head, model_inputs, output_only_token_inputs, token_embedder
 
 OPTIONS = ("dim_x", "dim_y", "dim_features", "dim_model", "num_layers", "num_heads", "head_dim",
            "share_layer_weights", "bias_features", "time_bias_features", "heteroscedastic",
@@ -122,19 +122,13 @@ class BSATNP(nn.Module):
     def forward(self, xc: torch.Tensor, yc: torch.Tensor,
                 xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         xc, yc, xt = model_inputs(xc, yc, xt, True, self.input_scale, self.dim_inputs)
-        b, nc, nt = xc.shape[0], xc.shape[1], xt.shape[1]
-        f = self.features
-        if f > 0:
-            first = xc.shape[-1] - f
-            zc = self.embed(torch.cat([yc, xc[..., first:], xc.new_zeros([b, nc, 1])], -1))
-            zt = self.embed(torch.cat([xt.new_zeros([b, nt, self.dim_y]), xt[..., first:],
-                                       xt.new_ones([b, nt, 1])], -1))
-            xc = xc[..., :first]
-            xt = xt[..., :first]
-        else:
-            zc = self.embed(torch.cat([yc, xc.new_zeros([b, nc, 1])], -1))
-            token = torch.cat([xt.new_zeros([self.dim_y]), xt.new_ones([1])])
-            zt = self.embed(token).expand(b, nt, self.dim_model)
+        b, nt = xt.shape[0], xt.shape[1]
+        context, targets, xc, xt = output_only_token_inputs(xc, yc, xt, self.dim_y,
+                                                            self.features)
+        zc = self.embed(context)
+        zt = self.embed(targets)
+        if self.features == 0:
+            zt = zt.expand(b, nt, self.dim_model)  # every target the same token
         for layer in self.layers:
             zc, zt = layer(zc, xc, zt, xt)
         return self.head(zt)

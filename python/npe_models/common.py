@@ -139,3 +139,30 @@ def model_inputs(xc: torch.Tensor, yc: torch.Tensor, xt: torch.Tensor,
         xc[..., :dc] *= input_scale
         xt[..., :dc] *= input_scale
     return xc.to(torch.float32), yc.to(torch.float32), xt.to(torch.float32)
+
+
+def output_only_token_inputs(xc: torch.Tensor, yc: torch.Tensor, xt: torch.Tensor, dim_y: int,
+                             features: int
+                             ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The inputs of translation-equivariant tokens (tokens.h: output_only_tokens), and the
+    inputs cut to their coordinates: context [y, 0] and every target the one token [0, 1]
+    (returned once, [Dy + 1]: embed it and expand); with `features` place features (the last
+    inputs), context [y, f, 0] and targets [0, f, 1], one per target."""
+    b, nc, nt = xc.shape[0], xc.shape[1], xt.shape[1]
+    if features > 0:
+        first = xc.shape[-1] - features
+        context = torch.cat([yc, xc[..., first:], xc.new_zeros([b, nc, 1])], -1)
+        targets = torch.cat([xt.new_zeros([b, nt, dim_y]), xt[..., first:],
+                             xt.new_ones([b, nt, 1])], -1)
+        return context, targets, xc[..., :first], xt[..., :first]
+    context = torch.cat([yc, xc.new_zeros([b, nc, 1])], -1)
+    return context, torch.cat([xt.new_zeros([dim_y]), xt.new_ones([1])]), xc, xt
+
+
+def input_output_token_inputs(xc: torch.Tensor, yc: torch.Tensor,
+                              xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The inputs of TNP tokens (tokens.h: input_output_tokens): context [x, y, 1], targets
+    [x, 0, 0]."""
+    b, nc, nt = xc.shape[0], xc.shape[1], xt.shape[1]
+    return (torch.cat([xc, yc, xc.new_ones([b, nc, 1])], -1),
+            torch.cat([xt, xt.new_zeros([b, nt, yc.shape[-1] + 1])], -1))

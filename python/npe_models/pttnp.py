@@ -10,7 +10,8 @@ from typing import Tuple
 import torch
 from torch import nn
 
-from .common import AttentionBlock, gaussian_head, model_inputs, token_embedder
+from .common import (AttentionBlock, gaussian_head, input_output_token_inputs, model_inputs,
+                     output_only_token_inputs, token_embedder)
 from .te_attention import TeAttentionBlock
 
 PTTNP_OPTIONS = ("dim_x", "dim_y", "dim_features", "dim_model", "num_layers", "num_heads",
@@ -67,10 +68,9 @@ class PTTNP(nn.Module):
     def forward(self, xc: torch.Tensor, yc: torch.Tensor,
                 xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         xc, yc, xt = model_inputs(xc, yc, xt, False, self.input_scale, self.dim_coordinates)
-        b, nc, nt = xc.shape[0], xc.shape[1], xt.shape[1]
-        zc = self.embed(torch.cat([xc, yc, xc.new_ones([b, nc, 1])], -1))
-        zt = self.embed(torch.cat([xt, xt.new_zeros([b, nt, self.dim_y + 1])], -1))
-        u = self.pseudo_tokens.unsqueeze(0).expand(b, -1, -1)
+        context, targets = input_output_token_inputs(xc, yc, xt)
+        zc, zt = self.embed(context), self.embed(targets)
+        u = self.pseudo_tokens.unsqueeze(0).expand(xc.shape[0], -1, -1)
         for layer in self.layers:
             u, zc, zt = layer(u, zc, zt)
         return self.head(zt)
@@ -156,18 +156,12 @@ class TEPTTNP(nn.Module):
                 xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         xc, yc, xt = model_inputs(xc, yc, xt, True, self.input_scale, self.dim_inputs)
         b, nc, nt = xc.shape[0], xc.shape[1], xt.shape[1]
-        f = self.token_features
-        if f > 0:
-            first = xc.shape[-1] - f
-            zc = self.embed(torch.cat([yc, xc[..., first:], xc.new_zeros([b, nc, 1])], -1))
-            zt = self.embed(torch.cat([xt.new_zeros([b, nt, self.dim_y]), xt[..., first:],
-                                       xt.new_ones([b, nt, 1])], -1))
-            xc = xc[..., :first]
-            xt = xt[..., :first]
-        else:
-            zc = self.embed(torch.cat([yc, xc.new_zeros([b, nc, 1])], -1))
-            token = torch.cat([xt.new_zeros([self.dim_y]), xt.new_ones([1])])
-            zt = self.embed(token).expand(b, nt, self.dim_model)
+        context, targets, xc, xt = output_only_token_inputs(xc, yc, xt, self.dim_y,
+                                                            self.token_features)
+        zc = self.embed(context)
+        zt = self.embed(targets)
+        if self.token_features == 0:
+            zt = zt.expand(b, nt, self.dim_model)  # every target the same token
         u = self.pseudo_tokens.unsqueeze(0).expand(b, -1, -1)
         # Pseudo-locations that translate exactly with the data (eq. 11, or the context mean;
         # without context the targets' mean).

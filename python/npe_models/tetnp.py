@@ -8,7 +8,7 @@ from typing import Tuple
 import torch
 from torch import nn
 
-from .common import gaussian_head, model_inputs, token_embedder
+from .common import gaussian_head, model_inputs, output_only_token_inputs, token_embedder
 from .te_attention import TeAttentionBlock
 
 OPTIONS = ("dim_x", "dim_y", "dim_features", "dim_model", "num_layers", "num_heads", "head_dim",
@@ -83,19 +83,13 @@ class TeTnpBase(nn.Module):
 
     def encode(self, xc: torch.Tensor, yc: torch.Tensor,
                xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        b, nc, nt = xc.shape[0], xc.shape[1], xt.shape[1]
-        f = self.token_features
-        if f > 0:
-            first = xc.shape[-1] - f
-            zc = self.embed(torch.cat([yc, xc[..., first:], xc.new_zeros([b, nc, 1])], -1))
-            zt = self.embed(torch.cat([xt.new_zeros([b, nt, self.dim_y]), xt[..., first:],
-                                       xt.new_ones([b, nt, 1])], -1))
-            xc = xc[..., :first]
-            xt = xt[..., :first]
-        else:
-            zc = self.embed(torch.cat([yc, xc.new_zeros([b, nc, 1])], -1))
-            token = torch.cat([xt.new_zeros([self.dim_y]), xt.new_ones([1])])
-            zt = self.embed(token).expand(b, nt, self.dim_model)
+        b, nt = xt.shape[0], xt.shape[1]
+        context, targets, xc, xt = output_only_token_inputs(xc, yc, xt, self.dim_y,
+                                                            self.token_features)
+        zc = self.embed(context)
+        zt = self.embed(targets)
+        if self.token_features == 0:
+            zt = zt.expand(b, nt, self.dim_model)  # every target the same token
         for layer in self.layers:
             zc, xc, zt, xt = layer(zc, xc, zt, xt)
         return zt, xt

@@ -7,7 +7,8 @@ from typing import Tuple
 import torch
 from torch import nn
 
-from .common import AttentionBlock, gaussian_head, model_inputs, token_embedder
+from .common import (AttentionBlock, gaussian_head, input_output_token_inputs, model_inputs,
+                     token_embedder)
 
 OPTIONS = ("dim_x", "dim_y", "dim_features", "dim_model", "num_layers", "num_heads", "head_dim",
            "heteroscedastic", "min_stddev", "input_scale")
@@ -42,11 +43,8 @@ class TNP(nn.Module):
     def forward(self, xc: torch.Tensor, yc: torch.Tensor,
                 xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         xc, yc, xt = model_inputs(xc, yc, xt, False, self.input_scale, self.dim_coordinates)
-        b, nc, nt = xc.shape[0], xc.shape[1], xt.shape[1]
-        zc = self.embed(torch.cat([xc, yc, torch.ones([b, nc, 1], dtype=xc.dtype,
-                                                      device=xc.device)], -1))
-        zt = self.embed(torch.cat([xt, torch.zeros([b, nt, self.dim_y + 1], dtype=xt.dtype,
-                                                   device=xt.device)], -1))
+        context, targets = input_output_token_inputs(xc, yc, xt)
+        zc, zt = self.embed(context), self.embed(targets)
         for layer in self.layers:
             zc, zt = layer(zc, zt)
         return self.head(zt)

@@ -7,7 +7,8 @@ from typing import Tuple
 import torch
 from torch import nn
 
-from .common import AttentionBlock, gaussian_head, model_inputs, token_embedder
+from .common import (AttentionBlock, gaussian_head, input_output_token_inputs, model_inputs,
+                     token_embedder)
 
 OPTIONS = ("dim_x", "dim_y", "dim_features", "dim_model", "num_layers", "num_heads", "head_dim",
            "heteroscedastic", "min_stddev", "input_scale")
@@ -29,10 +30,9 @@ class TnpdBase(nn.Module):
 
     def encode(self, xc: torch.Tensor, yc: torch.Tensor, xt: torch.Tensor) -> torch.Tensor:
         """Target tokens after the last layer."""
-        b, nc, nt = xc.shape[0], xc.shape[1], xt.shape[1]
-        zc = self.embed(torch.cat([xc, yc, xc.new_ones([b, nc, 1])], -1))
-        zt = self.embed(torch.cat([xt, xt.new_zeros([b, nt, self.dim_y + 1])], -1))
-        z = torch.cat([zc, zt], 1)
+        nc = xc.shape[1]
+        context, targets = input_output_token_inputs(xc, yc, xt)
+        z = torch.cat([self.embed(context), self.embed(targets)], 1)
         for layer in self.layers:
             z = layer(z, z[:, :nc])
         return z[:, nc:]

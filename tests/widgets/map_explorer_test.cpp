@@ -36,13 +36,8 @@ namespace {
 // Without OpenGL (the offscreen platform, where xvfb-run is missing) the tab makes no map view.
 constexpr const char* kNoView = "no OpenGL on this display platform, so no map view";
 
-// A tiny untrained TE-PT-TNP saved as if trained on the ERA5 task.
-// A tiny TE-PT-TNP on the tab's ERA5 tasks; without place features as checkpoints were
-// written before elevation and land fraction became inputs.
-QString write_map_checkpoint(const QTemporaryDir& dir, bool place_features = true) {
-  npe::Era5TaskConfig task;
-  if (!place_features) task.features.clear();
-  npe::Era5TaskSource source(task);
+// A tiny untrained TE-PT-TNP's configuration for `source`'s tasks.
+npe::ModelConfig tiny_tepttnp(const npe::TaskSource& source) {
   auto config = npe::default_model_config("tepttnp", "small", source);
   config.options<npe::TransformerOptions>().dim_model = 16;
   config.options<npe::TransformerOptions>().num_layers = 1;
@@ -50,6 +45,16 @@ QString write_map_checkpoint(const QTemporaryDir& dir, bool place_features = tru
   config.options<npe::TransformerOptions>().head_dim = 8;
   config.options<npe::TeAttentionOptions>().pairwise_width = 8;
   config.options<npe::PseudoTokenOptions>().num_pseudo_tokens = 4;
+  return config;
+}
+
+// A tiny TE-PT-TNP on the tab's ERA5 tasks; without place features as checkpoints were
+// written before elevation and land fraction became inputs.
+QString write_map_checkpoint(const QTemporaryDir& dir, bool place_features = true) {
+  npe::Era5TaskConfig task;
+  if (!place_features) task.features.clear();
+  npe::Era5TaskSource source(task);
+  const auto config = tiny_tepttnp(source);
   auto model = npe::make_model(config);
   npe::CheckpointMetadata metadata;
   metadata.model = config;
@@ -345,13 +350,7 @@ class MapExplorerTest : public QObject {
     std::filesystem::copy_file(npe::default_era5_path(), grid.toStdString());
     const auto source =
         npe::make_task_source("gridded", {{"data", grid.toStdString()}, {"block_days", 4}});
-    auto config = npe::default_model_config("tepttnp", "small", *source);
-    config.options<npe::TransformerOptions>().dim_model = 16;
-    config.options<npe::TransformerOptions>().num_layers = 1;
-    config.options<npe::TransformerOptions>().num_heads = 2;
-    config.options<npe::TransformerOptions>().head_dim = 8;
-    config.options<npe::TeAttentionOptions>().pairwise_width = 8;
-    config.options<npe::PseudoTokenOptions>().num_pseudo_tokens = 4;
+    const auto config = tiny_tepttnp(*source);
     npe::CheckpointMetadata metadata;
     metadata.model = config;
     metadata.task = source->to_json();
