@@ -230,7 +230,7 @@ TEST(ModelSpecs, MetadataListingEveryKindsFieldsStillLoads) {
   // rho, with place features (if any) in the tokens.
   EXPECT_EQ(config.options<TeAttentionOptions>().distance_frequencies, 0);
   EXPECT_EQ(config.options<TeAttentionOptions>().place_features, "tokens");
-  EXPECT_EQ(recorded.size(), 8u + 9u);  // the common fields and TE-TNP's nine options
+  EXPECT_EQ(recorded.size(), 8u + 9u);   // the common fields and TE-TNP's nine options
   EXPECT_FALSE(config.centre_per_task);  // written before it existed: off
   EXPECT_EQ(ModelConfig::from_json(recorded).to_json(), recorded);
 }

@@ -69,8 +69,7 @@ TEST(TrainingRegime, GriddedTasksGiveTheirCountsAndTheSideThatTrained) {
   const auto north = regime_warnings(regime, std::vector<double>(100, 0.5));
   ASSERT_EQ(north.size(), 1u);
   EXPECT_EQ(north[0], "stations north of 54° N, where it did not train");
-  EXPECT_EQ(regime_warnings(regime, std::vector<double>(400, -3.0))[0],
-            "400 context points > 375");
+  EXPECT_EQ(regime_warnings(regime, std::vector<double>(400, -3.0))[0], "400 context points > 375");
   EXPECT_TRUE(regime_warnings(training_regime(task, true), std::vector<double>(100, 9.0)).empty());
   // Trained on the north: the south is where it did not.
   auto south_tests = task;
@@ -97,8 +96,8 @@ TEST(TrainingRegime, TranslatedImageTasksGiveTheirCountsAndTranslations) {
   const auto moved = regime_warnings(regime, context, {0.0, -9.0});
   ASSERT_EQ(moved.size(), 1u);
   EXPECT_EQ(moved[0], "Δ beyond the training translations: |Δ| = 9 > 4");
-  EXPECT_TRUE(regime_warnings(training_regime(central.to_json(), true), context, {0.0, -9.0})
-                  .empty());
+  EXPECT_TRUE(
+      regime_warnings(training_regime(central.to_json(), true), context, {0.0, -9.0}).empty());
   EXPECT_EQ(regime_warnings(regime, std::vector<double>(2000, 20.0))[0],
             "2000 context points > 1045");
 }

@@ -25,9 +25,9 @@ TrainingRegime gridded_regime(const nlohmann::json& task, bool translation_equiv
   const auto n = window * window * task.at("time_steps").get<int64_t>();
   regime.min_context =
       static_cast<int64_t>(std::ceil(task.at("min_context_fraction").get<double>() * double(n)));
-  regime.max_context = std::max(
-      regime.min_context,
-      static_cast<int64_t>(task.at("max_context_fraction").get<double>() * double(n)));
+  regime.max_context =
+      std::max(regime.min_context,
+               static_cast<int64_t>(task.at("max_context_fraction").get<double>() * double(n)));
   const auto& split = task.at("split_latitude");
   const bool north_tests = task.value("test_region", std::string("north")) == "north";
   const double inf = std::numeric_limits<double>::infinity();
@@ -116,10 +116,9 @@ std::vector<std::string> regime_warnings(const TrainingRegime& regime,
   if (!regime.translation_equivariant && !context_x.empty()) {
     const auto [low, high] = std::minmax_element(context_x.begin(), context_x.end());
     if (*low < regime.context_low || *high > regime.context_high) {
-      warnings.push_back(!regime.beyond.empty()
-                             ? regime.beyond
-                             : "context beyond [" + format(regime.context_low) + ", " +
-                                   format(regime.context_high) + "]");
+      warnings.push_back(!regime.beyond.empty() ? regime.beyond
+                                                : "context beyond [" + format(regime.context_low) +
+                                                      ", " + format(regime.context_high) + "]");
     }
   }
   double largest = 0.0;

@@ -155,8 +155,9 @@ Prediction ConvCnp2dImpl::predict_grid(const torch::Tensor& values, const torch:
     throw ConfigError("this ConvCNP 2-D takes place features: predict through its inputs");
   }
   if (config().centre_per_task) {
-    throw ConfigError("this ConvCNP 2-D centres each task on its context: predict through its "
-                      "inputs");
+    throw ConfigError(
+        "this ConvCNP 2-D centres each task on its context: predict through its "
+        "inputs");
   }
   return run_grid(values, mask, {});
 }
