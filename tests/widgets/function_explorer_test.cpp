@@ -27,6 +27,8 @@
 #include "common/prediction_service.h"
 #include "common/shift_control.h"
 #include "function1d/context_editor.h"
+#include "function1d/episode_box.h"
+#include "function1d/episode_runner.h"
 #include "function1d/function_explorer.h"
 #include "function1d/function_plot.h"
 #include "function1d/function_session.h"
@@ -37,6 +39,7 @@
 #include "function1d/point_set.h"
 #include "function1d/suggestion_box.h"
 #include "function1d/sweep_dialog.h"
+#include "function1d/truth_episode.h"
 #include "npe/data/gp_oracle.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/point_table.h"
@@ -1071,6 +1074,141 @@ class FunctionExplorerTest : public QObject {
     QVERIFY(!m_explorer->plot()->hasAcquisition());
     QVERIFY(!suggester->proposal().has_value());
     QVERIFY(m_explorer->session().suggestion_model.isEmpty());
+  }
+
+  // Issue 107 §2: an episode's observation is the hidden truth plus the noise of its stated σ
+  // (the same draw k in every strategy's run and on a replay); the strategies observe where they
+  // say; every shown model's held-out RMSE and LL are recorded after each observation and drawn;
+  // a replay with the same seed repeats the random places; sessions keep episodes; End reveals.
+  void observeTheTruthEpisodes() {
+    using npe::widgets::ObserveStrategy;
+    auto* box = m_explorer->episodeBox();
+    auto* runner = m_explorer->episodeRunner();
+    auto* truth_box = m_explorer->findChild<npe::widgets::GroundTruthBox*>();
+    QVERIFY(truth_box && truth_box->showTruth());
+    const std::vector<QPointF> start{QPointF(-1.0, 0.3), QPointF(0.5, -0.2)};
+    m_explorer->undoStack()->push(
+        new npe::widgets::ReplacePointsCommand(m_explorer->points(), start, "start"));
+    m_explorer->plot()->xAxis->setRange(-4, 4);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    const auto& truth = truth_box->truth();
+
+    // The noise of the stated σ: 4,000 draws of one episode.
+    {
+      const npe::widgets::TruthEpisode episode({}, 7, 0.3);
+      double sum = 0, squares = 0;
+      constexpr int n = 4000;
+      for (int k = 0; k < n; ++k) {
+        sum += episode.noise(k);
+        squares += episode.noise(k) * episode.noise(k);
+      }
+      const double mean = sum / n, sd = std::sqrt(squares / n - mean * mean);
+      QVERIFY2(std::abs(mean) < 4 * 0.3 / std::sqrt(n), qPrintable(QString::number(mean)));
+      QVERIFY2(std::abs(sd / 0.3 - 1) < 0.05, qPrintable(QString::number(sd)));
+    }
+
+    box->setStrategy(ObserveStrategy::random_place);
+    runner->observe(3);
+    QVERIFY(runner->episode().has_value());
+    QVERIFY(!truth_box->showTruth());  // hidden while the episode runs
+    QTRY_VERIFY_WITH_TIMEOUT(
+        runner->episode()->observed(ObserveStrategy::random_place) == 3 && runner->pending() == 0,
+        60000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        runner->episode()->run(ObserveStrategy::random_place)->scores.at("gp-oracle").size(),
+        size_t(4), 60000);
+    const auto& episode = *runner->episode();
+    const auto* random_run = episode.run(ObserveStrategy::random_place);
+    QVERIFY(random_run);
+    const auto random_places = random_run->observations;
+    QCOMPARE(m_explorer->points()->size(), 5);
+    for (int k = 0; k < 3; ++k) {
+      const auto& p = random_places[size_t(k)];
+      QCOMPARE(m_explorer->points()->points()[size_t(2 + k)], p);
+      QVERIFY(p.x() >= -4 && p.x() <= 4);
+      QVERIFY(std::abs(p.y() - (truth.value(p.x()) + episode.noise(k))) < 1e-12);
+    }
+    // Every shown model has a score after 0 to 3 observations, and the plot draws them.
+    const auto& oracle_scores = random_run->scores.at("gp-oracle");
+    QCOMPARE(oracle_scores.size(), size_t(4));
+    for (const auto& score : oracle_scores) {
+      QVERIFY(std::isfinite(score.rmse) && score.rmse > 0 && std::isfinite(score.ll));
+    }
+    QTRY_VERIFY(box->curves()->graphCount() > 0);
+    bool drawn = false;
+    for (int g = 0; g < box->curves()->graphCount(); ++g) {
+      drawn = drawn || box->curves()->graph(g)->dataCount() == 4;
+    }
+    QVERIFY(drawn);
+
+    // GP uncertainty sampling: its own run, from the start context, with the same noise draws;
+    // it observes where the oracle's std over the view is largest, which after a first
+    // observation is never on it.
+    box->setStrategy(ObserveStrategy::gp_uncertainty);
+    QCOMPARE(m_explorer->points()->points(), start);
+    runner->observe(2);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        runner->episode()->observed(ObserveStrategy::gp_uncertainty) == 2 && runner->pending() == 0,
+        60000);
+    // The scores after the last observation come with its prediction round.
+    QTRY_COMPARE_WITH_TIMEOUT(
+        runner->episode()->run(ObserveStrategy::gp_uncertainty)->scores.at("gp-oracle").size(),
+        size_t(3), 60000);
+    const auto gp_places = runner->episode()->run(ObserveStrategy::gp_uncertainty)->observations;
+    for (int k = 0; k < 2; ++k) {
+      const auto& p = gp_places[size_t(k)];
+      QVERIFY(std::abs(p.y() - (truth.value(p.x()) + runner->episode()->noise(k))) < 1e-12);
+    }
+    QVERIFY(std::abs(gp_places[0].x() - gp_places[1].x()) > 0.5);
+    // The context's far edge is where a GP knows least.
+    QVERIFY2(std::abs(gp_places[0].x()) > 2.5, qPrintable(QString::number(gp_places[0].x())));
+
+    // Back to the random run: its context; a replay repeats its places.
+    box->setStrategy(ObserveStrategy::random_place);
+    QCOMPARE(m_explorer->points()->size(), 5);
+    runner->replay();
+    QCOMPARE(m_explorer->points()->points(), start);
+    QCOMPARE(runner->episode()->observed(ObserveStrategy::random_place), 0);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    runner->observe(3);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        runner->episode()->observed(ObserveStrategy::random_place) == 3 && runner->pending() == 0,
+        60000);
+    QCOMPARE(runner->episode()->run(ObserveStrategy::random_place)->observations, random_places);
+
+    // The user's click: the truth answers at the clicked x, not at the clicked height.
+    box->setStrategy(ObserveStrategy::click);
+    QCOMPARE(m_explorer->points()->points(), start);
+    runner->observe(1);
+    auto* plot = m_explorer->plot();
+    QTest::mouseClick(plot, Qt::LeftButton, {}, plot->toPixel({1.5, -1.5}).toPoint());
+    QCOMPARE(m_explorer->points()->size(), 3);
+    const auto clicked = m_explorer->points()->points().back();
+    QVERIFY(std::abs(clicked.x() - 1.5) < 0.05);
+    QVERIFY(std::abs(clicked.y() - (truth.value(clicked.x()) + runner->episode()->noise(0))) <
+            1e-12);
+
+    // A session keeps the episode: its runs, places and scores.
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    const auto session = m_explorer->session();
+    const auto back = npe::widgets::Session::from_json(session.to_json());
+    QVERIFY(back.episode.has_value());
+    QCOMPARE(back.episode_strategy, QString("click"));
+    QCOMPARE(back.episode->runs().size(), size_t(3));
+    QCOMPARE(back.episode->run(ObserveStrategy::random_place)->observations, random_places);
+    QCOMPARE(back.episode->run(ObserveStrategy::gp_uncertainty)->scores.at("gp-oracle").size(),
+             size_t(3));
+    QCOMPARE(back.episode->noise(2), runner->episode()->noise(2));
+    runner->end();
+    QVERIFY(!runner->episode().has_value());
+    QVERIFY(truth_box->showTruth());
+    m_explorer->applySession(back);
+    QVERIFY(runner->episode().has_value());
+    QCOMPARE(box->strategy(), ObserveStrategy::click);
+    QCOMPARE(runner->episode()->run(ObserveStrategy::random_place)->observations, random_places);
+    // A session's broken episode is an error in words.
+    QVERIFY_THROWS_EXCEPTION(npe::DataError,
+                             npe::widgets::TruthEpisode::from_json(QJsonObject{{"seed", "x"}}));
   }
 
   void anInactiveTabDefersItsRoundsUntilActive() {

@@ -20,6 +20,8 @@
 #include "function1d/bands_choice.h"
 #include "function1d/context_editor.h"
 #include "function1d/correlation_overlay.h"
+#include "function1d/episode_box.h"
+#include "function1d/episode_runner.h"
 #include "function1d/function_table.h"
 #include "function1d/gp_baselines.h"
 #include "function1d/ground_truth_box.h"
@@ -82,7 +84,10 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
 
   layOutViewAndControls(left, buildSidePanel(), 340);
 
-  connect(m_plot, &FunctionPlot::addRequested, m_context, &ContextEditor::add);
+  // A click adds a context point, unless an episode observes where the user clicks.
+  connect(m_plot, &FunctionPlot::addRequested, this, [this](QPointF point) {
+    if (!m_episode_runner->takeClick(point.x())) m_context->add(point);
+  });
   connect(m_plot, &FunctionPlot::moveRequested, m_context, &ContextEditor::move);
   connect(m_plot, &FunctionPlot::removeRequested, m_context, &ContextEditor::remove);
   connect(m_plot, &FunctionPlot::hovered, this, &FunctionExplorer::onHovered);
@@ -113,6 +118,9 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   m_suggester = new ObservationSuggester(
       m_plot, service, m_model_list, m_suggestion_box, [this] { return scene(); }, this);
   connect(m_suggester, &ObservationSuggester::addRequested, m_context, &ContextEditor::add);
+  m_episode_runner = new EpisodeRunner(m_episode_box, m_context, m_truth_box, m_controller,
+                                       m_suggester, m_suggestion_box, this);
+  connect(m_episode_runner, &EpisodeRunner::statusMessage, this, &ExplorerPanel::statusMessage);
   connect(m_suggester, &ObservationSuggester::answered, this, [this] {
     if (const auto proposal = m_suggester->proposal()) {
       Q_EMIT statusMessage(tr("Where to observe next: %1 proposes x = %2 (%3 ms)")
@@ -220,6 +228,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
   connect(m_aids, &TeachingAidsBox::sweepRequested, this, &FunctionExplorer::openSweep);
   connect(m_aids, &TeachingAidsBox::attentionOff, m_plot, &FunctionPlot::clearAttention);
   m_suggestion_box = new SuggestionBox(panel);
+  m_episode_box = new EpisodeBox(panel);
 
   m_samples = new SamplesBox(kCorrelationSamples, panel);
   connect(m_samples, &SamplesBox::requestChanged, this, [this] { schedulePredictions(false); });
@@ -235,6 +244,7 @@ QWidget* FunctionExplorer::buildSidePanel() {
   column->addWidget(m_samples);
   column->addWidget(m_aids);
   column->addWidget(m_suggestion_box);
+  column->addWidget(m_episode_box);
   column->addStretch(1);
   return panel;
 }
@@ -618,6 +628,9 @@ Session FunctionExplorer::session() const {
                            ? "predictive_std"
                            : "variance_reduction";
   s.checkpoints = m_model_list->userCheckpoints();
+  s.episode = m_episode_runner->episode();
+  s.episode_strategy = strategy_id(m_episode_box->strategy());
+  s.episode_plots_ll = m_episode_box->showsLogLikelihood();
   s.has_view = true;
   s.view_x_low = m_plot->xAxis->range().lower;
   s.view_x_high = m_plot->xAxis->range().upper;
@@ -681,6 +694,12 @@ void FunctionExplorer::applySession(const Session& s) {
     QSignalBlocker block(m_context->points());
     m_context->points()->replace(s.context);
   }
+  {
+    const QSignalBlocker block(m_episode_box);  // its strategy would switch the context
+    m_episode_box->setStrategy(strategy_from_id(s.episode_strategy));
+    m_episode_box->setShowsLogLikelihood(s.episode_plots_ll);
+  }
+  m_episode_runner->restore(s.episode);
   m_context->setShift(s.shift + 1.0);  // force setShift to apply
   m_user_view = s.has_view;
   setShift(s.shift);

@@ -20,6 +20,8 @@ class QUndoStack;
 namespace npe::widgets {
 
 class AttentionProbe;
+class EpisodeBox;
+class EpisodeRunner;
 class ObservationSuggester;
 class SuggestionBox;
 class BandsChoice;
@@ -93,6 +95,9 @@ class FunctionExplorer final : public ExplorerPanel {
   /// "Where to observe next?": its controls and the proposal shown.
   SuggestionBox* suggestionBox() const { return m_suggestion_box; }
   ObservationSuggester* suggester() const { return m_suggester; }
+  /// "Observe the truth": its controls and the episode it runs.
+  EpisodeBox* episodeBox() const { return m_episode_box; }
+  EpisodeRunner* episodeRunner() const { return m_episode_runner; }
   /// Hover at x as the mouse would (for tests).
   void hoverAt(double x) { onHovered(x); }
 
@@ -142,6 +147,8 @@ class FunctionExplorer final : public ExplorerPanel {
   AttentionProbe* m_attention = nullptr;
   SuggestionBox* m_suggestion_box = nullptr;
   ObservationSuggester* m_suggester = nullptr;
+  EpisodeBox* m_episode_box = nullptr;
+  EpisodeRunner* m_episode_runner = nullptr;
   // Joint predictions: samples and the correlation shown on hover.
   SamplesBox* m_samples = nullptr;
   uint64_t m_draw_seed = 1;

@@ -53,6 +53,10 @@ QJsonObject Session::to_json() const {
   if (!suggestion_model.isEmpty()) {
     json["suggestion"] = QJsonObject{{"model", suggestion_model}, {"score", suggestion_score}};
   }
+  QJsonObject episode_json{{"strategy", episode_strategy},
+                           {"plot", episode_plots_ll ? "ll" : "rmse"}};
+  if (episode) episode_json["episode"] = episode->to_json();
+  json["observe_the_truth"] = episode_json;
   if (has_view) {
     json["view"] = QJsonObject{{"x", QJsonArray{view_x_low, view_x_high}},
                                {"y", QJsonArray{view_y_low, view_y_high}}};
@@ -124,6 +128,15 @@ Session Session::from_json(const QJsonObject& json) {
     s.suggestion_score = suggestion.value("score").toString("variance_reduction");
     if (s.suggestion_score != "variance_reduction" && s.suggestion_score != "predictive_std") {
       fail("the suggestion's 'score' must be \"variance_reduction\" or \"predictive_std\"");
+    }
+  }
+  if (json.contains("observe_the_truth")) {
+    const auto observe = json.value("observe_the_truth").toObject();
+    s.episode_strategy = observe.value("strategy").toString("gp-uncertainty");
+    strategy_from_id(s.episode_strategy);  // throws for an unknown one
+    s.episode_plots_ll = observe.value("plot").toString("rmse") == "ll";
+    if (observe.contains("episode")) {
+      s.episode = TruthEpisode::from_json(observe.value("episode").toObject());
     }
   }
   if (json.contains("view")) {

@@ -2,6 +2,7 @@
 // The 1-D explorer's section of a session file: ground truth, context points, shift, models
 // and view (common/session_file.h holds the sections of every tab).
 
+#include <optional>
 #include <vector>
 
 #include <QJsonObject>
@@ -9,6 +10,7 @@
 #include <QString>
 #include <QStringList>
 
+#include "function1d/truth_episode.h"
 #include "ground_truth.h"
 
 namespace npe::widgets {
@@ -41,6 +43,11 @@ struct Session {
   /// ("variance_reduction" or "predictive_std").
   QString suggestion_model;
   QString suggestion_score = "variance_reduction";
+  /// "Observe the truth": the episode (none: nullopt), the strategy chosen ("suggestion",
+  /// "gp-uncertainty", "random" or "click") and whether its plot shows the log-likelihood.
+  std::optional<TruthEpisode> episode;
+  QString episode_strategy = "gp-uncertainty";
+  bool episode_plots_ll = false;
   bool has_view = false;
   double view_x_low = -4, view_x_high = 4, view_y_low = -3, view_y_high = 3;
 

@@ -205,6 +205,10 @@ bool GroundTruthBox::showTruth() const {
   return m_show_truth->isChecked();
 }
 
+void GroundTruthBox::setShowTruth(bool show) {
+  m_show_truth->setChecked(show);
+}
+
 int GroundTruthBox::sampleCount() const {
   return m_sample_count->value();
 }

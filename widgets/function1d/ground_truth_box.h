@@ -47,6 +47,8 @@ class GroundTruthBox final : public QGroupBox {
   /// brings the same function).
   const GroundTruth& truth() const { return m_truth; }
   bool showTruth() const;
+  /// Shows or hides the truth as its checkbox would (emits showTruthToggled on a change).
+  void setShowTruth(bool show);
   /// How many points "Sample context" draws.
   int sampleCount() const;
   /// Shows these settings and makes their function, without emitting signals (restoring a

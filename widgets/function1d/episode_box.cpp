@@ -1,0 +1,206 @@
+#include "function1d/episode_box.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+
+#include "common/custom_plot.h"
+#include "common/model_list.h"
+
+namespace npe::widgets {
+namespace {
+
+Qt::PenStyle strategy_pen(ObserveStrategy strategy) {
+  switch (strategy) {
+    case ObserveStrategy::suggestion:
+      return Qt::SolidLine;
+    case ObserveStrategy::gp_uncertainty:
+      return Qt::DashLine;
+    case ObserveStrategy::random_place:
+      return Qt::DotLine;
+    case ObserveStrategy::click:
+      return Qt::DashDotLine;
+  }
+  return Qt::SolidLine;
+}
+
+QString strategy_tip(ObserveStrategy strategy) {
+  switch (strategy) {
+    case ObserveStrategy::suggestion:
+      return QObject::tr(
+          "Observe where \"Where to observe next?\" proposes: the chosen model and score (switch "
+          "it on there)");
+    case ObserveStrategy::gp_uncertainty:
+      return QObject::tr(
+          "Observe where the GP oracle (the truth's own kernel) is least certain over the view: "
+          "classical uncertainty sampling");
+    case ObserveStrategy::random_place:
+      return QObject::tr("Observe at a random place in the view (the same places on a replay)");
+    case ObserveStrategy::click:
+      return QObject::tr(
+          "Click on the plot: the truth answers at that x (the click's height is ignored)");
+  }
+  return {};
+}
+
+}  // namespace
+
+EpisodeBox::EpisodeBox(QWidget* parent) : QGroupBox(tr("Observe the truth"), parent) {
+  setToolTip(
+      tr("An episode: the function is hidden, and each observation is its value at a place "
+         "chosen by a strategy plus noise of the truth's σ. The plot tracks the shown models' "
+         "held-out error as observations are added; Replay runs another strategy from the same "
+         "start, with the same noise, on the same hidden function"));
+  auto* form = new QFormLayout(this);
+  m_strategy = new QComboBox(this);
+  m_strategy->setObjectName("episode_strategy");
+  for (const auto strategy : kObserveStrategies) {
+    m_strategy->addItem(strategy_name(strategy), strategy_id(strategy));
+    m_strategy->setItemData(m_strategy->count() - 1, strategy_tip(strategy), Qt::ToolTipRole);
+  }
+  m_strategy->setCurrentIndex(1);  // GP uncertainty sampling: works with no other setting
+  form->addRow(tr("Where"), m_strategy);
+
+  m_observe = new QPushButton(tr("Observe"), this);
+  m_observe->setObjectName("episode_observe");
+  m_observe->setToolTip(
+      tr("One observation of the hidden truth (starts an episode: the truth "
+         "is hidden, the context kept as its start)"));
+  m_observe_five = new QPushButton(tr("×5"), this);
+  m_observe_five->setToolTip(tr("Five observations, one prediction round apart"));
+  m_replay = new QPushButton(tr("Replay"), this);
+  m_replay->setToolTip(
+      tr("Back to the episode's start context: the strategy chosen now observes again from "
+         "there (its earlier run is replaced)"));
+  m_end = new QPushButton(tr("End"), this);
+  m_end->setToolTip(tr("End the episode and show the truth again (the curves are cleared)"));
+  auto* buttons = new QHBoxLayout;
+  for (auto* button : {m_observe, m_observe_five, m_replay, m_end}) buttons->addWidget(button);
+  form->addRow(buttons);
+
+  m_measure = new QComboBox(this);
+  m_measure->addItem(tr("Held-out RMSE (lower is better)"));
+  m_measure->addItem(tr("Held-out log-likelihood (higher is better)"));
+  form->addRow(tr("Plot"), m_measure);
+
+  m_curves = new QCustomPlot(this);
+  m_curves->setObjectName("episode_curves");
+  m_curves->setMinimumHeight(170);
+  m_curves->setInteractions({});
+  m_curves->xAxis->setLabel(tr("observations"));
+  m_curves->legend->setVisible(true);
+  auto font = m_curves->legend->font();
+  font.setPointSizeF(font.pointSizeF() * 0.8);
+  m_curves->legend->setFont(font);
+  m_curves->legend->setRowSpacing(-3);
+  m_curves->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  form->addRow(m_curves);
+  m_status = new QLabel(this);
+  m_status->setWordWrap(true);
+  form->addRow(m_status);
+  setRunning(false);
+
+  connect(m_observe, &QPushButton::clicked, this, [this] { Q_EMIT observeRequested(1); });
+  connect(m_observe_five, &QPushButton::clicked, this, [this] { Q_EMIT observeRequested(5); });
+  connect(m_replay, &QPushButton::clicked, this, &EpisodeBox::replayRequested);
+  connect(m_end, &QPushButton::clicked, this, &EpisodeBox::endRequested);
+  connect(m_strategy, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          &EpisodeBox::strategyChanged);
+  connect(m_measure, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          &EpisodeBox::strategyChanged);
+}
+
+ObserveStrategy EpisodeBox::strategy() const {
+  return strategy_from_id(m_strategy->currentData().toString());
+}
+
+void EpisodeBox::setStrategy(ObserveStrategy strategy) {
+  m_strategy->setCurrentIndex(m_strategy->findData(strategy_id(strategy)));
+}
+
+bool EpisodeBox::showsLogLikelihood() const {
+  return m_measure->currentIndex() == 1;
+}
+
+void EpisodeBox::setShowsLogLikelihood(bool ll) {
+  m_measure->setCurrentIndex(ll ? 1 : 0);
+}
+
+void EpisodeBox::showEpisode(const TruthEpisode* episode, const ModelList& models) {
+  m_curves->clearGraphs();
+  m_curves->legend->clearItems();
+  if (!episode) {
+    m_curves->replot();
+    return;
+  }
+  const bool ll = showsLogLikelihood();
+  m_curves->yAxis->setLabel(ll ? tr("held-out LL") : tr("held-out RMSE"));
+  // The legend names each strategy once (its line style, in grey) and each model once (its
+  // colour): strategies × models entries would fill the plot.
+  std::vector<QString> models_drawn;
+  double max_count = 1.0;
+  for (const auto& run : episode->runs()) {
+    bool drawn = false;
+    for (const auto& [id, scores] : run.scores) {
+      const auto* entry = models.find(id);
+      if (!entry || !entry->enabled) continue;
+      QVector<double> x, y;
+      for (size_t n = 0; n < scores.size(); ++n) {
+        const double value = ll ? scores[n].ll : scores[n].rmse;
+        if (!std::isfinite(value)) continue;
+        x.push_back(double(n));
+        y.push_back(value);
+      }
+      if (x.isEmpty()) continue;
+      max_count = std::max(max_count, x.back());
+      auto* graph = m_curves->addGraph();
+      graph->setPen(QPen(entry->colour, 1.6, strategy_pen(run.strategy)));
+      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, entry->colour, 4));
+      graph->setData(x, y, true);
+      graph->removeFromLegend();
+      drawn = true;
+      if (std::find(models_drawn.begin(), models_drawn.end(), id) == models_drawn.end()) {
+        models_drawn.push_back(id);
+      }
+    }
+    if (drawn) {
+      auto* key = m_curves->addGraph();
+      key->setPen(QPen(Qt::darkGray, 1.6, strategy_pen(run.strategy)));
+      key->setName(strategy_name(run.strategy));
+    }
+  }
+  for (const auto& id : models_drawn) {
+    const auto* entry = models.find(id);
+    auto* key = m_curves->addGraph();
+    key->setPen(QPen(entry->colour, 3.0));
+    key->setName(entry->name);
+  }
+  m_curves->rescaleAxes(true);
+  m_curves->xAxis->setRange(0.0, max_count);
+  const auto y = m_curves->yAxis->range();
+  const double pad = std::max(0.05 * y.size(), 1e-3);
+  m_curves->yAxis->setRange(y.lower - pad, y.upper + pad);
+  m_curves->replot();
+}
+
+void EpisodeBox::setStatus(const QString& text) {
+  m_status->setText(text);
+}
+
+void EpisodeBox::setObservable(bool observable, const QString& why) {
+  m_observe->setEnabled(observable);
+  m_observe_five->setEnabled(observable);
+  if (!observable) m_status->setText(why);
+}
+
+void EpisodeBox::setRunning(bool running) {
+  m_replay->setEnabled(running);
+  m_end->setEnabled(running);
+}
+
+}  // namespace npe::widgets
