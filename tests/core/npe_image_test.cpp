@@ -152,6 +152,30 @@ TEST(ImageScenes, ContextMovesWithThePictureAndTheRestIsHeldOut) {
   EXPECT_EQ(empty.held_out_index.size(0), 64);
 }
 
+// A colour picture ([H, W, C]): each context pixel's outputs are its C channels, and the
+// held-out values too, in the same pixels as the grey picture of the same layout.
+TEST(ImageScenes, ColourPicturesGiveEveryChannel) {
+  ImageScene scene;
+  scene.picture = torch::arange(48, torch::kFloat).view({4, 4, 3}) / 48;
+  scene.canvas = 8;
+  scene.context = {2 * 8 + 2, 3 * 8 + 5};  // picture pixels (0, 0) and (1, 3)
+  scene.h = 1;
+  const auto built = scene_task(scene);
+  ASSERT_EQ(built.task.yc.sizes(), (std::vector<int64_t>{1, 2, 3}));
+  for (int64_t k = 0; k < 3; ++k) {
+    EXPECT_FLOAT_EQ(built.task.yc[0][0][k].item<float>(), float(k) / 48);
+    EXPECT_FLOAT_EQ(built.task.yc[0][1][k].item<float>(), float((1 * 4 + 3) * 3 + k) / 48);
+  }
+  ASSERT_EQ(built.held_out_y.sizes(), (std::vector<int64_t>{62, 3}));
+  const auto shown = place_on_canvas(scene.picture, 8, scene.h, scene.v).reshape({64, 3});
+  for (int64_t j = 0; j < 62; ++j) {
+    const auto p = built.held_out_index[j].item<int64_t>();
+    EXPECT_TRUE(torch::equal(built.held_out_y[j], shown[p]));
+  }
+  scene.picture = torch::zeros({4, 4, 3, 1});
+  EXPECT_THROW(scene_task(scene), DataError);
+}
+
 TEST_F(ImageData, TasksFollowTheProtocol) {
   ImageTaskSource source(config);
   const int64_t n = 16 * 16;

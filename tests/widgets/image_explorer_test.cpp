@@ -3,7 +3,10 @@
 // and an unreadable picture leaving the state intact.
 
 #include <cmath>
+#include <random>
 
+#include <QDir>
+#include <QImage>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -18,6 +21,7 @@
 #include "image/image_explorer.h"
 #include "image/prediction_grid.h"
 #include "npe/data/image_tasks.h"
+#include "npe/data/picture_tasks.h"
 #include "npe/data/point_table.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
@@ -29,7 +33,7 @@ namespace {
 
 // An untrained model of `config` saved in `dir` as if trained on `source`'s task.
 QString save_untrained(const QTemporaryDir& dir, const QString& file,
-                       const npe::ModelConfig& config, const npe::ImageTaskSource& source) {
+                       const npe::ModelConfig& config, const npe::TaskSource& source) {
   auto model = npe::make_model(config);
   npe::CheckpointMetadata metadata;
   metadata.model = config;
@@ -51,6 +55,30 @@ QString write_image_checkpoint(const QTemporaryDir& dir) {
   return save_untrained(dir, "convcnp2d-tiny.pt", config, source);
 }
 
+// A folder of 40 small colour pictures (8 x 8 PNGs of random colours) and a tiny untrained
+// ConvCNP saved as if trained on them (a 16-pixel canvas, |h|, |v| <= 4).
+QString write_colour_pictures_checkpoint(const QTemporaryDir& dir) {
+  const QString folder = dir.filePath("pictures");
+  QDir().mkpath(folder);
+  std::mt19937 engine(3);
+  for (int i = 0; i < 40; ++i) {
+    QImage image(8, 8, QImage::Format_RGB888);
+    for (int r = 0; r < 8; ++r) {
+      for (int c = 0; c < 8; ++c) image.setPixel(c, r, qRgb(engine() % 256, engine() % 256, 40));
+    }
+    image.save(QString("%1/picture-%2.png").arg(folder).arg(i));
+  }
+  npe::PictureTaskConfig task;
+  task.data = folder.toStdString();
+  task.colour = "rgb";
+  task.validation_fraction = task.test_fraction = 0.25;
+  npe::PictureTaskSource source(task);
+  auto config = npe::default_model_config("convcnp2d", "small", source);
+  config.options<npe::ConvCnp2dOptions>().conv_channels = 8;
+  config.options<npe::ConvCnp2dOptions>().cnn_layers = 2;
+  return save_untrained(dir, "convcnp2d-colour.pt", config, source);
+}
+
 void send_mouse(QWidget* widget, QEvent::Type type, QPointF position, Qt::MouseButton button,
                 Qt::MouseButtons buttons) {
   QMouseEvent event(type, position, widget->mapToGlobal(position), button, buttons, Qt::NoModifier);
@@ -60,7 +88,7 @@ void send_mouse(QWidget* widget, QEvent::Type type, QPointF position, Qt::MouseB
 // Widget position of the centre of a canvas pixel.
 QPointF pixel_centre(const npe::widgets::ImageCanvas* canvas, int row, int column) {
   const auto rect = canvas->imageRect();
-  const double cell = rect.width() / ImageExplorer::kCanvas;
+  const double cell = rect.width() / canvas->image().width();
   return {rect.left() + (column + 0.5) * cell, rect.top() + (row + 0.5) * cell};
 }
 
@@ -112,7 +140,8 @@ class ImageExplorerTest : public QObject {
     const auto out = dir.filePath("pixels.csv");
     m_explorer->exportPredictions(out);
     const auto table = npe::read_point_table(out.toStdString());
-    QCOMPARE(int(table.rows.size()), ImageExplorer::kCanvas * ImageExplorer::kCanvas);
+    QCOMPARE(int(table.rows.size()),
+             ImageExplorer::kFashionMnistCanvas * ImageExplorer::kFashionMnistCanvas);
     const int context = table.column_index("context"), truth = table.column_index("truth"),
               mean = table.column_index("GP_SE-ARD_mean");
     QVERIFY(context >= 0 && truth >= 0 && mean >= 0);
@@ -124,7 +153,7 @@ class ImageExplorerTest : public QObject {
     QCOMPARE(int(context_count), m_explorer->mask()->count());
     // Row-major pixels: the truth column is the displayed picture.
     const auto shown = m_explorer->displayedTruth();
-    const int p = 30 * ImageExplorer::kCanvas + 27;
+    const int p = 30 * ImageExplorer::kFashionMnistCanvas + 27;
     QVERIFY(std::abs(table.rows[size_t(p)][size_t(truth)] - shown[30][27].item<double>()) < 1e-6);
   }
 
@@ -192,8 +221,8 @@ class ImageExplorerTest : public QObject {
     QTest::keyClick(m_explorer.get(), Qt::Key_Right);
     QCOMPARE(m_explorer->translationH(), 4);
     m_explorer->setTranslation(100, -100);
-    QCOMPARE(m_explorer->translationH(), ImageExplorer::kMaxTranslation);
-    QCOMPARE(m_explorer->translationV(), -ImageExplorer::kMaxTranslation);
+    QCOMPARE(m_explorer->translationH(), m_explorer->maxTranslation());
+    QCOMPARE(m_explorer->translationV(), -m_explorer->maxTranslation());
   }
 
   // Checkpoints go to the tab of the task they were trained on, not merely to a tab whose models
@@ -209,14 +238,16 @@ class ImageExplorerTest : public QObject {
     QVERIFY(!m_explorer->acceptsCheckpoint(metadata));
     metadata.task = nlohmann::json();
     QVERIFY(m_explorer->acceptsCheckpoint(metadata));
-    metadata.model.dim_y = 3;
+    metadata.model.dim_y = 3;  // colour pictures
+    QVERIFY(m_explorer->acceptsCheckpoint(metadata));
+    metadata.model.dim_y = 2;
     QVERIFY(!m_explorer->acceptsCheckpoint(metadata));
     metadata.model.dim_x = 1;
     metadata.model.dim_y = 1;
     metadata.task = {{"kind", "image"}};
-    QVERIFY(!npe::widgets::checkpoint_fits_tab(metadata, {"gp1d"}, 1, 1));
+    QVERIFY(!npe::widgets::checkpoint_fits_tab(metadata, {"gp1d"}, 1, {1}));
     metadata.task = {{"kind", "gp1d"}};
-    QVERIFY(npe::widgets::checkpoint_fits_tab(metadata, {"gp1d"}, 1, 1));
+    QVERIFY(npe::widgets::checkpoint_fits_tab(metadata, {"gp1d"}, 1, {1}));
   }
 
   void heteroscedasticModelsAreNamedApartFromTheirTwins() {
@@ -354,6 +385,77 @@ class ImageExplorerTest : public QObject {
     QCOMPARE(m_explorer->source().file_path, path);
     QVERIFY(torch::equal(m_explorer->source().pixels, pixels));
     QCOMPARE(m_explorer->mask()->indices(), mask);
+  }
+
+  // Issue 104 §4: a model trained on the user's colour pictures opens with its data: the canvas,
+  // picture size and channels become theirs, the grey models step aside, predictions are in
+  // colour (σ per channel, its mean drawn), the read-outs give every channel; Fashion-MNIST
+  // is one choice away and brings the grey canvas back; a session keeps whose pictures.
+  void aColourPicturesModelOpensWithItsPictures() {
+    if (npe::widgets::test_image_count() == 0) QSKIP("Fashion-MNIST is not installed");
+    QTemporaryDir dir;
+    const auto grey_model = write_image_checkpoint(dir);
+    m_explorer->openCheckpoint(grey_model);
+    const auto path = write_colour_pictures_checkpoint(dir);
+    m_explorer->openCheckpoint(path);
+    const auto colour_id = m_explorer->modelList()->enabledIds().back();
+    QCOMPARE(m_explorer->collection(), colour_id);
+    QCOMPARE(m_explorer->canvasSide(), 16);
+    QCOMPARE(m_explorer->source().channels(), 3);
+    QCOMPARE(m_explorer->source().side(), 8);
+    QCOMPARE(m_explorer->maxTranslation(), 4);
+    QCOMPARE(m_explorer->displayedTruth().sizes(), (std::vector<int64_t>{16, 16, 3}));
+    // The grey model cannot run on colour: switched off.
+    QCOMPARE(m_explorer->modelList()->enabledIds(), QStringList{colour_id});
+    QCOMPARE(m_explorer->mask()->side(), 16);
+    QVERIFY(m_explorer->mask()->count() > 0);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    const auto table = m_explorer->predictionTable();
+    QCOMPARE(int(table.rows.size()), 16 * 16);
+    for (const char* column : {"truth_r", "truth_g", "truth_b", "context"}) {
+      QVERIFY2(std::find(table.columns.begin(), table.columns.end(), column) != table.columns.end(),
+               column);
+    }
+    QCOMPARE(int(table.columns.size()), 2 + 3 + 1 + 6);
+    for (const auto& row : table.rows) {
+      for (double v : row) QVERIFY(std::isfinite(v));
+    }
+    bool ok = false;
+    QVERIFY(std::isfinite(m_explorer->metrics()->cellText(colour_id, 1).toDouble(&ok)) && ok);
+    const auto text = m_explorer->describePixel(8, 8);
+    QVERIFY2(text.contains("true value (") && text.count(", ") >= 4, qPrintable(text));
+    QVERIFY2(m_explorer->predictions()->rowText(0).contains("ConvCNP"),
+             qPrintable(m_explorer->predictions()->rowText(0)));
+    // A picture file opens in the shown pictures' size and colour.
+    QImage photo(30, 20, QImage::Format_RGB888);
+    photo.fill(QColor(200, 30, 10));
+    const auto photo_path = dir.filePath("photo.png");
+    QVERIFY(photo.save(photo_path));
+    m_explorer->openDataFile(photo_path);
+    QCOMPARE(m_explorer->source().channels(), 3);
+    QCOMPARE(m_explorer->source().side(), 8);
+    QVERIFY(std::abs(m_explorer->source().pixels[4][4][0].item<float>() - 200 / 255.0f) < 0.02);
+    // A session keeps whose pictures set the canvas.
+    m_explorer->showTestImage(2);
+    const auto section = m_explorer->saveSection();
+    QCOMPARE(section.value("source").toObject().value("collection").toString(), colour_id);
+
+    // Back to Fashion-MNIST: the grey canvas, and the colour model steps aside.
+    m_explorer->showCollection({});
+    QCOMPARE(m_explorer->canvasSide(), 56);
+    QCOMPARE(m_explorer->source().channels(), 1);
+    QVERIFY(!m_explorer->modelList()->enabledIds().contains(colour_id));
+    // Switching it on again brings its pictures back.
+    m_explorer->setModelEnabled(colour_id, true);
+    QCOMPARE(m_explorer->collection(), colour_id);
+    QCOMPARE(m_explorer->canvasSide(), 16);
+    m_explorer->showCollection({});
+    m_explorer->restoreSection(section);
+    QCOMPARE(m_explorer->collection(), colour_id);
+    QCOMPARE(m_explorer->source().test_index, 2);
+    QCOMPARE(m_explorer->canvasSide(), 16);
+    QVERIFY(wait_for_refined_round(*m_explorer));
+    QCOMPARE(int(m_explorer->predictionTable().rows.size()), 16 * 16);
   }
 
   void exportWritesEveryFormat() {

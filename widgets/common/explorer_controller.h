@@ -43,9 +43,10 @@ class ExplorerController final : public QObject {
     /// The task kinds checkpoints record ("gp1d", "image", "era5"): which checkpoints this tab
     /// opens (checkpoint_fits_tab).
     std::vector<std::string> task_kinds;
-    /// The models' inputs (coordinates) and outputs, for checkpoints that record no task.
+    /// The models' inputs (coordinates) and the numbers of outputs the tab shows (the Images
+    /// tab: grey and colour pictures), for checkpoints that record no task too.
     int64_t dim_x = 1;
-    int64_t dim_y = 1;
+    std::vector<int64_t> dim_y = {1};
     /// What this tab's models are, for the refusal of another task's checkpoint: "an image
     /// model (D_x = 2, D_y = 1)".
     QString model_description;

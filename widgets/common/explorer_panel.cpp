@@ -167,8 +167,12 @@ void ExplorerPanel::exportPredictions(const QString& path) const {
 }
 
 bool checkpoint_fits_tab(const CheckpointMetadata& metadata,
-                         const std::vector<std::string>& task_kinds, int64_t dim_x, int64_t dim_y) {
-  if (metadata.model.dim_coordinates() != dim_x || metadata.model.dim_y != dim_y) return false;
+                         const std::vector<std::string>& task_kinds, int64_t dim_x,
+                         const std::vector<int64_t>& dim_y) {
+  if (metadata.model.dim_coordinates() != dim_x ||
+      std::find(dim_y.begin(), dim_y.end(), metadata.model.dim_y) == dim_y.end()) {
+    return false;
+  }
   const std::string kind =
       metadata.task.is_object() ? metadata.task.value("kind", std::string()) : std::string();
   return kind.empty() || std::find(task_kinds.begin(), task_kinds.end(), kind) != task_kinds.end();

@@ -29,12 +29,13 @@ class ExplorerController;
 std::string prediction_column(const QString& model_name, const std::string& what);
 
 /// Whether a checkpoint's model belongs in the tab for tasks of `task_kinds` ("gp1d" and
-/// "series", "image", "era5") whose models map D_x inputs to D_y outputs: the kind of task it was
-/// trained on decides (a 2-D task that is not pictures must not open in the Images tab); a
-/// checkpoint recording no task kind (imported from the authors' code, or older) is decided by
-/// its D_x and D_y.
+/// "series", "image", "era5") whose models map D_x inputs to one of the D_y output counts: the
+/// kind of task it was trained on decides (a 2-D task that is not pictures must not open in the
+/// Images tab); a checkpoint recording no task kind (imported from the authors' code, or older)
+/// is decided by its D_x and D_y.
 bool checkpoint_fits_tab(const CheckpointMetadata& metadata,
-                         const std::vector<std::string>& task_kinds, int64_t dim_x, int64_t dim_y);
+                         const std::vector<std::string>& task_kinds, int64_t dim_x,
+                         const std::vector<int64_t>& dim_y);
 
 class ExplorerPanel : public QWidget {
   Q_OBJECT

@@ -53,6 +53,7 @@ ModelEntry checkpoint_entry(const QString& checkpoint_path, const QColor& colour
   entry.colour = colour;
   entry.predictor = predictor;
   entry.task = meta.task;
+  entry.outputs = meta.model.dim_y;
   QString tooltip =
       QString::fromStdString(info.description) + "\n" + capability_sentences(info.capabilities);
   if (meta.model.kind == kTorchScriptKind) {

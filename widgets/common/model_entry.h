@@ -33,6 +33,9 @@ struct ModelEntry {
   /// The task configuration the checkpoint was trained on (TaskSource::to_json()); null for
   /// baselines.
   nlohmann::json task;
+  /// The model's outputs per point (D_y: 3 for colour pictures); 0 for baselines, which take
+  /// any number.
+  int64_t outputs = 0;
 };
 
 /// Entry for a checkpoint file, with the model on `device`. Throws npe::CheckpointError.

@@ -65,6 +65,7 @@ QString ModelList::add(ModelEntry entry, bool enabled) {
       existing.tooltip = entry.tooltip;
       existing.capabilities = entry.capabilities;
       existing.task = entry.task;
+      existing.outputs = entry.outputs;
       for (int i = 0; i < count(); ++i) {
         if (item(i)->data(Qt::UserRole).toString() == existing.id) {
           QSignalBlocker block(this);

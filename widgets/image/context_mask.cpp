@@ -31,6 +31,12 @@ void ContextMask::replace(const std::vector<int>& indices) {
   set(indices, true);
 }
 
+void ContextMask::resize(int side) {
+  m_side = side;
+  m_on.assign(static_cast<size_t>(side * side), 0);
+  Q_EMIT changed();
+}
+
 PaintPixelsCommand::PaintPixelsCommand(ContextMask* mask, const std::vector<int>& indices, bool on,
                                        int stroke)
     : m_mask(mask), m_on(on), m_stroke(stroke) {

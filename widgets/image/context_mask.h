@@ -25,6 +25,8 @@ class ContextMask final : public QObject {
   /// Sets pixels; emits changed() once.
   void set(const std::vector<int>& indices, bool on);
   void replace(const std::vector<int>& indices);
+  /// A canvas of another side: no context pixels (emits changed()).
+  void resize(int side);
 
  Q_SIGNALS:
   void changed();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -25,6 +26,12 @@ ImageControls::ImageControls(int test_images, int max_translation, QWidget* pare
 
   auto* source_box = new QGroupBox(tr("Picture"), panel);
   auto* source_form = new QFormLayout(source_box);
+  m_collection = new QComboBox(source_box);
+  m_collection->setObjectName("picture_collection");
+  m_collection->addItem(tr("Fashion-MNIST test set"), QString());
+  m_collection->setToolTip(
+      tr("Which test pictures to browse: Fashion-MNIST's, or those held out of the data a model "
+         "you opened was trained on (grey or colour, of their own size and canvas)"));
   m_index = new QSpinBox(source_box);
   m_index->setRange(0, std::max(0, test_images - 1));
   m_index->setKeyboardTracking(false);
@@ -40,20 +47,22 @@ ImageControls::ImageControls(int test_images, int max_translation, QWidget* pare
   browse->addWidget(random);
   // Without the dataset there is nothing to browse: own pictures still work.
   const bool have_test_images = test_images > 0;
-  for (QWidget* control : {static_cast<QWidget*>(m_index), static_cast<QWidget*>(previous),
-                           static_cast<QWidget*>(next), static_cast<QWidget*>(random)}) {
-    control->setEnabled(have_test_images);
-  }
+  m_browse = {m_index, previous, next, random};
+  for (auto* control : m_browse) control->setEnabled(have_test_images);
   auto* open = new QPushButton(tr("Open picture…"), source_box);
   open->setToolTip(
-      tr("Your own picture (PNG, JPEG, BMP, …): converted to grey and fitted into "
-         "28×28 keeping its aspect ratio. You can also drop it on the window."));
+      tr("Your own picture (PNG, JPEG, BMP, …), fitted into the pictures' size keeping its "
+         "aspect ratio: in grey for Fashion-MNIST's models, in colour for a colour model's. You "
+         "can also drop it on the window."));
   m_source_label = new QLabel(source_box);
   m_source_label->setWordWrap(true);
-  source_form->addRow(tr("Test image"), browse);
+  source_form->addRow(m_collection);
+  source_form->addRow(tr("Test picture"), browse);
   source_form->addRow(open);
   source_form->addRow(m_source_label);
   connect(m_index, &QSpinBox::valueChanged, this, &ImageControls::testImageChosen);
+  connect(m_collection, qOverload<int>(&QComboBox::activated), this,
+          [this] { Q_EMIT collectionChosen(m_collection->currentData().toString()); });
   connect(previous, &QPushButton::clicked, this,
           [this] { m_index->setValue(m_index->value() - 1); });
   connect(next, &QPushButton::clicked, this, [this] { m_index->setValue(m_index->value() + 1); });
@@ -113,6 +122,21 @@ ImageControls::ImageControls(int test_images, int max_translation, QWidget* pare
 
 void ImageControls::addGroup(QWidget* group) {
   m_column->insertWidget(m_column->count() - 1, group);  // above the stretch
+}
+
+void ImageControls::addCollection(const QString& id, const QString& name) {
+  if (m_collection->findData(id) < 0) m_collection->addItem(tr("%1: test pictures").arg(name), id);
+}
+
+void ImageControls::showCollection(const QString& id, int count) {
+  const QSignalBlocker block(m_collection), block_index(m_index);
+  m_collection->setCurrentIndex(std::max(0, m_collection->findData(id)));
+  m_index->setRange(0, std::max(0, count - 1));
+  for (auto* control : m_browse) control->setEnabled(count > 0);
+}
+
+void ImageControls::setMaxTranslation(int pixels) {
+  m_shift->setLimit(pixels);
 }
 
 void ImageControls::showTestImage(int index) {

@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QScopedValueRollback>
 #include <QScrollArea>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -27,6 +28,7 @@
 #include "image/prediction_grid.h"
 #include "npe/data/image_scene.h"
 #include "npe/data/image_tasks.h"
+#include "npe/data/picture_tasks.h"
 #include "npe/data/task_registry.h"
 #include "npe/errors.h"
 #include "npe/models/checkpoint.h"
@@ -35,7 +37,6 @@
 namespace npe::widgets {
 namespace {
 
-constexpr int kN = ImageExplorer::kCanvas;
 // Shown by default: the teaching comparison of models trained with translations |Δ| <= 4, with
 // the best central TE-PT-TNP: the medium one (1.018 against the small one's 0.840 on 128
 // tfmnist-central tasks; docs/history/benchmarks.md, "The teaching protocol"), whose mean is the
@@ -48,15 +49,20 @@ const QStringList kDefaultImageModels = {"shipped:convcnp2d-central", "shipped:p
 // The SE-ARD GP is cubic in the context size: beyond this it reports instead of freezing.
 constexpr int64_t kGpMaxContext = 1200;
 
-// The largest training translation of a model trained on translated images (its task rebuilt
-// through the registry), or -1 when the checkpoint's task is not one.
+// The largest training translation of a model trained on translated pictures, Fashion-MNIST's
+// or the user's, or -1 when the checkpoint's task is not one. Read from the task's settings
+// alone: rebuilding a pictures task would read its whole folder.
 int train_window_of(const nlohmann::json& task_configuration) {
   try {
-    const auto task = task_source_from_json(task_configuration);
-    if (const auto* images = dynamic_cast<const ImageTaskSource*>(task.get())) {
-      return static_cast<int>(images->config().train_max_translation);
+    const auto kind = task_configuration.value("kind", std::string());
+    if (kind == "image") {
+      return static_cast<int>(ImageTaskConfig::from_json(task_configuration).train_max_translation);
     }
-  } catch (const Error&) {
+    if (kind == "pictures") {
+      return static_cast<int>(
+          PictureTaskConfig::from_json(task_configuration).train_max_translation);
+    }
+  } catch (const std::exception&) {
     // No (readable) task in the checkpoint: no window to draw.
   }
   return -1;
@@ -66,12 +72,13 @@ int train_window_of(const nlohmann::json& task_configuration) {
 
 ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(parent) {
   setFocusPolicy(Qt::StrongFocus);
-  m_mask = new ContextMask(kN, this);
+  m_mask = new ContextMask(m_side, this);
   m_undo = new QUndoStack(this);
   ExplorerController::Settings settings;
-  settings.task_kinds = {"image"};
+  settings.task_kinds = {"image", "pictures"};
   settings.dim_x = 2;
-  settings.model_description = tr("an image model (D_x = 2, D_y = 1)");
+  settings.dim_y = {1, 3};  // grey and colour pictures
+  settings.model_description = tr("an image model (D_x = 2, D_y = 1 or 3)");
   settings.shipped_folder = "tfmnist";
   settings.default_models = kDefaultImageModels;
   settings.uncoloured_entries = 1;  // the GP baseline
@@ -112,13 +119,14 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPa
   m_grid_area->viewport()->installEventFilter(this);
   view_layout->addWidget(m_grid_area, 4);
 
-  m_controls = new ImageControls(test_image_count(), kMaxTranslation, this);
+  m_controls = new ImageControls(test_image_count(), maxTranslation(), this);
   m_controls->addGroup(m_controller->modelsBox());
   m_controls->addGroup(m_controller->metricsBox());
   m_shift = m_controls->shift();
   m_canvas->setBrushSize(m_controls->brush());
   connect(m_controls, &ImageControls::testImageChosen, this,
           [this](int index) { reportErrors({}, [&] { showTestImage(index); }); });
+  m_controls->showCollection({}, test_image_count());
   connect(m_controls, &ImageControls::pictureChosen, this, [this](const QString& path) {
     reportErrors(tr("Could not open picture"), [&] { openDataFile(path); });
   });
@@ -128,9 +136,16 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPa
   connect(m_controls, &ImageControls::clearContextRequested, this,
           [this] { m_undo->push(new ReplaceMaskCommand(m_mask, {}, tr("Clear context"))); });
   connect(m_controls, &ImageControls::translationChosen, this, &ImageExplorer::setTranslation);
-  connect(m_models, &ModelList::modelToggled, this, [this] {
+  connect(m_models, &ModelList::modelToggled, this, [this](const QString& id, bool enabled) {
+    if (enabled) fitDataToModel(id);
     redrawCanvas();
     schedulePredictions(false);
+  });
+  connect(m_controller, &ExplorerController::modelAdded, this, [this](const QString& id) {
+    if (const auto* entry = m_models->find(id)) offerPicturesOf(*entry, !m_applying_session);
+  });
+  connect(m_controls, &ImageControls::collectionChosen, this, [this](const QString& id) {
+    reportErrors(tr("Could not show those pictures"), [&] { showCollection(id); });
   });
   layOutViewAndControls(m_view_area, m_controls, 330);
 
@@ -185,12 +200,106 @@ QStringList ImageExplorer::dataSuffixes() const {
 }
 
 void ImageExplorer::openDataFile(const QString& path) {
-  setSource(picture_file(path));  // throws before anything changes
+  // In the shown pictures' size and colour: what the shown models take.
+  setSource(picture_file(path, m_source.side(), m_source.channels()));  // throws first
   Q_EMIT statusMessage(tr("Opened %1").arg(m_source.description));
 }
 
 void ImageExplorer::showTestImage(int index) {
-  setSource(test_image(index));
+  if (m_collection.isEmpty()) {
+    setSource(test_image(index));
+    return;
+  }
+  const auto* entry = m_models->find(m_collection);
+  setSource(collection_picture(*m_collections.at(m_collection), index, m_collection,
+                               entry ? entry->name : m_collection));
+}
+
+bool ImageExplorer::offerPicturesOf(const ModelEntry& entry, bool show) {
+  if (!entry.task.is_object() || entry.task.value("kind", std::string()) != "pictures") {
+    return false;
+  }
+  std::shared_ptr<const PictureTaskSource> pictures;
+  try {
+    auto task = task_source_from_json(entry.task);
+    pictures = std::dynamic_pointer_cast<const PictureTaskSource>(
+        std::shared_ptr<const TaskSource>(std::move(task)));
+  } catch (const Error& e) {
+    Q_EMIT statusMessage(tr("%1 was trained on pictures that could not be read: %2")
+                             .arg(entry.name, QString::fromStdString(e.what())));
+    return false;
+  }
+  if (!pictures) return false;
+  m_collections[entry.id] = pictures;
+  m_controls->addCollection(entry.id, entry.name);
+  if (show) reportErrors(tr("Could not show its pictures"), [&] { showCollection(entry.id); });
+  return true;
+}
+
+void ImageExplorer::showCollection(const QString& id) {
+  ImageSource source;
+  int canvas = kFashionMnistCanvas;
+  int count = test_image_count();
+  if (id.isEmpty()) {
+    source = test_image(0);  // throws first
+  } else {
+    const auto it = m_collections.find(id);
+    if (it == m_collections.end()) {
+      throw DataError("no model's pictures are called " + id.toStdString());
+    }
+    const auto* entry = m_models->find(id);
+    source = collection_picture(*it->second, 0, id, entry ? entry->name : id);
+    canvas = static_cast<int>(it->second->config().canvas);
+    count = static_cast<int>(it->second->pictures(Split::Test).size(0));
+  }
+  m_collection = id;
+  m_controls->showCollection(id, count);
+  setGeometry(canvas, std::move(source));
+}
+
+void ImageExplorer::setGeometry(int canvas, ImageSource source) {
+  // The models that take another number of channels go; those that fit stay.
+  for (const auto& entry : m_models->enabledEntries()) {
+    if (entry.outputs != 0 && entry.outputs != source.channels()) {
+      m_models->setEnabled(entry.id, false);
+    }
+  }
+  const bool resized = canvas != m_side;
+  m_h = m_v = 0;
+  // The picture first: every redraw from here on puts it on the new canvas.
+  m_source = source;
+  m_side = canvas;
+  if (resized) {
+    // Context pixels and their undo steps are indices of the old canvas.
+    m_undo->clear();
+    const QSignalBlocker block(m_mask);
+    m_mask->resize(canvas);
+  }
+  m_controls->setMaxTranslation(maxTranslation());
+  m_shift->setValue({0.0, 0.0});
+  setSource(std::move(source));
+  if (resized) {
+    randomContext(10.0);
+    m_undo->clear();
+  }
+}
+
+void ImageExplorer::fitDataToModel(const QString& id) {
+  const auto* entry = m_models->find(id);
+  if (!entry || entry->outputs == 0 || entry->outputs == m_source.channels()) return;
+  // A colour model shown beside a grey picture (or the reverse): its own pictures, if it has
+  // some, else it cannot run here.
+  if (m_collections.count(id) != 0) {
+    reportErrors(tr("Could not show its pictures"), [&] { showCollection(id); });
+    return;
+  }
+  const auto name = entry->name;
+  const auto outputs = entry->outputs;
+  m_models->setEnabled(id, false);
+  Q_EMIT statusMessage(tr("%1 predicts %2 channels; the picture shown has %3")
+                           .arg(name)
+                           .arg(outputs)
+                           .arg(m_source.channels()));
 }
 
 void ImageExplorer::setSource(ImageSource source) {
@@ -203,19 +312,20 @@ void ImageExplorer::setSource(ImageSource source) {
 
 void ImageExplorer::randomContext(double percent) {
   std::mt19937_64 engine(m_random_seed++);
-  std::vector<int> all(kN * kN);
+  const int side = m_side;
+  std::vector<int> all(side * side);
   std::iota(all.begin(), all.end(), 0);
   std::shuffle(all.begin(), all.end(), engine);
   const auto n =
-      static_cast<size_t>(std::lround(std::clamp(percent, 0.0, 100.0) / 100.0 * kN * kN));
+      static_cast<size_t>(std::lround(std::clamp(percent, 0.0, 100.0) / 100.0 * side * side));
   all.resize(n);
   std::sort(all.begin(), all.end());
   m_undo->push(new ReplaceMaskCommand(m_mask, std::move(all), tr("Random context")));
 }
 
 void ImageExplorer::setTranslation(int h, int v) {
-  h = std::clamp(h, -kMaxTranslation, kMaxTranslation);
-  v = std::clamp(v, -kMaxTranslation, kMaxTranslation);
+  h = std::clamp(h, -maxTranslation(), maxTranslation());
+  v = std::clamp(v, -maxTranslation(), maxTranslation());
   m_shift->setValue({double(h), double(v)});
   if (h == m_h && v == m_v) return;
   m_h = h;
@@ -230,11 +340,11 @@ void ImageExplorer::setModelEnabled(const QString& id, bool enabled) {
 
 int ImageExplorer::baseIndex(int row, int column) const {
   const int r = row - m_v, c = column - m_h;
-  return r >= 0 && c >= 0 && r < kN && c < kN ? r * kN + c : -1;
+  return r >= 0 && c >= 0 && r < m_side && c < m_side ? r * m_side + c : -1;
 }
 
 torch::Tensor ImageExplorer::displayedTruth() const {
-  return place_on_canvas(m_source.pixels, kN, m_h, m_v);
+  return place_on_canvas(m_source.pixels, m_side, m_h, m_v);
 }
 
 QRect ImageExplorer::trainingWindow() const {
@@ -245,22 +355,31 @@ QRect ImageExplorer::trainingWindow() const {
     if (w >= 0) window = window < 0 ? w : std::min(window, w);
   }
   if (window < 0) return {};
-  const int start = (kN - ImageSource::kSide) / 2 - window;
-  return {start, start, ImageSource::kSide + 2 * window, ImageSource::kSide + 2 * window};
+  const int side = m_source.side();
+  const int start = (m_side - side) / 2 - window;
+  return {start, start, side + 2 * window, side + 2 * window};
 }
 
 void ImageExplorer::redrawCanvas() {
+  const int side = m_side;
+  const int channels = m_source.channels();
   const auto truth = displayedTruth().contiguous();
   const auto* values = truth.data_ptr<float>();
-  QImage image(kN, kN, QImage::Format_RGB32);
-  for (int r = 0; r < kN; ++r) {
+  const auto byte = [](double v) {
+    return static_cast<int>(std::lround(255 * std::clamp(v, 0.0, 1.0)));
+  };
+  QImage image(side, side, QImage::Format_RGB32);
+  for (int r = 0; r < side; ++r) {
     auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
-    for (int c = 0; c < kN; ++c) {
-      const double v = values[r * kN + c];
+    for (int c = 0; c < side; ++c) {
+      const float* pixel = values + (r * side + c) * channels;
+      // The tint of target pixels follows the brightness (the mean of a colour's channels).
+      double v = 0.0;
+      for (int k = 0; k < channels; ++k) v += pixel[k] / channels;
       const int base = baseIndex(r, c);
       if (base >= 0 && m_mask->at(base)) {
-        const int g = static_cast<int>(std::lround(255 * std::clamp(v, 0.0, 1.0)));
-        line[c] = qRgb(g, g, g);
+        line[c] = channels == 3 ? qRgb(byte(pixel[0]), byte(pixel[1]), byte(pixel[2]))
+                                : qRgb(byte(v), byte(v), byte(v));
       } else {
         // Targets: the picture faintly, over dark blue, so context pixels stand out.
         line[c] = qRgb(static_cast<int>(20 + 60 * v), static_cast<int>(30 + 60 * v),
@@ -275,7 +394,7 @@ void ImageExplorer::redrawCanvas() {
 void ImageExplorer::onStroke(const std::vector<int>& display_pixels, bool on, int stroke) {
   std::vector<int> base;
   for (int p : display_pixels) {
-    const int b = baseIndex(p / kN, p % kN);
+    const int b = baseIndex(p / m_side, p % m_side);
     if (b >= 0) base.push_back(b);
   }
   if (!base.empty()) m_undo->push(new PaintPixelsCommand(m_mask, base, on, stroke));
@@ -288,7 +407,7 @@ void ImageExplorer::schedulePredictions(bool refine) {
 std::optional<PredictionRequest> ImageExplorer::sceneRequest() const {
   ImageScene scene;
   scene.picture = m_source.pixels;
-  scene.canvas = kN;
+  scene.canvas = m_side;
   for (const int index : m_mask->indices()) scene.context.push_back(index);
   scene.h = m_h;
   scene.v = m_v;
@@ -313,8 +432,9 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
       if (!p.error.isEmpty()) {
         row.status = tr("error: %1").arg(p.error);
       } else {
-        row.mean = p.mean.view({kN, kN});
-        row.stddev = p.stddev.view({kN, kN});
+        // [side, side] grey, [side, side, 3] colour.
+        row.mean = p.mean.view({m_side, m_side, -1}).squeeze(2);
+        row.stddev = p.stddev.view({m_side, m_side, -1}).squeeze(2);
         auto note = p.subsetNote();
         if (p.updating) note = note.isEmpty() ? tr("updating…") : note + ", " + tr("updating…");
         // Where the user looks: beside the model's pictures, what of the scene it never saw.
@@ -344,9 +464,10 @@ void ImageExplorer::fitGridToHeight() {
 }
 
 ShownCanvas ImageExplorer::shownCanvas() const {
-  ShownCanvas canvas{displayedTruth(), std::vector<bool>(size_t(kN * kN)), kN};
-  for (int p = 0; p < kN * kN; ++p) {
-    const int base = baseIndex(p / kN, p % kN);
+  const int side = m_side;
+  ShownCanvas canvas{displayedTruth(), std::vector<bool>(size_t(side * side)), side};
+  for (int p = 0; p < side * side; ++p) {
+    const int base = baseIndex(p / side, p % side);
     canvas.context[size_t(p)] = base >= 0 && m_mask->at(base);
   }
   return canvas;
@@ -392,6 +513,8 @@ QJsonObject ImageExplorer::saveSection() const {
   } else {
     source["file"] = m_source.file_path;
   }
+  // Whose pictures set the canvas, size and colour (absent: Fashion-MNIST's).
+  if (!m_collection.isEmpty()) source["collection"] = m_collection;
   QJsonArray context;
   for (int i : m_mask->indices()) context.append(i);
   return {{"source", source},
@@ -405,35 +528,73 @@ void ImageExplorer::restoreSection(const QJsonObject& section) {
   auto fail = [](const QString& message) { throw DataError(("images: " + message).toStdString()); };
   // Validate and load everything first: on any error nothing has changed.
   const auto source_json = section.value("source").toObject();
+  const auto models = section.value("models").toObject();
+  auto loaded = m_controller->loadSessionModels(models);
+  // Whose pictures set the canvas: a model of the session's, or one shown already.
+  const auto collection = source_json.value("collection").toString();
+  std::shared_ptr<const PictureTaskSource> pictures;
+  QString collection_name = collection;
+  if (!collection.isEmpty()) {
+    if (const auto it = m_collections.find(collection); it != m_collections.end()) {
+      pictures = it->second;
+    }
+    const ModelEntry* owner = m_models->find(collection);
+    for (const auto& entry : loaded) {
+      if (entry.id == collection) owner = &entry;
+    }
+    if (!owner) fail("its pictures are those of " + collection + ", which is not among its models");
+    collection_name = owner->name;
+    if (!pictures) {
+      pictures = std::dynamic_pointer_cast<const PictureTaskSource>(
+          std::shared_ptr<const TaskSource>(task_source_from_json(owner->task)));
+    }
+    if (!pictures) fail(collection + " was not trained on pictures");
+  }
+  const int canvas = pictures ? static_cast<int>(pictures->config().canvas) : kFashionMnistCanvas;
   ImageSource source;
   if (source_json.contains("file")) {
-    source = picture_file(source_json.value("file").toString());
+    source = pictures ? picture_file(source_json.value("file").toString(),
+                                     static_cast<int>(pictures->config().size),
+                                     static_cast<int>(pictures->dim_y()))
+                      : picture_file(source_json.value("file").toString());
   } else {
     const auto index = source_json.value("test_index").toInt(-1);
     if (index < 0) fail("'source' needs a test_index >= 0 or a file");
-    source = test_image(index);
+    source = pictures ? collection_picture(*pictures, index, collection, collection_name)
+                      : test_image(index);
   }
   std::vector<int> context;
   for (const auto& v : section.value("context").toArray()) {
-    if (!v.isDouble() || v.toInt(-1) < 0 || v.toInt() >= kN * kN || v.toDouble() != v.toInt()) {
-      fail(QString("context pixels must be integers in 0..%1").arg(kN * kN - 1));
+    if (!v.isDouble() || v.toInt(-1) < 0 || v.toInt() >= canvas * canvas ||
+        v.toDouble() != v.toInt()) {
+      fail(QString("context pixels must be integers in 0..%1").arg(canvas * canvas - 1));
     }
     context.push_back(v.toInt());
   }
+  const int max_translation = (canvas - source.side()) / 2;
   const auto translation = section.value("translation").toArray();
   if (translation.size() != 2 || !translation[0].isDouble() || !translation[1].isDouble() ||
-      std::abs(translation[0].toDouble()) > kMaxTranslation ||
-      std::abs(translation[1].toDouble()) > kMaxTranslation) {
-    fail(QString("'translation' must be [Δh, Δv] within ±%1").arg(kMaxTranslation));
+      std::abs(translation[0].toDouble()) > max_translation ||
+      std::abs(translation[1].toDouble()) > max_translation) {
+    fail(QString("'translation' must be [Δh, Δv] within ±%1").arg(max_translation));
   }
-  const auto models = section.value("models").toObject();
-  m_controller->applySessionModels(m_controller->loadSessionModels(models), models);
+  {
+    const QScopedValueRollback applying(m_applying_session, true);
+    m_controller->applySessionModels(std::move(loaded), models);
+  }
+  if (pictures) {
+    m_collections[collection] = pictures;
+    m_controls->addCollection(collection, collection_name);
+  }
+  m_collection = collection;
+  m_controls->showCollection(
+      collection, pictures ? int(pictures->pictures(Split::Test).size(0)) : test_image_count());
   m_controls->setBrush(section.value("brush").toInt(m_controls->brush()));
+  setGeometry(canvas, std::move(source));
   {
     QSignalBlocker block(m_mask);
     m_mask->replace(context);
   }
-  setSource(std::move(source));
   m_undo->clear();
   setTranslation(translation[0].toInt(), translation[1].toInt());
   redrawCanvas();
@@ -446,8 +607,8 @@ void ImageExplorer::exportView(const QString& path) {
 
 bool ImageExplorer::makeProbeEdit(int index) {
   // Toggle a pixel near the picture's centre, as one brush dab would.
-  const int r = kN / 2 - 4 + index % 8, c = kN / 2 - 4 + (index / 8) % 8;
-  const int base = r * kN + c;
+  const int r = m_side / 2 - 4 + index % 8, c = m_side / 2 - 4 + (index / 8) % 8;
+  const int base = r * m_side + c;
   m_undo->push(new PaintPixelsCommand(m_mask, {base}, !m_mask->at(base), 100000 + index));
   return true;
 }

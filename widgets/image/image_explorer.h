@@ -1,8 +1,12 @@
 #pragma once
-// The "Images" tab: a picture (Fashion-MNIST test image or the user's own) on the 56 x 56
-// canvas of the T-FashionMNIST task, context pixels painted with a brush, a whole-pixel
-// translation (Δh, Δv), and every shown model's predictive mean and standard deviation.
+// The "Images" tab: a picture on a canvas — a Fashion-MNIST test image on the 56 x 56 canvas of
+// the T-FashionMNIST task, a held-out picture of the data a model was trained on (grey or colour,
+// on that task's canvas), or the user's own — context pixels painted with a brush, a
+// whole-pixel translation (Δh, Δv), and every shown model's predictive mean and standard
+// deviation.
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -15,6 +19,10 @@ class QLabel;
 class QScrollArea;
 class QSpinBox;
 class QUndoStack;
+
+namespace npe {
+class PictureTaskSource;
+}
 
 namespace npe::widgets {
 
@@ -33,9 +41,8 @@ class ImageExplorer final : public ExplorerPanel {
   Q_DISABLE_COPY_MOVE(ImageExplorer)
 
  public:
-  static constexpr int kCanvas = 56;
-  /// |Δh|, |Δv| <= this keeps the picture on the canvas.
-  static constexpr int kMaxTranslation = 14;
+  /// The canvas of Fashion-MNIST's pictures (T-FashionMNIST, Appendix F.2).
+  static constexpr int kFashionMnistCanvas = 56;
 
   /// Loads the shipped image models (models/tfmnist); neural models run on `device`.
   explicit ImageExplorer(QWidget* parent = nullptr, torch::Device device = torch::kCPU);
@@ -56,8 +63,19 @@ class ImageExplorer final : public ExplorerPanel {
   bool makeProbeEdit(int index) override;
   void repaintNow() override;
 
-  /// Shows Fashion-MNIST test image `index`. Throws npe::DataError (state kept).
+  /// Shows test picture `index` of the pictures browsed. Throws npe::DataError (state kept).
   void showTestImage(int index);
+  /// Browses the held-out pictures of the data of a model trained on pictures (its id), or
+  /// Fashion-MNIST's test set (empty): the canvas, picture size and channels become theirs, and
+  /// shown models that take another number of channels are switched off. Throws npe::DataError
+  /// (state kept).
+  void showCollection(const QString& id);
+  /// The model whose pictures are browsed (empty: Fashion-MNIST).
+  const QString& collection() const { return m_collection; }
+  /// Side of the square canvas shown.
+  int canvasSide() const { return m_side; }
+  /// |Δh|, |Δv| <= this keeps the picture on the canvas.
+  int maxTranslation() const { return (m_side - m_source.side()) / 2; }
   /// Replaces the context with `percent` % of the canvas pixels, chosen at random (undoable).
   void randomContext(double percent);
   /// Translation (Δh columns, Δv rows), clamped to ±kMaxTranslation.
@@ -72,7 +90,8 @@ class ImageExplorer final : public ExplorerPanel {
   ModelList* modelList() const { return m_models; }
   MetricsTable* metrics() const { return m_metrics; }
   const ImageSource& source() const { return m_source; }
-  /// The ground truth as displayed: [56, 56] in [0, 1] at the current translation.
+  /// The ground truth as displayed at the current translation: [side, side] (grey) or [side,
+  /// side, 3] (colour) in [0, 1].
   torch::Tensor displayedTruth() const;
   /// Pixel information shown while hovering (row, column of the displayed canvas).
   QString describePixel(int row, int column) const;
@@ -92,6 +111,14 @@ class ImageExplorer final : public ExplorerPanel {
   void nameModel(ModelEntry& entry) const;
   std::optional<PredictionRequest> sceneRequest() const;
   void setSource(ImageSource source);
+  /// A model trained on pictures brings its data: offered among the pictures to browse, and,
+  /// with `show`, shown. False (with a status message when they cannot be read) for others.
+  bool offerPicturesOf(const ModelEntry& entry, bool show);
+  /// A canvas of this side with this picture; a new side starts a new context.
+  void setGeometry(int canvas, ImageSource source);
+  /// A model switched on that takes another number of channels than the picture has: shows its
+  /// own pictures, or switches it off again with a message.
+  void fitDataToModel(const QString& id);
   void redrawCanvas();
   void schedulePredictions(bool refine);
   QRect trainingWindow() const;
@@ -114,7 +141,13 @@ class ImageExplorer final : public ExplorerPanel {
   ShiftControl* m_shift = nullptr;
   QLabel* m_hover = nullptr;
   QWidget* m_view_area = nullptr;
+  int m_side = kFashionMnistCanvas;
   int m_h = 0, m_v = 0;
+  /// Held-out pictures of the models trained on pictures, by model id.
+  std::map<QString, std::shared_ptr<const PictureTaskSource>> m_collections;
+  QString m_collection;
+  /// While a session's models are added: they do not switch the pictures to theirs.
+  bool m_applying_session = false;
   uint64_t m_random_seed = 1;
   PredictionResult m_last;
 };

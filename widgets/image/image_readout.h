@@ -17,15 +17,16 @@ struct PredictionResult;
 
 /// The canvas as shown, at the current translation.
 struct ShownCanvas {
-  /// True grey values [size, size] in [0, 1].
+  /// True values in [0, 1]: grey [size, size] or colour [size, size, C].
   torch::Tensor truth;
   /// Per shown pixel (row-major): whether it is a context pixel.
   std::vector<bool> context;
   int size = 0;
 };
 
-/// One row per shown pixel: row, column, truth, context (0/1) and each model's mean and std;
-/// models without a full-canvas prediction are left out, and without any the table is empty.
+/// One row per shown pixel: row, column, truth, context (0/1) and each model's mean and std, a
+/// column per channel for colour (truth_r, truth_g, truth_b, …); models without a full-canvas
+/// prediction of the picture's channels are left out, and without any the table is empty.
 PointTable image_prediction_table(const ShownCanvas& canvas, const PredictionResult& round,
                                   const ModelList& models);
 

@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "npe/data/image_tasks.h"
+#include "npe/data/picture_tasks.h"
 #include "npe/errors.h"
 
 namespace npe::widgets {
@@ -45,10 +46,36 @@ int test_image_count() {
   }
 }
 
-ImageSource picture_file(const QString& path) {
+ImageSource collection_picture(const PictureTaskSource& pictures, int index,
+                               const QString& collection, const QString& name) {
+  const auto& test = pictures.pictures(Split::Test);
+  if (index < 0 || index >= test.size(0)) {
+    throw DataError("test picture " + std::to_string(index) + " of " + name.toStdString() +
+                    "'s data does not exist (0.." + std::to_string(test.size(0) - 1) + ")");
+  }
+  ImageSource source;
+  source.test_index = index;
+  source.collection = collection;
+  // [size, size, C] uint8: grey pictures as [size, size], as the tab holds them.
+  auto pixels = test[index].to(torch::kFloat32).div(255.0);
+  if (pixels.size(2) == 1) pixels = pixels.squeeze(2);
+  source.pixels = pixels.contiguous();
+  source.description =
+      QObject::tr("test picture %1 of %2's data (%3×%3, %4)")
+          .arg(index)
+          .arg(name)
+          .arg(pixels.size(0))
+          .arg(source.channels() == 1 ? QObject::tr("grey") : QObject::tr("colour"));
+  return source;
+}
+
+ImageSource picture_file(const QString& path, int side, int channels) {
+  if (side < 1 || (channels != 1 && channels != 3)) {
+    throw DataError("pictures are shown grey or in colour, at least one pixel wide");
+  }
   QImageReader reader(path);
   reader.setAutoTransform(true);
-  // The tab shows pictures at kSide x kSide: a large one is decoded scaled to at most
+  // The tab shows pictures at side x side: a large one is decoded scaled to at most
   // kLargestDecodedSide on its longer side, where its format can (JPEG decodes at a fraction
   // of the size). Formats that decode at full size first (PNG) need the whole picture in
   // memory once: Qt refuses more than 128 MB by default (an 8,000 x 8,000 colour picture is
@@ -69,36 +96,47 @@ ImageSource picture_file(const QString& path) {
     throw DataError(("cannot read picture '" + path + "': " + reader.errorString()).toStdString());
   }
   const QSize original = full.isValid() ? full : image.size();
-  image = image.convertToFormat(QImage::Format_Grayscale8);
-  const auto scaled = image.scaled(ImageSource::kSide, ImageSource::kSide, Qt::KeepAspectRatio,
-                                   Qt::SmoothTransformation);
-  // Light backgrounds (photos of objects on paper) are inverted so the object is bright on the
-  // dark canvas, as in Fashion-MNIST. Decided from the border pixels.
-  double border = 0.0;
-  int count = 0;
-  for (int x = 0; x < scaled.width(); ++x) {
-    border += qGray(scaled.pixel(x, 0)) + qGray(scaled.pixel(x, scaled.height() - 1));
-    count += 2;
+  const bool colour = channels == 3;
+  image = image.convertToFormat(colour ? QImage::Format_RGB888 : QImage::Format_Grayscale8);
+  const auto scaled = image.scaled(side, side, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+  // Light backgrounds of grey pictures (photos of objects on paper) are inverted so the object
+  // is bright on the dark canvas, as in Fashion-MNIST. Decided from the border pixels.
+  bool invert = false;
+  if (!colour) {
+    double border = 0.0;
+    int count = 0;
+    for (int x = 0; x < scaled.width(); ++x) {
+      border += qGray(scaled.pixel(x, 0)) + qGray(scaled.pixel(x, scaled.height() - 1));
+      count += 2;
+    }
+    invert = count > 0 && border / count > 127.0;
   }
-  const bool invert = count > 0 && border / count > 127.0;
-  auto pixels = torch::zeros({ImageSource::kSide, ImageSource::kSide}, torch::kFloat32);
-  auto access = pixels.accessor<float, 2>();
-  const int top = (ImageSource::kSide - scaled.height()) / 2;
-  const int left = (ImageSource::kSide - scaled.width()) / 2;
+  auto pixels = torch::zeros({side, side, channels}, torch::kFloat32);
+  auto access = pixels.accessor<float, 3>();
+  const int top = (side - scaled.height()) / 2;
+  const int left = (side - scaled.width()) / 2;
   for (int r = 0; r < scaled.height(); ++r) {
     for (int c = 0; c < scaled.width(); ++c) {
-      const double v = qGray(scaled.pixel(c, r)) / 255.0;
-      access[top + r][left + c] = static_cast<float>(invert ? 1.0 - v : v);
+      const QRgb rgb = scaled.pixel(c, r);
+      if (colour) {
+        access[top + r][left + c][0] = static_cast<float>(qRed(rgb) / 255.0);
+        access[top + r][left + c][1] = static_cast<float>(qGreen(rgb) / 255.0);
+        access[top + r][left + c][2] = static_cast<float>(qBlue(rgb) / 255.0);
+      } else {
+        const double v = qGray(rgb) / 255.0;
+        access[top + r][left + c][0] = static_cast<float>(invert ? 1.0 - v : v);
+      }
     }
   }
   ImageSource source;
   source.test_index = -1;
   source.file_path = path;
-  source.pixels = pixels;
-  source.description = QObject::tr("%1 (%2×%3, grey%4)")
+  source.pixels = colour ? pixels : pixels.squeeze(2).contiguous();
+  source.description = QObject::tr("%1 (%2×%3, %4%5)")
                            .arg(path.section('/', -1))
                            .arg(original.width())
                            .arg(original.height())
+                           .arg(colour ? QObject::tr("colour") : QObject::tr("grey"))
                            .arg(invert ? QObject::tr(", inverted") : QString());
   return source;
 }

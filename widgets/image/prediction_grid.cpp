@@ -1,6 +1,7 @@
 #include "image/prediction_grid.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <QGridLayout>
 
@@ -16,7 +17,24 @@ namespace {
 // The column of model names beside the pictures (pixels).
 constexpr int kLabelMinimumWidth = 90, kLabelMaximumWidth = 150;
 // The smallest a picture is drawn (pixels): 4 screen pixels per image pixel of a 28 × 28 canvas.
-constexpr int kViewMinimumSize = 120;
+constexpr int kPictureMinimumSide = 120;
+
+// A colour mean [H, W, 3] in [0, 1] (clamped: a mean may leave it) as the picture it predicts.
+QImage colour_image(const torch::Tensor& mean) {
+  const auto bytes = (mean.clamp(0.0, 1.0) * 255.0).round().to(torch::kUInt8).contiguous();
+  const int height = int(bytes.size(0)), width = int(bytes.size(1));
+  QImage image(width, height, QImage::Format_RGB888);
+  for (int r = 0; r < height; ++r) {
+    std::memcpy(image.scanLine(r), bytes[r].data_ptr<uint8_t>(), size_t(width) * 3);
+  }
+  return image;
+}
+
+// The std shown per pixel: its own, or for colour the mean of its channels' (said in the
+// column's title).
+torch::Tensor shown_stddev(const torch::Tensor& stddev) {
+  return stddev.dim() == 3 ? stddev.mean(2) : stddev;
+}
 
 }  // namespace
 
@@ -26,7 +44,8 @@ PredictionGrid::PredictionGrid(QWidget* parent) : QWidget(parent) {
   m_mean_bar = new ColourBar(ColourScale::Grey, tr("mean"), this);
   m_std_bar = new ColourBar(ColourScale::Magma, tr("std"), this);
   m_layout->addWidget(new QLabel(tr("<b>Predictive mean</b>"), this), 0, 1, Qt::AlignHCenter);
-  m_layout->addWidget(new QLabel(tr("<b>Predictive std</b>"), this), 0, 2, Qt::AlignHCenter);
+  m_std_title = new QLabel(tr("<b>Predictive std</b>"), this);
+  m_layout->addWidget(m_std_title, 0, 2, Qt::AlignHCenter);
   m_layout->addWidget(m_mean_bar, 1, 1);
   m_layout->addWidget(m_std_bar, 1, 2);
 }
@@ -34,7 +53,7 @@ PredictionGrid::PredictionGrid(QWidget* parent) : QWidget(parent) {
 double PredictionGrid::stddevScale() const {
   double top = 0.0;
   for (const auto& row : m_rows) {
-    if (row.stddev.defined()) top = std::max(top, row.stddev.max().item<double>());
+    if (row.stddev.defined()) top = std::max(top, shown_stddev(row.stddev).max().item<double>());
   }
   return top > 0 ? top : 1.0;
 }
@@ -47,7 +66,7 @@ int PredictionGrid::widthShowingEveryRow(int height) const {
   for (int r = 0; r < 2; ++r) {
     if (auto* item = m_layout->itemAtPosition(r, 2)) header += item->sizeHint().height() + spacing;
   }
-  const int side = std::max(kViewMinimumSize, (height - header) / rows - spacing);
+  const int side = std::max(kPictureMinimumSide, (height - header) / rows - spacing);
   int labels = kLabelMinimumWidth;  // the names' column, as wide as setRows made it
   for (const auto* cell : m_cells) labels = std::max(labels, cell->minimumWidth());
   return labels + 2 * side + 2 * std::max(m_layout->horizontalSpacing(), 0);
@@ -62,11 +81,18 @@ void PredictionGrid::setRows(std::vector<Row> rows) {
   const double std_top = stddevScale();
   m_mean_bar->setRange(0.0, 1.0);
   m_std_bar->setRange(0.0, std_top);
+  // Colour means are drawn as the pictures they predict: no grey scale to read them by.
+  const bool colour = std::any_of(m_rows.begin(), m_rows.end(), [](const Row& row) {
+    return row.mean.defined() && row.mean.dim() == 3;
+  });
+  m_mean_bar->setVisible(!colour);
+  m_std_title->setText(colour ? tr("<b>Predictive std</b> (mean of R, G, B)")
+                              : tr("<b>Predictive std</b>"));
   for (size_t i = 0; i < m_rows.size(); ++i) {
     const auto& row = m_rows[i];
     auto* label = static_cast<QLabel*>(m_cells[i]);
     QString note = row.status;
-    if (note.isEmpty() && row.stddev.defined() &&
+    if (note.isEmpty() && row.stddev.defined() && row.stddev.numel() > 0 &&
         (row.stddev.max() - row.stddev.min()).item<double>() < 1e-6) {
       // Homoscedastic models (the paper's image setting) predict one noise level everywhere.
       note = tr("constant σ = %1").arg(row.stddev.max().item<double>(), 0, 'f', 3);
@@ -85,8 +111,11 @@ void PredictionGrid::setRows(std::vector<Row> rows) {
     label->setText(
         QString("<span style='color:%1'>■</span> %2").arg(row.colour.name(), lines.join("<br>")));
     if (row.mean.defined()) {
-      m_views[2 * i]->setImage(tensor_image(row.mean, ColourScale::Grey, 0.0, 1.0));
-      m_views[2 * i + 1]->setImage(tensor_image(row.stddev, ColourScale::Magma, 0.0, std_top));
+      m_views[2 * i]->setImage(row.mean.dim() == 3
+                                   ? colour_image(row.mean)
+                                   : tensor_image(row.mean, ColourScale::Grey, 0.0, 1.0));
+      m_views[2 * i + 1]->setImage(
+          tensor_image(shown_stddev(row.stddev), ColourScale::Magma, 0.0, std_top));
     }
   }
 }
@@ -106,7 +135,7 @@ void PredictionGrid::rebuild() {
     m_cells.push_back(label);
     for (int k = 0; k < 2; ++k) {
       auto* view = new PixelView(this);
-      view->setMinimumSize(kViewMinimumSize, kViewMinimumSize);
+      view->setMinimumSize(kPictureMinimumSide, kPictureMinimumSide);
       m_layout->addWidget(view, grid_row, 1 + k);
       connect(view, &PixelView::hovered, this, &PredictionGrid::hovered);
       m_views.push_back(view);

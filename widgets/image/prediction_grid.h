@@ -26,10 +26,12 @@ class PredictionGrid final : public QWidget {
   struct Row {
     QString id, name, status;  ///< status: "" or e.g. "computing…", an error
     QColor colour;
-    torch::Tensor mean, stddev;  ///< [side, side]; undefined while unknown
+    /// [side, side] grey or [side, side, 3] colour; undefined while unknown.
+    torch::Tensor mean, stddev;
   };
-  /// Replaces the rows. Means use the grey scale on [0, 1] (the data's range); standard
-  /// deviations share one scale from 0 to the largest shown.
+  /// Replaces the rows. Grey means use the grey scale on [0, 1] (the data's range), colour means
+  /// are drawn as pictures; standard deviations (for colour, the mean of the channels') share
+  /// one scale from 0 to the largest shown.
   void setRows(std::vector<Row> rows);
   void setHighlight(int row, int column);
   int rowCount() const { return static_cast<int>(m_rows.size()); }
@@ -52,6 +54,7 @@ class PredictionGrid final : public QWidget {
   std::vector<PixelView*> m_views;
   ColourBar* m_mean_bar = nullptr;
   ColourBar* m_std_bar = nullptr;
+  QLabel* m_std_title = nullptr;
 };
 
 }  // namespace npe::widgets

@@ -14,7 +14,8 @@
 namespace npe {
 
 struct ImageScene {
-  /// The picture [H, W] float, placed at the centre of the canvas at Δ = 0.
+  /// The picture, grey [H, W] or colour [H, W, C] float, placed at the centre of the canvas at
+  /// Δ = 0.
   torch::Tensor picture;
   /// Side of the square canvas in pixels.
   int64_t canvas = 56;
@@ -30,7 +31,7 @@ struct ImageSceneTask {
   /// and its context move together) with its value. Targets: every canvas pixel, row-major,
   /// inputs (row - canvas/2, column - canvas/2). yt is undefined.
   Task task;
-  /// Canvas pixels that are not context: [N_held] long; their shown values [N_held, 1].
+  /// Canvas pixels that are not context: [N_held] long; their shown values [N_held, C].
   torch::Tensor held_out_index, held_out_y;
 };
 
