@@ -19,11 +19,14 @@
 #include "common/dialogs.h"
 #include "common/explorer_panel.h"
 #include "edit_latency_probe.h"
+#include "function1d/episode_runner.h"
 #include "function1d/function_explorer.h"
+#include "function1d/suggestion_box.h"
 #include "main_window.h"
 #include "maps/map_explorer.h"
 #include "npe/blas_kernels.h"
 #include "npe/crash_report.h"
+#include "npe/errors.h"
 #include "npe/runtime.h"
 #include "training/task_data_preview.h"
 #include "training/training_tab.h"
@@ -103,12 +106,17 @@ int main(int argc, char** argv) {
   QCommandLineOption map_3d("map-3d", "Show the map tab's 3-D relief view.");
   QCommandLineOption samples(
       "samples", "Draw K coherent function samples per joint model on the 1-D tab.", "K");
+  QCommandLineOption observe(
+      "observe",
+      "On the 1-D tab, observe the hidden truth N times with STRATEGY (random, gp-uncertainty or "
+      "suggestion) from the context shown; repeated, each strategy's run in turn, one episode.",
+      "STRATEGY:N");
   QCommandLineOption time_limit("time-limit",
                                 "Unattended runs (--screenshot, --measure-edit-latency) give up "
                                 "after S seconds and exit with status 1 (default 120).",
                                 "S", "120");
   parser.addOptions({session, screenshot, threads, latency, device, shift, tab, training_job,
-                     train_on, map_3d, samples, time_limit});
+                     train_on, map_3d, samples, observe, time_limit});
   parser.addPositionalArgument(
       "files", "Sessions (.json), checkpoints (.pt) or pictures (.png, .jpg, ...) to open.");
   if (asks_for_help_or_version(argc, argv)) {
@@ -167,6 +175,32 @@ int main(int argc, char** argv) {
       return 2;
     }
     window.functionExplorer()->setSamples(count);
+  }
+  if (parser.isSet(observe)) {
+    std::vector<npe::widgets::EpisodeStep> steps;
+    for (const auto& value : parser.values(observe)) {
+      bool ok = false;
+      npe::widgets::EpisodeStep step;
+      step.count = value.section(':', 1).toInt(&ok);
+      try {
+        step.strategy = npe::widgets::strategy_from_id(value.section(':', 0, 0));
+      } catch (const npe::Error&) {
+        ok = false;
+      }
+      if (!ok || step.count < 1 || step.count > 200 ||
+          step.strategy == npe::widgets::ObserveStrategy::click) {
+        std::fprintf(stderr,
+                     "np-explorer: --observe expects STRATEGY:N, STRATEGY random, gp-uncertainty "
+                     "or suggestion and N from 1 to 200 (not '%s')\n",
+                     qPrintable(value));
+        return 2;
+      }
+      if (step.strategy == npe::widgets::ObserveStrategy::suggestion) {
+        window.functionExplorer()->suggestionBox()->setEnabledSuggestion(true);
+      }
+      steps.push_back(step);
+    }
+    window.functionExplorer()->episodeRunner()->runScript(std::move(steps));
   }
   if (parser.isSet(tab) && !window.showPanel(parser.value(tab))) {
     std::fprintf(stderr, "np-explorer: --tab expects one of: %s\n",
@@ -267,7 +301,12 @@ int main(int argc, char** argv) {
   QObject::connect(panel, &npe::widgets::ExplorerPanel::predictionsUpdated, &app,
                    [&](bool refined) {
                      if (!refined) return;
-                     auto shoot = [&] { QTimer::singleShot(200, &app, [&] { save(true); }); };
+                     // Once what it waited for is drawn; an episode's observations go on
+                     // until its last round (a later refined round shoots then).
+                     auto shoot = [&] {
+                       if (panel->extrasPending()) return;
+                       QTimer::singleShot(200, &app, [&] { save(true); });
+                     };
                      if (panel->extrasPending()) {
                        QObject::connect(panel, &npe::widgets::ExplorerPanel::extrasDone, &app,
                                         shoot, Qt::SingleShotConnection);

@@ -90,15 +90,27 @@ EpisodeBox::EpisodeBox(QWidget* parent) : QGroupBox(tr("Observe the truth"), par
 
   m_curves = new QCustomPlot(this);
   m_curves->setObjectName("episode_curves");
-  m_curves->setMinimumHeight(170);
+  m_curves->setMinimumHeight(250);
   m_curves->setInteractions({});
   m_curves->xAxis->setLabel(tr("observations"));
+  auto whole = QSharedPointer<QCPAxisTickerFixed>(new QCPAxisTickerFixed);
+  whole->setTickStep(1.0);  // observations are counted: 1, 2, 5, 10, … apart as they grow
+  whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  m_curves->xAxis->setTicker(whole);
   m_curves->legend->setVisible(true);
   auto font = m_curves->legend->font();
   font.setPointSizeF(font.pointSizeF() * 0.8);
   m_curves->legend->setFont(font);
   m_curves->legend->setRowSpacing(-3);
-  m_curves->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // Under the axes, two columns: inside them it hid the curves it explains.
+  auto* legend_row = new QCPLayoutGrid;
+  m_curves->plotLayout()->addElement(1, 0, legend_row);
+  legend_row->setMargins(QMargins(4, 0, 4, 4));
+  legend_row->addElement(0, 0, m_curves->legend);
+  m_curves->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_curves->legend->setWrap(2);
+  m_curves->legend->setBorderPen(Qt::NoPen);
+  m_curves->plotLayout()->setRowStretchFactor(1, 0.001);
   form->addRow(m_curves);
   m_status = new QLabel(this);
   m_status->setWordWrap(true);

@@ -51,10 +51,41 @@ EpisodeRunner::EpisodeRunner(EpisodeBox* box, ContextEditor* context, GroundTrut
     Q_EMIT statusMessage(tr("The hidden function changed: the episode ended."));
     m_episode.reset();
     m_pending = 0;
+    m_script.clear();
     refreshBox();
   });
   connect(m_controller->models(), &ModelList::modelToggled, this, [this] { refreshBox(); });
   refreshBox();
+}
+
+int EpisodeRunner::pending() const {
+  int count = m_pending;
+  for (const auto& step : m_script) count += step.count;
+  return count;
+}
+
+void EpisodeRunner::runScript(std::vector<EpisodeStep> steps) {
+  for (const auto& step : steps) {
+    if (step.strategy == ObserveStrategy::click) {
+      Q_EMIT statusMessage(tr("A script cannot click: choose another strategy."));
+      return;
+    }
+  }
+  m_script = std::move(steps);
+  nextStep();
+}
+
+void EpisodeRunner::nextStep() {
+  if (m_script.empty() || m_pending > 0) return;
+  const auto step = m_script.front();
+  m_script.erase(m_script.begin());
+  if (m_episode) {
+    m_box->setStrategy(step.strategy);  // its run's context: the start
+  } else {
+    const QSignalBlocker block(m_box);
+    m_box->setStrategy(step.strategy);
+  }
+  observe(step.count);
 }
 
 ObserveStrategy EpisodeRunner::strategy() const {
@@ -68,10 +99,12 @@ void EpisodeRunner::start() {
   // The models' predictions for the start context are the runs' first scores.
   const auto& last = m_controller->lastCompleteRound();
   if (last.serial == m_controller->serial()) record(last);
+  Q_EMIT started();
 }
 
 void EpisodeRunner::observe(int count) {
   if (!m_truth->hasTruth() || m_truth->seriesMode()) {
+    m_script.clear();
     Q_EMIT statusMessage(tr("Observing the truth needs a hidden function: choose GP sample."));
     return;
   }
@@ -82,6 +115,7 @@ void EpisodeRunner::observe(int count) {
     return;
   }
   if (strategy() == ObserveStrategy::suggestion && m_suggestion_box->model().isEmpty()) {
+    m_script.clear();
     Q_EMIT statusMessage(
         tr("Choose the proposing model in \"Where to observe next?\" (Suggest with) first."));
     refreshBox();
@@ -109,6 +143,7 @@ void EpisodeRunner::tryObserve() {
       const auto proposal = m_suggester->proposal();
       if (!proposal) {
         m_pending = 0;
+        m_script.clear();
         Q_EMIT statusMessage(
             tr("The suggestion has no proposal (see \"Where to observe next?\")."));
         refreshBox();
@@ -155,6 +190,7 @@ void EpisodeRunner::observeAt(double shown_x) {
   const double truth = m_truth->truth().value(base_x);
   if (!std::isfinite(truth)) {
     m_pending = 0;
+    m_script.clear();
     Q_EMIT statusMessage(tr("x = %1 is outside the hidden function's range [-%2, %2].")
                              .arg(shown_x, 0, 'g', 4)
                              .arg(GroundTruth::kHalfRange));
@@ -169,6 +205,11 @@ void EpisodeRunner::observeAt(double shown_x) {
 void EpisodeRunner::onRoundComplete(const PredictionResult& result) {
   if (!m_episode || result.serial != m_controller->serial()) return;
   record(result);
+  // A script's next strategy once this one's last observation is scored.
+  if (m_pending == 0 && !m_script.empty()) {
+    QTimer::singleShot(0, this, &EpisodeRunner::nextStep);
+    return;
+  }
   // After the suggestion's own answer, for that strategy; a round's receivers first.
   if (strategy() != ObserveStrategy::suggestion) {
     QTimer::singleShot(0, this, &EpisodeRunner::tryObserve);
@@ -214,6 +255,7 @@ void EpisodeRunner::end() {
   if (!m_episode) return;
   m_episode.reset();
   m_pending = 0;
+  m_script.clear();
   m_truth->setShowTruth(true);  // the reveal
   refreshBox();
 }

@@ -6,6 +6,7 @@
 // that switching strategy or replaying shows that run's context.
 
 #include <optional>
+#include <vector>
 
 #include <QObject>
 
@@ -21,6 +22,12 @@ class ObservationSuggester;
 class SuggestionBox;
 struct PredictionResult;
 
+/// One strategy's part of a scripted episode: `count` observations.
+struct EpisodeStep {
+  ObserveStrategy strategy = ObserveStrategy::random_place;
+  int count = 0;
+};
+
 class EpisodeRunner final : public QObject {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(EpisodeRunner)
@@ -31,14 +38,18 @@ class EpisodeRunner final : public QObject {
                 SuggestionBox* suggestion_box, QObject* parent = nullptr);
 
   const std::optional<TruthEpisode>& episode() const { return m_episode; }
-  /// Observations asked for and not made yet (each waits for the models' predictions).
-  int pending() const { return m_pending; }
+  /// Observations asked for and not made yet (each waits for the models' predictions), those
+  /// of a script's later steps included.
+  int pending() const;
 
   /// Observes `count` times with the box's strategy, one prediction round apart; starts an
   /// episode first when none runs. The click strategy observes on the plot's clicks instead.
   void observe(int count);
   /// Back to the start context; the box's strategy observes again from there.
   void replay();
+  /// Runs the steps one after another from the episode's start (np-explorer --observe): each
+  /// strategy's run, then the next's. A step of the click strategy is refused.
+  void runScript(std::vector<EpisodeStep> steps);
   /// Ends the episode and shows the truth (the reveal).
   void end();
   /// A click on the plot at display x: observed (true) while an episode runs with the click
@@ -50,9 +61,13 @@ class EpisodeRunner final : public QObject {
 
  Q_SIGNALS:
   void statusMessage(const QString& text);
+  /// An episode started (the tab shows its box).
+  void started();
 
  private:
   void start();
+  /// Starts the script's next step once the current one has made its observations.
+  void nextStep();
   void onRoundComplete(const PredictionResult& result);
   void record(const PredictionResult& result);
   /// Makes the next pending observation when the models have caught up with the last one.
@@ -72,6 +87,7 @@ class EpisodeRunner final : public QObject {
   SuggestionBox* m_suggestion_box;
   std::optional<TruthEpisode> m_episode;
   int m_pending = 0;
+  std::vector<EpisodeStep> m_script;  ///< the steps still to run, next first
 };
 
 }  // namespace npe::widgets

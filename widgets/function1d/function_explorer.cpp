@@ -121,6 +121,13 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
   m_episode_runner = new EpisodeRunner(m_episode_box, m_context, m_truth_box, m_controller,
                                        m_suggester, m_suggestion_box, this);
   connect(m_episode_runner, &EpisodeRunner::statusMessage, this, &ExplorerPanel::statusMessage);
+  // Its curves are what the user watches from now on: into view, as the kernel posterior.
+  connect(m_episode_runner, &EpisodeRunner::started, this, [this] {
+    if (auto* scroll = findChild<QScrollArea*>()) {
+      QTimer::singleShot(0, scroll,
+                         [scroll, box = m_episode_box] { scroll->ensureWidgetVisible(box, 0, 0); });
+    }
+  });
   connect(m_suggester, &ObservationSuggester::answered, this, [this] {
     if (const auto proposal = m_suggester->proposal()) {
       Q_EMIT statusMessage(tr("Where to observe next: %1 proposes x = %2 (%3 ms)")
@@ -602,7 +609,7 @@ void FunctionExplorer::openSweep() {
 }
 
 bool FunctionExplorer::extrasPending() const {
-  return m_suggester->pending();
+  return m_suggester->pending() || m_episode_runner->pending() > 0;
 }
 
 Session FunctionExplorer::session() const {
