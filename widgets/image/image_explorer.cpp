@@ -431,6 +431,9 @@ void ImageExplorer::onPredictions(const PredictionResult& result) {
       found = true;
       if (!p.error.isEmpty()) {
         row.status = tr("error: %1").arg(p.error);
+      } else if (!p.mean.defined() || p.mean.size(0) != int64_t(m_side) * m_side) {
+        // The prediction kept from before the canvas changed: another canvas's pixels.
+        row.status = tr("computing…");
       } else {
         // [side, side] grey, [side, side, 3] colour.
         row.mean = p.mean.view({m_side, m_side, -1}).squeeze(2);
