@@ -103,8 +103,8 @@ ImageExplorer::ImageExplorer(QWidget* parent, torch::Device device) : ExplorerPa
   auto* view_layout = new QHBoxLayout(m_view_area);
   auto* canvas_column = new QVBoxLayout;
   auto* caption = new QLabel(tr("<b>Ground truth and context</b>: context pixels in their true "
-                                "grey, the other pixels tinted blue; dashed square: where the "
-                                "shown models saw pictures in training"),
+                                "grey or colour, the other pixels tinted blue; dashed square: "
+                                "where the shown models saw pictures in training"),
                              m_view_area);
   caption->setWordWrap(true);
   canvas_column->addWidget(caption);

@@ -92,10 +92,16 @@ void PredictionGrid::setRows(std::vector<Row> rows) {
     const auto& row = m_rows[i];
     auto* label = static_cast<QLabel*>(m_cells[i]);
     QString note = row.status;
-    if (note.isEmpty() && row.stddev.defined() && row.stddev.numel() > 0 &&
-        (row.stddev.max() - row.stddev.min()).item<double>() < 1e-6) {
-      // Homoscedastic models (the paper's image setting) predict one noise level everywhere.
-      note = tr("constant σ = %1").arg(row.stddev.max().item<double>(), 0, 'f', 3);
+    if (note.isEmpty() && row.stddev.defined() && row.stddev.numel() > 0) {
+      // Homoscedastic models (the paper's image setting) predict one noise level everywhere
+      // (per channel for colour: the column shows their mean).
+      const auto shown = shown_stddev(row.stddev);
+      if ((shown.max() - shown.min()).item<double>() < 1e-6) {
+        note =
+            row.stddev.dim() == 3
+                ? tr("constant σ = %1 (mean of R, G, B)").arg(shown.max().item<double>(), 0, 'f', 3)
+                : tr("constant σ = %1").arg(shown.max().item<double>(), 0, 'f', 3);
+      }
     }
     // One line per part of the name ("ConvCNP 2-D", "trained |Δ|≤4"), the column wide enough
     // for each: at its old fixed minimum it wrapped them at "2-" and "|Δ|".
