@@ -23,6 +23,7 @@
 #include "function1d/function_explorer.h"
 #include "function1d/suggestion_box.h"
 #include "main_window.h"
+#include "maps/map_episode.h"
 #include "maps/map_explorer.h"
 #include "npe/blas_kernels.h"
 #include "npe/crash_report.h"
@@ -108,8 +109,9 @@ int main(int argc, char** argv) {
       "samples", "Draw K coherent function samples per joint model on the 1-D tab.", "K");
   QCommandLineOption observe(
       "observe",
-      "On the 1-D tab, observe the hidden truth N times with STRATEGY (random, gp-uncertainty or "
-      "suggestion) from the context shown; repeated, each strategy's run in turn, one episode.",
+      "On the 1-D tab (or with --tab maps, the Maps tab), observe the hidden truth N times with "
+      "STRATEGY (random, gp-uncertainty or suggestion) from the context shown; repeated, each "
+      "strategy's run in turn, one episode.",
       "STRATEGY:N");
   QCommandLineOption time_limit("time-limit",
                                 "Unattended runs (--screenshot, --measure-edit-latency) give up "
@@ -195,12 +197,18 @@ int main(int argc, char** argv) {
                      qPrintable(value));
         return 2;
       }
-      if (step.strategy == npe::widgets::ObserveStrategy::suggestion) {
-        window.functionExplorer()->suggestionBox()->setEnabledSuggestion(true);
-      }
       steps.push_back(step);
     }
-    window.functionExplorer()->episodeRunner()->runScript(std::move(steps));
+    if (parser.value(tab) == "maps") {
+      window.mapExplorer()->episodeRunner()->runScript(std::move(steps));
+    } else {
+      for (const auto& step : steps) {
+        if (step.strategy == npe::widgets::ObserveStrategy::suggestion) {
+          window.functionExplorer()->suggestionBox()->setEnabledSuggestion(true);
+        }
+      }
+      window.functionExplorer()->episodeRunner()->runScript(std::move(steps));
+    }
   }
   if (parser.isSet(tab) && !window.showPanel(parser.value(tab))) {
     std::fprintf(stderr, "np-explorer: --tab expects one of: %s\n",

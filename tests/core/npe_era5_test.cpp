@@ -1078,6 +1078,28 @@ TEST_F(Era5Files, TheMapTabsSceneBecomesATaskWithItsHeldOutCells) {
   outside = scene;
   outside.hour = 0;
   EXPECT_THROW(scene_task(source, outside), DataError);
+
+  // Measurement noise (the Maps tab's episodes) is added to the station's readings, in the
+  // field's unit, per time; the held-out cells keep the truth.
+  auto noisy = scene;
+  noisy.noise = {std::vector<double>(size_t(steps), 0.0), {}};
+  for (int64_t k = 0; k < steps; ++k) noisy.noise[1].push_back(0.25 * double(k + 1));
+  const auto with_noise = scene_task(source, noisy);
+  for (int64_t k = 0; k < steps; ++k) {
+    const auto reading = values[scene.hour - (steps - 1 - k) * stride][2 + 1][4 + 5];
+    const auto noisy_reading = reading.to(torch::kFloat64).view({1}) + 0.25 * double(k + 1);
+    EXPECT_NEAR(with_noise.task.yc[0][k][0].item<double>(),
+                source.standardise(noisy_reading).item<double>(), 1e-5);
+    EXPECT_NEAR(with_noise.task.yc[0][steps + k][0].item<double>(),
+                task.yc[0][steps + k][0].item<double>(), 1e-6);  // the third: no noise given
+  }
+  EXPECT_TRUE(torch::equal(with_noise.held_out_y, built.held_out_y));
+  auto wrong = noisy;
+  wrong.noise[1].pop_back();
+  EXPECT_THROW(scene_task(source, wrong), DataError);
+  wrong = noisy;
+  wrong.noise[1][0] = std::nan("");
+  EXPECT_THROW(scene_task(source, wrong), DataError);
 }
 
 // Stations by latitude and longitude (npe place --grid): each at its nearest cell, the window

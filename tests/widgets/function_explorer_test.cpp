@@ -21,13 +21,14 @@
 #include <QtTest>
 
 #include "../file_size_limit.h"
+#include "common/episode_box.h"
 #include "common/explorer_panel.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
 #include "common/prediction_service.h"
 #include "common/shift_control.h"
+#include "common/truth_episode.h"
 #include "function1d/context_editor.h"
-#include "function1d/episode_box.h"
 #include "function1d/episode_runner.h"
 #include "function1d/function_explorer.h"
 #include "function1d/function_plot.h"
@@ -39,7 +40,6 @@
 #include "function1d/point_set.h"
 #include "function1d/suggestion_box.h"
 #include "function1d/sweep_dialog.h"
-#include "function1d/truth_episode.h"
 #include "npe/data/gp_oracle.h"
 #include "npe/data/gp_tasks.h"
 #include "npe/data/point_table.h"

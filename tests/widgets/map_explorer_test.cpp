@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include <QComboBox>
 #include <QJsonArray>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -13,8 +14,10 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "common/episode_box.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
+#include "maps/map_episode.h"
 #include "maps/map_explorer.h"
 #include "maps/map_view.h"
 #include "maps/model_maps.h"
@@ -469,6 +472,152 @@ class MapExplorerTest : public QObject {
     QCOMPARE(explorer.layer(), QString("truth"));
     explorer.undoStack()->undo();
     QCOMPARE(explorer.stations()->count(), before);
+  }
+
+  // "Observe the truth" on the map: the hour's data is hidden, each strategy adds stations at
+  // free cells from the same start, an observation's readings are the data plus noise of the
+  // stated σ (a tenth of the data's standard deviation), every shown model is scored after each
+  // round, a replay repeats the random cells, a click observes, sessions keep the episode and
+  // a new hour ends it.
+  void observeTheTruthEpisodes() {
+    using npe::widgets::ObserveStrategy;
+    MapExplorer explorer;
+    QVERIFY(explorer.hasData());
+    const auto shown = explorer.modelList()->enabledEntries();
+    if (shown.empty()) QSKIP("no shipped map model");
+    const auto model = shown.front().id;
+    explorer.randomStations(10);
+    const auto start = explorer.stations()->cells();
+    QVERIFY(wait_for_refined_round(explorer));
+    auto* box = explorer.episodeBox();
+    auto* runner = explorer.episodeRunner();
+    auto* layers = explorer.findChild<QComboBox*>("map_layers");
+    QVERIFY(layers);
+    QVERIFY(layers->findData("truth") >= 0);
+
+    box->setStrategy(ObserveStrategy::random_place);
+    runner->observe(3);
+    QVERIFY(runner->episode().has_value());
+    QVERIFY(explorer.truthHidden());
+    QCOMPARE(layers->findData("truth"), -1);  // neither the truth nor the errors are offered
+    QCOMPARE(layers->findData(model + "|error"), -1);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        runner->episode()->observed(ObserveStrategy::random_place) == 3 && runner->pending() == 0,
+        120000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        runner->episode()->run(ObserveStrategy::random_place)->scores.at(model).size(), size_t(4),
+        120000);
+    const auto& episode = *runner->episode();
+    const auto* source = explorer.source();
+    QCOMPARE(episode.noiseStd(), 0.1 * source->config().stddev);
+    const auto random_cells = episode.run(ObserveStrategy::random_place)->observations;
+    QCOMPARE(explorer.stations()->count(), 13);
+    for (const auto& p : random_cells) {
+      QCOMPARE(std::count(start.begin(), start.end(), p.toPoint()), 0L);
+      QVERIFY(explorer.stations()->contains(p.toPoint()));
+    }
+    // The models are asked with each observation's readings: the data plus its noise draws.
+    const auto request = explorer.sceneRequest();
+    QVERIFY(request);
+    const auto& yc = request->batch.task.yc;
+    const int64_t steps = source->window_time_steps(), stride = source->time_stride();
+    QCOMPARE(yc.size(1), 13 * steps);  // the shipped month has every reading
+    const auto window = explorer.targetWindow();
+    for (int k = 0; k < 3; ++k) {
+      const auto cell = random_cells[size_t(k)].toPoint() + window.topLeft();
+      for (int64_t j = 0; j < steps; ++j) {
+        const double reading =
+            source->field()
+                .values[explorer.hour() - (steps - 1 - j) * stride][cell.y()][cell.x()]
+                .item<double>() +
+            episode.noise(int(k * steps + j));
+        const double expected =
+            source->standardise(torch::tensor({reading}, torch::kFloat64)).item<double>();
+        QVERIFY(std::abs(yc[0][(10 + k) * steps + j][0].item<double>() - expected) < 1e-4);
+      }
+    }
+    // The start stations read the data exactly.
+    const auto first = start.front() + window.topLeft();
+    const double exact =
+        source->field().values[explorer.hour()][first.y()][first.x()].item<double>();
+    QVERIFY(std::abs(yc[0][steps - 1][0].item<double>() -
+                     source->standardise(torch::tensor({exact}, torch::kFloat64)).item<double>()) <
+            1e-4);
+    for (const auto& score : episode.run(ObserveStrategy::random_place)->scores.at(model)) {
+      QVERIFY(std::isfinite(score.rmse) && score.rmse > 0 && score.rmse < 20 &&
+              std::isfinite(score.ll));
+    }
+    QTRY_VERIFY(box->curves()->graphCount() > 0);
+
+    // GP uncertainty sampling: its own run from the start stations; it switches the fitted GP on
+    // and observes at free cells.
+    box->setStrategy(ObserveStrategy::gp_uncertainty);
+    QCOMPARE(explorer.stations()->cells(), start);
+    runner->observe(2);
+    QVERIFY(explorer.modelList()->find("gp-se-ard")->enabled);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        runner->episode()->observed(ObserveStrategy::gp_uncertainty) == 2 && runner->pending() == 0,
+        120000);
+    const auto gp_cells = runner->episode()->run(ObserveStrategy::gp_uncertainty)->observations;
+    QVERIFY(gp_cells[0] != gp_cells[1]);
+    for (const auto& p : gp_cells) {
+      QCOMPARE(std::count(start.begin(), start.end(), p.toPoint()), 0L);
+    }
+
+    // A replay of the random run observes the same cells again.
+    box->setStrategy(ObserveStrategy::random_place);
+    QCOMPARE(explorer.stations()->count(), 13);
+    runner->replay();
+    QCOMPARE(explorer.stations()->cells(), start);
+    QVERIFY(wait_for_refined_round(explorer));
+    runner->observe(3);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        runner->episode()->observed(ObserveStrategy::random_place) == 3 && runner->pending() == 0,
+        120000);
+    QCOMPARE(runner->episode()->run(ObserveStrategy::random_place)->observations, random_cells);
+
+    // The user's click observes at the cell; a click on a station leaves it.
+    box->setStrategy(ObserveStrategy::click);
+    QCOMPARE(explorer.stations()->cells(), start);
+    runner->observe(1);
+    QPoint free_cell(-1, -1);
+    for (int i = 0; i < 15 * 15 && free_cell.x() < 0; ++i) {
+      const QPoint c(i % 15, i / 15);
+      const auto a = c + window.topLeft();
+      if (!explorer.stations()->contains(c) && source->usable_cells()[a.y()][a.x()].item<bool>()) {
+        free_cell = c;
+      }
+    }
+    QVERIFY(explorer.clickCell(free_cell + window.topLeft()));
+    QCOMPARE(runner->episode()->observed(ObserveStrategy::click), 1);
+    QVERIFY(explorer.clickCell(start.front() + window.topLeft()));
+    QVERIFY(explorer.stations()->contains(start.front()));
+    QCOMPARE(explorer.stations()->count(), 11);
+
+    // Sessions keep the episode, hidden truth and all.
+    const auto section = explorer.saveSection();
+    MapExplorer other;
+    other.restoreSection(section);
+    QVERIFY(other.episodeRunner()->episode().has_value());
+    QVERIFY(other.truthHidden());
+    QCOMPARE(other.episodeRunner()->episode()->run(ObserveStrategy::random_place)->observations,
+             random_cells);
+    QCOMPARE(other.episodeBox()->strategy(), ObserveStrategy::click);
+    QCOMPARE(other.stations()->count(), 11);
+    // Cells outside the window are refused by name.
+    auto broken = section;
+    auto observe = broken["observe_the_truth"].toObject();
+    auto saved = observe["episode"].toObject();
+    saved["start"] = QJsonArray{QJsonArray{40, 2}};
+    observe["episode"] = saved;
+    broken["observe_the_truth"] = observe;
+    QVERIFY_THROWS_EXCEPTION(npe::DataError, other.restoreSection(broken));
+
+    // Another hour is another truth: the episode ends and the truth shows again.
+    explorer.setHour(explorer.hour() + 6);
+    QVERIFY(!runner->episode().has_value());
+    QVERIFY(!explorer.truthHidden());
+    QVERIFY(layers->findData("truth") >= 0);
   }
 
   void sessionRoundTrip() {

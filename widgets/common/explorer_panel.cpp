@@ -7,6 +7,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QTimer>
 
 #include "common/explorer_controller.h"
 #include "common/model_list.h"
@@ -123,6 +124,12 @@ void ExplorerPanel::layOutViewAndControls(QWidget* view, QWidget* controls, int 
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(splitter);
+}
+
+void ExplorerPanel::scrollControlsTo(QWidget* group) {
+  if (auto* scroll = findChild<QScrollArea*>()) {
+    QTimer::singleShot(0, scroll, [scroll, group] { scroll->ensureWidgetVisible(group, 0, 0); });
+  }
 }
 
 std::string prediction_column(const QString& model_name, const std::string& what) {

@@ -127,6 +127,9 @@ class ExplorerPanel : public QWidget {
   /// given) between them.
   void layOutViewAndControls(QWidget* view, QWidget* controls, int controls_width,
                              QWidget* results = nullptr);
+  /// Scrolls the controls so that `group` shows (once the layout has placed it): a group the
+  /// user has just brought to life, often below the fold of the side panel.
+  void scrollControlsTo(QWidget* group);
 
  Q_SIGNALS:
   void statusMessage(const QString& message);

@@ -173,6 +173,8 @@ ModelPrediction predict_one(const Round& round, const ModelEntry& entry, const C
                       out.stddev.index_select(0, request.held_out_index).unsqueeze(0)};
       out.held_out_ll =
           log_likelihood_per_task(held, request.held_out_index_y.unsqueeze(0)).item<double>();
+      out.held_out_mean = held.mean[0];
+      out.held_out_stddev = held.stddev[0];
     }
     if (request.refine) {
       // Prediction for the data moved back by -shift, compared with this one moved back:
@@ -228,6 +230,10 @@ PredictionResult compute_predictions(const PredictionRequest& request, const Rou
     round.batch.task.xt = torch::cat({task.xt, request.held_out_x.to(task.xt.dtype())}, 1);
     result.held_out_x = request.held_out_x[0];
     if (request.held_out_y.defined()) result.held_out_y = request.held_out_y[0];
+  } else if (request.held_out_index.defined() && request.held_out_index_y.defined()) {
+    // Held-out targets chosen among the queries (the Maps and Images tabs): their truth, as
+    // for extra ones (the models' held_out_mean is at the same cells).
+    result.held_out_y = request.held_out_index_y;
   }
   // The sample points: evenly spread over the query points.
   round.joint_outputs =

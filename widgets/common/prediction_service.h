@@ -63,7 +63,7 @@ struct ModelPrediction {
   QString id;
   torch::Tensor mean, stddev;  ///< [Nt, Dy] on the CPU; undefined on error
   double held_out_ll = std::numeric_limits<double>::quiet_NaN();
-  /// [Nh, Dy] at the request's extra held-out points (held_out_x), when it has them.
+  /// [Nh, Dy] at the request's held-out points (held_out_x or held_out_index), when it has them.
   torch::Tensor held_out_mean, held_out_stddev;
   double equivariance_error = std::numeric_limits<double>::quiet_NaN();
   double milliseconds = 0.0;
@@ -113,7 +113,8 @@ struct PredictionResult {
   std::chrono::steady_clock::time_point started;
   std::chrono::steady_clock::time_point finished;  ///< when its last model was done
   torch::Tensor xt;                                ///< [Nt, Dx] query points
-  /// The request's extra held-out points, [Nh, Dx] and [Nh, Dy] (undefined when none).
+  /// The request's extra held-out points, [Nh, Dx] and [Nh, Dy] (undefined when none); for
+  /// held-out query points (held_out_index), held_out_y only.
   torch::Tensor held_out_x, held_out_y;
   torch::Tensor sample_x;  ///< [Ns, Dx] where samples and correlations are given
   /// The models done so far, in the request's order.

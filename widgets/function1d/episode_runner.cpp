@@ -6,11 +6,11 @@
 
 #include <torch/torch.h>
 
+#include "common/episode_box.h"
 #include "common/explorer_controller.h"
 #include "common/model_list.h"
 #include "common/prediction_service.h"
 #include "function1d/context_editor.h"
-#include "function1d/episode_box.h"
 #include "function1d/ground_truth_box.h"
 #include "function1d/observation_suggester.h"
 #include "function1d/point_set.h"

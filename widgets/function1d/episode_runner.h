@@ -10,7 +10,7 @@
 
 #include <QObject>
 
-#include "function1d/truth_episode.h"
+#include "common/truth_episode.h"
 
 namespace npe::widgets {
 
@@ -21,12 +21,6 @@ class GroundTruthBox;
 class ObservationSuggester;
 class SuggestionBox;
 struct PredictionResult;
-
-/// One strategy's part of a scripted episode: `count` observations.
-struct EpisodeStep {
-  ObserveStrategy strategy = ObserveStrategy::random_place;
-  int count = 0;
-};
 
 class EpisodeRunner final : public QObject {
   Q_OBJECT

@@ -8,9 +8,9 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QScopedValueRollback>
-#include <QScrollArea>
 #include <QVBoxLayout>
 
+#include "common/episode_box.h"
 #include "common/explorer_controller.h"
 #include "common/metrics_table.h"
 #include "common/model_list.h"
@@ -20,7 +20,6 @@
 #include "function1d/bands_choice.h"
 #include "function1d/context_editor.h"
 #include "function1d/correlation_overlay.h"
-#include "function1d/episode_box.h"
 #include "function1d/episode_runner.h"
 #include "function1d/function_table.h"
 #include "function1d/gp_baselines.h"
@@ -122,12 +121,8 @@ FunctionExplorer::FunctionExplorer(QWidget* parent, torch::Device device)
                                        m_suggester, m_suggestion_box, this);
   connect(m_episode_runner, &EpisodeRunner::statusMessage, this, &ExplorerPanel::statusMessage);
   // Its curves are what the user watches from now on: into view, as the kernel posterior.
-  connect(m_episode_runner, &EpisodeRunner::started, this, [this] {
-    if (auto* scroll = findChild<QScrollArea*>()) {
-      QTimer::singleShot(0, scroll,
-                         [scroll, box = m_episode_box] { scroll->ensureWidgetVisible(box, 0, 0); });
-    }
-  });
+  connect(m_episode_runner, &EpisodeRunner::started, this,
+          [this] { scrollControlsTo(m_episode_box); });
   connect(m_suggester, &ObservationSuggester::answered, this, [this] {
     if (const auto proposal = m_suggester->proposal()) {
       Q_EMIT statusMessage(tr("Where to observe next: %1 proposes x = %2 (%3 ms)")
@@ -235,7 +230,20 @@ QWidget* FunctionExplorer::buildSidePanel() {
   connect(m_aids, &TeachingAidsBox::sweepRequested, this, &FunctionExplorer::openSweep);
   connect(m_aids, &TeachingAidsBox::attentionOff, m_plot, &FunctionPlot::clearAttention);
   m_suggestion_box = new SuggestionBox(panel);
-  m_episode_box = new EpisodeBox(panel);
+  EpisodeWording wording;
+  wording.box_tip =
+      tr("An episode: the function is hidden, and each observation is its value at a place "
+         "chosen by a strategy plus noise of the truth's σ. The plot tracks the shown models' "
+         "held-out error as observations are added; Replay runs another strategy from the same "
+         "start, with the same noise, on the same hidden function");
+  wording.strategy_tips = {
+      tr("Observe where \"Where to observe next?\" proposes: the chosen model and score (switch "
+         "it on there)"),
+      tr("Observe where the GP oracle (the truth's own kernel) is least certain over the view: "
+         "classical uncertainty sampling"),
+      tr("Observe at a random place in the view (the same places on a replay)"),
+      tr("Click on the plot: the truth answers at that x (the click's height is ignored)")};
+  m_episode_box = new EpisodeBox(wording, panel);
 
   m_samples = new SamplesBox(kCorrelationSamples, panel);
   connect(m_samples, &SamplesBox::requestChanged, this, [this] { schedulePredictions(false); });
@@ -542,12 +550,8 @@ void FunctionExplorer::showKernelPosterior(const PredictionResult& result) {
                                 static_cast<int>(prediction.context.context));
     if (m_kernel_box->isHidden()) {
       m_kernel_box->show();
-      // It appears below the metrics, often below the fold of the side panel: the user has just
-      // switched its model on, so bring it into view (once the panel's layout has placed it).
-      if (auto* scroll = findChild<QScrollArea*>()) {
-        QTimer::singleShot(
-            0, scroll, [scroll, box = m_kernel_box] { scroll->ensureWidgetVisible(box, 0, 0); });
-      }
+      // It appears below the metrics: the user has just switched its model on.
+      scrollControlsTo(m_kernel_box);
     }
     return;
   }

@@ -10,7 +10,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "function1d/truth_episode.h"
+#include "common/truth_episode.h"
 #include "ground_truth.h"
 
 namespace npe::widgets {

@@ -126,6 +126,7 @@ MapControls::MapControls(const QStringList& data_suffixes, int stations, QWidget
   auto* view_box = new QGroupBox(tr("View"), panel);
   auto* view_form = new QFormLayout(view_box);
   m_layers = new QComboBox(view_box);
+  m_layers->setObjectName("map_layers");
   m_three_d = new QCheckBox(tr("3-D relief (drag to rotate, wheel to zoom)"), view_box);
   view_form->addRow(tr("Layer"), m_layers);
   view_form->addRow(m_three_d);

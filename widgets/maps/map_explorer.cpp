@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include "common/episode_box.h"
 #include "common/explorer_controller.h"
 #include "common/export.h"
 #include "common/metrics_table.h"
@@ -23,6 +25,7 @@
 #include "maps/coastlines.h"
 #include "maps/grid_description.h"
 #include "maps/map_controls.h"
+#include "maps/map_episode.h"
 #include "maps/map_layer.h"
 #include "maps/map_session.h"
 #include "maps/map_view.h"
@@ -80,16 +83,40 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
   controls->addGroup(m_controller->modelsBox());
   m_suggestions = new StationSuggestions(
       m_controller->service(), m_models, [this] { return sceneRequest(); },
-      [this] { return targetWindow(); },
-      [this](const QPoint& cell) {
-        const QPoint absolute = targetWindow().topLeft() + cell;
-        return m_source && !m_stations->contains(cell) &&
-               m_source->usable_cells()[absolute.y()][absolute.x()].item<bool>() &&
-               std::isfinite(
-                   m_source->field().values[m_hour][absolute.y()][absolute.x()].item<float>());
-      },
+      [this] { return targetWindow(); }, [this](const QPoint& cell) { return freeCell(cell); },
       [this] { return m_source ? m_source->config().stddev : 1.0; }, this);
   controls->addGroup(m_suggestions);
+  EpisodeWording wording;
+  wording.box_tip =
+      tr("An episode: the data at this hour is hidden, and each observation is a new station at "
+         "the cell a strategy chooses, reading the data plus noise (σ = a tenth of the data's "
+         "standard deviation). The plot tracks the shown models' error on the window's other "
+         "cells as stations are added; Replay runs another strategy from the same stations, "
+         "with the same noise");
+  wording.strategy_tips = {
+      tr("Observe at the best cell of \"Suggest stations\" (its model and score; one station "
+         "is placed at a time)"),
+      tr("Observe where the GP fitted to the stations is least certain: classical uncertainty "
+         "sampling"),
+      tr("Observe at a random free cell of the window (the same cells on a replay)"),
+      tr("Click a cell of the target window: a station reports the truth there")};
+  wording.rmse_unit = "K";
+  m_episode_box = new EpisodeBox(wording, this);
+  controls->addGroup(m_episode_box);
+  MapEpisodeHooks hooks;
+  hooks.observable = [this](const QPoint& cell) { return freeCell(cell); };
+  hooks.window = [this] { return m_source ? targetWindow() : QRect(); };
+  hooks.hour = [this] { return m_hour; };
+  hooks.data_stddev = [this] { return m_source ? m_source->config().stddev : 0.0; };
+  hooks.readings = [this] { return m_source ? int(m_source->window_time_steps()) : 1; };
+  hooks.hide_truth = [this](bool hidden) { setTruthHidden(hidden); };
+  m_episode_runner = new MapEpisodeRunner(m_episode_box, m_stations, m_controller, m_suggestions,
+                                          std::move(hooks), this);
+  connect(m_episode_runner, &MapEpisodeRunner::statusMessage, this, &MapExplorer::statusMessage);
+  connect(m_episode_runner, &MapEpisodeRunner::started, this,
+          [this] { scrollControlsTo(m_episode_box); });
+  m_station_editor->setClickFilter(
+      [this](const QPoint& cell) { return m_episode_runner->takeClick(cell); });
   connect(m_suggestions, &StationSuggestions::statusMessage, this, &MapExplorer::statusMessage);
   connect(m_suggestions, &StationSuggestions::finished, this, &ExplorerPanel::extrasDone);
   connect(m_suggestions, &StationSuggestions::placeRequested, this,
@@ -149,7 +176,8 @@ MapExplorer::MapExplorer(QWidget* parent, torch::Device device) : ExplorerPanel(
     connect(view, &MapView::hovered, this, [this](QPoint cell) {
       if (cell.x() < 0 || !m_source) return;
       const bool station = m_stations->contains(cell - targetWindow().topLeft());
-      m_view_area->setHoverText(describe_cell(frame(), m_last, *m_models, cell, station));
+      m_view_area->setHoverText(
+          describe_cell(frame(), m_last, *m_models, cell, station, m_truth_hidden));
     });
     view->setThreeD(m_three_d);
     redraw();
@@ -218,6 +246,7 @@ void MapExplorer::setSource(std::shared_ptr<Era5TaskSource> source) {
   const bool same_grid = m_source && m_source->field().latitudes == source->field().latitudes &&
                          m_source->field().longitudes == source->field().longitudes;
   m_source = std::move(source);
+  m_episode_runner->sceneChanged();
   const auto& f = m_source->field();
   const int rows = static_cast<int>(f.num_latitudes()), cols = static_cast<int>(f.num_longitudes());
   const int w = static_cast<int>(m_source->config().window);
@@ -345,6 +374,7 @@ void MapExplorer::setHour(int index) {
   }
   if (index == m_hour && m_last.serial != 0) return;
   m_hour = index;
+  m_episode_runner->sceneChanged();
   m_suggestions->withdraw();
   updateTimeLabel();
   redraw();
@@ -376,6 +406,7 @@ void MapExplorer::setShift(int north, int east) {
   if (north == m_north && east == m_east) return;
   m_north = north;
   m_east = east;
+  m_episode_runner->sceneChanged();
   m_suggestions->withdraw();
   redraw();
   schedulePredictions(false);
@@ -406,6 +437,31 @@ MapFrame MapExplorer::frame() const {
   return {*m_source, targetWindow(), m_hour};
 }
 
+bool MapExplorer::freeCell(const QPoint& window_cell) const {
+  const QPoint absolute = targetWindow().topLeft() + window_cell;
+  return m_source && targetWindow().contains(absolute) && !m_stations->contains(window_cell) &&
+         m_source->usable_cells()[absolute.y()][absolute.x()].item<bool>() &&
+         std::isfinite(m_source->field().values[m_hour][absolute.y()][absolute.x()].item<float>());
+}
+
+void MapExplorer::setTruthHidden(bool hidden) {
+  if (hidden == m_truth_hidden) return;
+  m_truth_hidden = hidden;
+  rebuildLayerChoices();
+  if (!hidden) {
+    setLayer("truth");  // the reveal
+  } else {
+    redraw();
+  }
+  rebuildSmallMaps();
+}
+
+QString MapExplorer::shownLayer() const {
+  if (!m_truth_hidden || !(m_layer == "truth" || m_layer.endsWith("|error"))) return m_layer;
+  const auto shown = m_models->enabledEntries();
+  return shown.empty() ? QString() : shown.front().id + "|mean";
+}
+
 void MapExplorer::schedulePredictions(bool refine) {
   m_controller->schedulePredictions(refine);
 }
@@ -419,6 +475,7 @@ std::optional<PredictionRequest> MapExplorer::sceneRequest() const {
   scene.left = window.left();
   scene.width = window.width();
   for (const auto& s : m_stations->cells()) scene.stations.emplace_back(s.y(), s.x());
+  scene.noise = m_episode_runner->stationNoise(m_stations->cells());
   auto built = scene_task(*m_source, scene);
   PredictionRequest request;
   request.shift = Translation(static_cast<size_t>(m_source->dim_x()), 0.0);
@@ -456,11 +513,15 @@ PointTable MapExplorer::predictionTable() const {
 }
 
 void MapExplorer::rebuildLayerChoices() {
-  std::vector<std::pair<QString, QString>> choices{{tr("Truth"), QString("truth")}};
+  // While an episode hides the truth, neither it nor the errors (which show it) are offered.
+  std::vector<std::pair<QString, QString>> choices;
+  if (!m_truth_hidden) choices.emplace_back(tr("Truth"), QString("truth"));
   for (const auto& e : m_models->enabledEntries()) {
     choices.emplace_back(tr("%1 · mean").arg(e.name), e.id + "|mean");
     choices.emplace_back(tr("%1 · standard deviation").arg(e.name), e.id + "|stddev");
-    choices.emplace_back(tr("%1 · error (mean − truth)").arg(e.name), e.id + "|error");
+    if (!m_truth_hidden) {
+      choices.emplace_back(tr("%1 · error (mean − truth)").arg(e.name), e.id + "|error");
+    }
     if (e.id == m_suggestions->proposalModel()) {
       choices.emplace_back(tr("%1 · where to observe next").arg(e.name), e.id + "|acquisition");
     }
@@ -476,7 +537,7 @@ void MapExplorer::rebuildLayerChoices() {
     m_layers->clear();
     for (const auto& [text, id] : choices) m_layers->addItem(text, id);
   }
-  const int i = m_layers->findData(m_layer);
+  const int i = m_layers->findData(shownLayer());
   m_layers->setCurrentIndex(std::max(0, i));
 }
 
@@ -491,7 +552,7 @@ void MapExplorer::redraw() {
   scene.target_window = window;
   scene.training_region = m_training.region_cells(m_source->field());
   const auto truth = truth_celsius(frame());
-  const auto bar = m_layer.split('|');
+  const auto bar = shownLayer().split('|');
   const auto* entry = bar.size() == 2 ? m_models->find(bar[0]) : nullptr;
   std::optional<ModelLayer> layer;
   if (entry) {
@@ -506,7 +567,17 @@ void MapExplorer::redraw() {
     }
   }
   const auto truth_title = f.long_name.empty() ? f.variable : f.long_name;
-  set_layer(scene, truth, QString::fromStdString(truth_title), window, layer ? &*layer : nullptr);
+  if (m_truth_hidden && !layer) {
+    // No model shown to draw instead: the window's truth is masked out.
+    using torch::indexing::Slice;
+    auto masked = truth.clone();
+    masked.index_put_(
+        {Slice(window.top(), window.bottom() + 1), Slice(window.left(), window.right() + 1)},
+        std::numeric_limits<double>::quiet_NaN());
+    set_layer(scene, masked, QString::fromStdString(truth_title), window, nullptr);
+  } else {
+    set_layer(scene, truth, QString::fromStdString(truth_title), window, layer ? &*layer : nullptr);
+  }
   const QString when = QString::fromStdString(format_utc(f.valid_times[m_hour]));
   scene.title += " · " + when + (m_three_d ? tr(" · height = value") : QString());
   for (const auto& s : m_stations->cells()) {
@@ -537,7 +608,7 @@ void MapExplorer::rebuildSmallMaps() {
     auto [mean, sd] = model_maps(frame(), m_last, e.id);
     if (mean.defined()) shown.push_back({shownName(e), mean, sd});
   }
-  m_small_maps->show(truth, shown);
+  m_small_maps->show(truth, shown, m_truth_hidden);
 }
 
 QJsonObject MapExplorer::saveSection() const {
@@ -557,6 +628,9 @@ QJsonObject MapExplorer::saveSection() const {
     session.suggestion_count = m_suggestions->count();
   }
   session.models = m_controller->sessionModels();
+  session.episode = m_episode_runner->episode();
+  session.episode_strategy = strategy_id(m_episode_box->strategy());
+  session.episode_plots_ll = m_episode_box->showsLogLikelihood();
   return session.to_json();
 }
 
@@ -588,6 +662,12 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
   setShift(session.north, session.east);
   setHour(session.hour);
   setThreeD(session.three_d);
+  {
+    const QSignalBlocker block(m_episode_box);  // its strategy would switch the stations
+    m_episode_box->setStrategy(strategy_from_id(session.episode_strategy));
+    m_episode_box->setShowsLogLikelihood(session.episode_plots_ll);
+  }
+  m_episode_runner->restore(session.episode);
   rebuildLayerChoices();
   setLayer(session.layer);
   redraw();
@@ -600,7 +680,7 @@ void MapExplorer::restoreSection(const QJsonObject& section) {
 }
 
 bool MapExplorer::extrasPending() const {
-  return m_suggestions->running();
+  return m_suggestions->running() || m_episode_runner->pending() > 0;
 }
 
 void MapExplorer::exportView(const QString& path) {

@@ -32,8 +32,10 @@ class QUndoStack;
 
 namespace npe::widgets {
 
+class EpisodeBox;
 class ExplorerController;
 class MapControls;
+class MapEpisodeRunner;
 class MapView;
 class MapViewArea;
 struct MapFrame;
@@ -113,6 +115,11 @@ class MapExplorer final : public ExplorerPanel {
   bool offerDataOf(const ModelEntry& entry);
 
   StationSet* stations() const { return m_stations; }
+  /// "Observe the truth": episodes in which stations are added where a strategy says.
+  MapEpisodeRunner* episodeRunner() const { return m_episode_runner; }
+  EpisodeBox* episodeBox() const { return m_episode_box; }
+  /// An episode hides the truth: no truth or error layer, small map or hover value.
+  bool truthHidden() const { return m_truth_hidden; }
   /// "Suggest stations": the sensor placement of a chosen model.
   StationSuggestions* suggestions() const { return m_suggestions; }
   /// The VTK view, created on first use; null where the platform has no OpenGL.
@@ -123,11 +130,13 @@ class MapExplorer final : public ExplorerPanel {
   QRect targetWindow() const;
   /// The latest prediction round.
   const PredictionResult& lastResult() const { return m_last; }
+  /// What the models are asked now: the stations' readings (with an episode's noise), every
+  /// cell of the window and the held-out cells; nothing without data.
+  std::optional<PredictionRequest> sceneRequest() const;
 
  private:
   void setSource(std::shared_ptr<Era5TaskSource> source);
   void schedulePredictions(bool refine);
-  std::optional<PredictionRequest> sceneRequest() const;
   void onPredictions(const PredictionResult& result);
   void redraw();
   /// The model's name on the map and the small maps, "(updating…)" while its last prediction
@@ -138,6 +147,13 @@ class MapExplorer final : public ExplorerPanel {
   void updateTimeLabel();
   /// The data, target window and hour the maps are read at (needs a source).
   MapFrame frame() const;
+  /// Whether a station could be added at a window cell: none there, data there now and place
+  /// features.
+  bool freeCell(const QPoint& window_cell) const;
+  void setTruthHidden(bool hidden);
+  /// The layer drawn: the chosen one, or while the truth is hidden and it shows the truth,
+  /// the first shown model's mean.
+  QString shownLayer() const;
 
   std::shared_ptr<Era5TaskSource> m_source;
   StationSet* m_stations = nullptr;
@@ -157,6 +173,9 @@ class MapExplorer final : public ExplorerPanel {
   SmallMaps* m_small_maps = nullptr;
   StationEditor* m_station_editor = nullptr;
   StationSuggestions* m_suggestions = nullptr;
+  EpisodeBox* m_episode_box = nullptr;
+  MapEpisodeRunner* m_episode_runner = nullptr;
+  bool m_truth_hidden = false;
   MapViewArea* m_view_area = nullptr;
   QTimer m_play_timer;
   std::shared_ptr<const std::vector<std::vector<QPointF>>> m_coastlines;

@@ -1,5 +1,7 @@
 #include "maps/map_session.h"
 
+#include <cmath>
+
 #include <QJsonArray>
 
 #include "npe/errors.h"
@@ -21,6 +23,9 @@ QJsonObject MapSession::to_json() const {
   if (!suggestion_model.isEmpty()) {
     section["suggestion"] = QJsonObject{{"model", suggestion_model}, {"count", suggestion_count}};
   }
+  QJsonObject observe{{"strategy", episode_strategy}, {"plot", episode_plots_ll ? "ll" : "rmse"}};
+  if (episode) observe["episode"] = episode->to_json();
+  section["observe_the_truth"] = observe;
   if (!data.isEmpty()) {
     section["data"] = data;
     if (!variable.isEmpty()) section["variable"] = variable;
@@ -57,6 +62,15 @@ MapSession MapSession::from_json(const QJsonObject& json) {
       fail("the suggestion's 'count' must be 1 to 50");
     }
   }
+  if (json.contains("observe_the_truth")) {
+    const auto observe = json.value("observe_the_truth").toObject();
+    s.episode_strategy = observe.value("strategy").toString("gp-uncertainty");
+    strategy_from_id(s.episode_strategy);  // throws for an unknown one
+    s.episode_plots_ll = observe.value("plot").toString("rmse") == "ll";
+    if (observe.contains("episode")) {
+      s.episode = TruthEpisode::from_json(observe.value("episode").toObject());
+    }
+  }
   return s;
 }
 
@@ -67,6 +81,18 @@ void MapSession::check(int window, int64_t times) const {
     }
   }
   if (hour < 0 || hour >= times) fail("'hour' is outside the data");
+  if (!episode) return;
+  auto check_cells = [window](const std::vector<QPointF>& cells) {
+    for (const auto& c : cells) {
+      if (c.x() != std::floor(c.x()) || c.y() != std::floor(c.y()) || c.x() < 0 || c.y() < 0 ||
+          c.x() >= window || c.y() >= window) {
+        fail(QString("the episode's cells must be [column, row] within the %1 × %1 window")
+                 .arg(window));
+      }
+    }
+  };
+  check_cells(episode->start());
+  for (const auto& run : episode->runs()) check_cells(run.observations);
 }
 
 }  // namespace npe::widgets

@@ -3,11 +3,14 @@
 // and view, and the models shown (common/session_file.h holds the sections of every tab).
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <QJsonObject>
 #include <QPoint>
 #include <QString>
+
+#include "common/truth_episode.h"
 
 namespace npe::widgets {
 
@@ -26,12 +29,17 @@ struct MapSession {
   int suggestion_count = 10;
   /// The controller's part (ExplorerController::sessionModels).
   QJsonObject models;
+  /// "Observe the truth": the episode (none: nullopt; its start and observations are cells of
+  /// the window), the strategy chosen and whether the plot shows log-likelihoods.
+  std::optional<TruthEpisode> episode;
+  QString episode_strategy = "gp-uncertainty";
+  bool episode_plots_ll = false;
 
   QJsonObject to_json() const;
   /// Throws npe::DataError ("maps: ...") for a malformed section.
   static MapSession from_json(const QJsonObject& json);
-  /// Throws npe::DataError when the stations do not fit a window x window target window or
-  /// the hour is not one of `times`.
+  /// Throws npe::DataError when the stations or the episode's cells do not fit a window x
+  /// window target window or the hour is not one of `times`.
   void check(int window, int64_t times) const;
 };
 

@@ -80,16 +80,20 @@ PointTable map_prediction_table(const MapFrame& frame, const PredictionResult& r
 }
 
 QString describe_cell(const MapFrame& frame, const PredictionResult& round, const ModelList& models,
-                      QPoint cell, bool station) {
+                      QPoint cell, bool station, bool truth_hidden) {
   if (cell.x() < 0) return {};
   const auto& f = frame.source.field();
   const double lat = f.latitudes[cell.y()], lon = f.longitudes[cell.x()];
-  QString text = map_explorer_tr("%1°%2, %3°%4 · truth %5 °C")
-                     .arg(std::abs(lat), 0, 'f', 2)
-                     .arg(lat >= 0 ? "N" : "S")
-                     .arg(std::abs(lon), 0, 'f', 2)
-                     .arg(lon >= 0 ? "E" : "W")
-                     .arg(truth_celsius(frame)[cell.y()][cell.x()].item<double>(), 0, 'f', 2);
+  const bool hidden = truth_hidden && frame.window.contains(cell);
+  QString text =
+      map_explorer_tr("%1°%2, %3°%4 · truth %5")
+          .arg(std::abs(lat), 0, 'f', 2)
+          .arg(lat >= 0 ? "N" : "S")
+          .arg(std::abs(lon), 0, 'f', 2)
+          .arg(lon >= 0 ? "E" : "W")
+          .arg(hidden ? map_explorer_tr("hidden")
+                      : QString("%1 °C").arg(
+                            truth_celsius(frame)[cell.y()][cell.x()].item<double>(), 0, 'f', 2));
   if (!frame.window.contains(cell)) return text;
   const auto local = cell - frame.window.topLeft();
   if (station) text += map_explorer_tr(" (station)");

@@ -46,8 +46,9 @@ PointTable map_prediction_table(const MapFrame& frame, const PredictionResult& r
                                 const ModelList& models);
 
 /// The hover line for a grid cell: position and truth, and inside the window each enabled
-/// model's mean ± standard deviation (and whether a station is there).
+/// model's mean ± standard deviation (and whether a station is there). `truth_hidden`: the
+/// truth is "hidden" inside the window (an episode runs).
 QString describe_cell(const MapFrame& frame, const PredictionResult& round, const ModelList& models,
-                      QPoint cell, bool station);
+                      QPoint cell, bool station, bool truth_hidden = false);
 
 }  // namespace npe::widgets

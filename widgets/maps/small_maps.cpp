@@ -1,6 +1,9 @@
 #include "maps/small_maps.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
 
 #include <QGridLayout>
 #include <QLabel>
@@ -60,7 +63,8 @@ SmallMaps::Cell SmallMaps::addCell(int row, int column) {
   return result;
 }
 
-void SmallMaps::show(const torch::Tensor& truth, const std::vector<Model>& models) {
+void SmallMaps::show(const torch::Tensor& truth, const std::vector<Model>& models,
+                     bool truth_hidden) {
   const size_t cells = truth.defined() ? 1 + 2 * models.size() : 0;
   if (cells != m_cells.size()) {
     clear();
@@ -76,7 +80,12 @@ void SmallMaps::show(const torch::Tensor& truth, const std::vector<Model>& model
     for (int r = 0; r <= int(models.size()); ++r) m_layout->setRowStretch(r, 1);
   }
   if (cells == 0) return;
-  double low = finite_min(truth, 0.0), high = finite_max(truth, 1.0), sd_high = 1e-3;
+  // A hidden truth's extremes would tell what it hides: the models' alone set the scale.
+  const auto shown_truth =
+      truth_hidden ? torch::full_like(truth, std::numeric_limits<double>::quiet_NaN()) : truth;
+  double low = finite_min(shown_truth, std::numeric_limits<double>::infinity());
+  double high = finite_max(shown_truth, -std::numeric_limits<double>::infinity());
+  double sd_high = 1e-3;
   for (const auto& model : models) {
     low = std::min(low, finite_min(model.mean, low));
     high = std::max(high, finite_max(model.mean, high));
@@ -86,7 +95,9 @@ void SmallMaps::show(const torch::Tensor& truth, const std::vector<Model>& model
     if (cell.caption->text() != caption) cell.caption->setText(caption);
     cell.view->setImage(image);
   };
-  set(m_cells[0], tr("truth"), tensor_image(truth, ColourScale::Coolwarm, low, high));
+  if (!std::isfinite(low) || !std::isfinite(high)) std::tie(low, high) = std::pair(0.0, 1.0);
+  set(m_cells[0], truth_hidden ? tr("truth (hidden: an episode runs)") : tr("truth"),
+      tensor_image(shown_truth, ColourScale::Coolwarm, low, high));
   for (size_t m = 0; m < models.size(); ++m) {
     const auto& model = models[m];
     set(m_cells[1 + 2 * m], model.name, tensor_image(model.mean, ColourScale::Coolwarm, low, high));

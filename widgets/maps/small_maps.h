@@ -30,9 +30,11 @@ class SmallMaps final : public QWidget {
 
   explicit SmallMaps(QWidget* parent = nullptr);
   /// Shows the truth ([w, w], °C) and the models' maps; no truth (undefined) shows nothing.
+  /// `truth_hidden` (an episode runs): the truth's picture is blank and its range unused.
   /// The same number of models as before updates the pictures and captions in place (each
   /// delivery of predictions calls this; new widgets cost a layout pass and a repaint of all).
-  void show(const torch::Tensor& truth, const std::vector<Model>& models);
+  void show(const torch::Tensor& truth, const std::vector<Model>& models,
+            bool truth_hidden = false);
 
  private:
   struct Cell {

@@ -53,6 +53,7 @@ bool StationEditor::clickCell(const QPoint& cell) {
   const auto window = m_window();
   if (!window.contains(cell)) return false;
   const auto local = cell - window.topLeft();
+  if (m_click_filter && m_click_filter(local)) return true;
   auto cells = m_stations->cells();
   if (m_stations->contains(local)) {
     cells.erase(std::find(cells.begin(), cells.end(), local));

@@ -28,6 +28,11 @@ class StationEditor final : public QObject {
 
   /// Edits stations with the mouse on this view.
   void attach(MapView* view);
+  /// A click on a window cell (relative to the window) is offered to `filter` first; true: it
+  /// took the click (an episode observing where the user clicks), no edit is made.
+  void setClickFilter(std::function<bool(const QPoint& cell)> filter) {
+    m_click_filter = std::move(filter);
+  }
   /// Adds a station at a grid cell of the window, or removes the one there. False outside it.
   bool clickCell(const QPoint& cell);
   /// Moves the station at `from` to the free cell `to` (both grid cells of the window); edits
@@ -46,6 +51,7 @@ class StationEditor final : public QObject {
   QUndoStack* m_undo;
   std::function<QRect()> m_window;
   std::function<bool(const QPoint&)> m_usable;
+  std::function<bool(const QPoint&)> m_click_filter;
   int m_drag = 0;
   QPoint m_press_cell{-1, -1}, m_drag_cell{-1, -1};
   bool m_moved = false;

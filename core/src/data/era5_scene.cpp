@@ -29,7 +29,16 @@ Era5SceneTask scene_task(const Era5TaskSource& source, const Era5Scene& scene) {
   std::vector<int64_t> rows, cols, step_index;
   std::vector<double> yc;
   std::vector<uint8_t> is_station(static_cast<size_t>(w * w), 0);
-  for (const auto& [row, col] : scene.stations) {
+  for (size_t i = 0; i < scene.noise.size() && i < scene.stations.size(); ++i) {
+    const auto& noise = scene.noise[i];
+    if (int64_t(noise.size()) != steps ||
+        !std::all_of(noise.begin(), noise.end(), [](double v) { return std::isfinite(v); })) {
+      throw DataError("station " + std::to_string(i) + "'s noise must be " + std::to_string(steps) +
+                      " finite values, one per time of the window");
+    }
+  }
+  for (size_t i = 0; i < scene.stations.size(); ++i) {
+    const auto [row, col] = scene.stations[i];
     if (row < 0 || col < 0 || row >= w || col >= w) {
       throw DataError("a station at (" + std::to_string(row) + ", " + std::to_string(col) +
                       ") is outside the window");
@@ -43,7 +52,7 @@ Era5SceneTask scene_task(const Era5TaskSource& source, const Era5Scene& scene) {
       rows.push_back(r);
       cols.push_back(c);
       step_index.push_back(k);
-      yc.push_back(v);
+      yc.push_back(double(v) + (i < scene.noise.size() ? scene.noise[i][size_t(k)] : 0.0));
     }
   }
   auto long_tensor = [](const std::vector<int64_t>& v) { return torch::tensor(v, torch::kLong); };

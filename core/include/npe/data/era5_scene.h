@@ -25,6 +25,10 @@ struct Era5Scene {
   int64_t top = 0, left = 0, width = 15;
   /// Stations as (row, column) within the window.
   std::vector<std::pair<int64_t, int64_t>> stations;
+  /// Measurement noise, in the field's unit: noise[i][k] is added to station i's reading at the
+  /// window's k-th time (the Maps tab's "Observe the truth" episodes; the held-out cells stay
+  /// noise-free). Empty, or shorter than the stations: the rest read the field exactly.
+  std::vector<std::vector<double>> noise;
 };
 
 /// The task of a scene (batch of one) and the held-out cells the tab scores.
@@ -59,8 +63,8 @@ StationScene scene_for_stations(const Era5TaskSource& source, int64_t hour,
                                 const std::vector<LatLon>& stations,
                                 std::optional<LatLon> centre = std::nullopt);
 
-/// Throws DataError for an hour without its window's earlier times, or a window or station
-/// outside the field.
+/// Throws DataError for an hour without its window's earlier times, a window or station outside
+/// the field, or noise that is not finite or not one value per time of the window.
 Era5SceneTask scene_task(const Era5TaskSource& source, const Era5Scene& scene);
 
 }  // namespace npe

@@ -2,11 +2,11 @@
 // The 1-D tab's "Observe the truth" group: the strategy that chooses where to observe, Observe,
 // Replay and End, and a small plot of the shown models' held-out RMSE or log-likelihood against
 // the number of observations, one line style per strategy and one colour per model
-// (function1d/truth_episode.h holds the episode; the tab runs it).
+// (common/truth_episode.h holds the episode; the tab runs it).
 
 #include <QGroupBox>
 
-#include "function1d/truth_episode.h"
+#include "common/truth_episode.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -17,12 +17,22 @@ namespace npe::widgets {
 
 class ModelList;
 
+/// What the box says of its tab's places and GP: a place is an x in the 1-D tab, a cell in the
+/// Maps tab.
+struct EpisodeWording {
+  QString box_tip;
+  /// Per strategy, in kObserveStrategies' order.
+  std::array<QString, kObserveStrategies.size()> strategy_tips;
+  /// The unit of the RMSE axis ("" for the data's own).
+  QString rmse_unit;
+};
+
 class EpisodeBox final : public QGroupBox {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(EpisodeBox)
 
  public:
-  explicit EpisodeBox(QWidget* parent = nullptr);
+  explicit EpisodeBox(const EpisodeWording& wording, QWidget* parent = nullptr);
 
   ObserveStrategy strategy() const;
   void setStrategy(ObserveStrategy strategy);
@@ -56,6 +66,7 @@ class EpisodeBox final : public QGroupBox {
   QPushButton* m_end = nullptr;
   QCustomPlot* m_curves = nullptr;
   QLabel* m_status = nullptr;
+  QString m_rmse_unit;
 };
 
 }  // namespace npe::widgets

@@ -1,4 +1,4 @@
-#include "function1d/episode_box.h"
+#include "common/episode_box.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,39 +29,17 @@ Qt::PenStyle strategy_pen(ObserveStrategy strategy) {
   return Qt::SolidLine;
 }
 
-QString strategy_tip(ObserveStrategy strategy) {
-  switch (strategy) {
-    case ObserveStrategy::suggestion:
-      return QObject::tr(
-          "Observe where \"Where to observe next?\" proposes: the chosen model and score (switch "
-          "it on there)");
-    case ObserveStrategy::gp_uncertainty:
-      return QObject::tr(
-          "Observe where the GP oracle (the truth's own kernel) is least certain over the view: "
-          "classical uncertainty sampling");
-    case ObserveStrategy::random_place:
-      return QObject::tr("Observe at a random place in the view (the same places on a replay)");
-    case ObserveStrategy::click:
-      return QObject::tr(
-          "Click on the plot: the truth answers at that x (the click's height is ignored)");
-  }
-  return {};
-}
-
 }  // namespace
 
-EpisodeBox::EpisodeBox(QWidget* parent) : QGroupBox(tr("Observe the truth"), parent) {
-  setToolTip(
-      tr("An episode: the function is hidden, and each observation is its value at a place "
-         "chosen by a strategy plus noise of the truth's σ. The plot tracks the shown models' "
-         "held-out error as observations are added; Replay runs another strategy from the same "
-         "start, with the same noise, on the same hidden function"));
+EpisodeBox::EpisodeBox(const EpisodeWording& wording, QWidget* parent)
+    : QGroupBox(tr("Observe the truth"), parent), m_rmse_unit(wording.rmse_unit) {
+  setToolTip(wording.box_tip);
   auto* form = new QFormLayout(this);
   m_strategy = new QComboBox(this);
   m_strategy->setObjectName("episode_strategy");
-  for (const auto strategy : kObserveStrategies) {
-    m_strategy->addItem(strategy_name(strategy), strategy_id(strategy));
-    m_strategy->setItemData(m_strategy->count() - 1, strategy_tip(strategy), Qt::ToolTipRole);
+  for (size_t i = 0; i < kObserveStrategies.size(); ++i) {
+    m_strategy->addItem(strategy_name(kObserveStrategies[i]), strategy_id(kObserveStrategies[i]));
+    m_strategy->setItemData(int(i), wording.strategy_tips[i], Qt::ToolTipRole);
   }
   m_strategy->setCurrentIndex(1);  // GP uncertainty sampling: works with no other setting
   form->addRow(tr("Where"), m_strategy);
@@ -151,7 +129,9 @@ void EpisodeBox::showEpisode(const TruthEpisode* episode, const ModelList& model
     return;
   }
   const bool ll = showsLogLikelihood();
-  m_curves->yAxis->setLabel(ll ? tr("held-out LL") : tr("held-out RMSE"));
+  m_curves->yAxis->setLabel(ll                      ? tr("held-out LL")
+                            : m_rmse_unit.isEmpty() ? tr("held-out RMSE")
+                                                    : tr("held-out RMSE (%1)").arg(m_rmse_unit));
   // The legend names each strategy once (its line style, in grey) and each model once (its
   // colour): strategies × models entries would fill the plot.
   std::vector<QString> models_drawn;

@@ -1,6 +1,6 @@
 #pragma once
-// "Observe the truth": an episode of the 1-D tab in which the hidden function answers. Each
-// observation is the truth at a place chosen by a strategy plus noise of the truth's σ, and the
+// "Observe the truth": an episode of the 1-D or Maps tab in which the hidden truth answers. Each
+// observation is the truth at a place chosen by a strategy plus noise of a stated σ, and the
 // shown models' held-out error is recorded after 0, 1, 2, … observations. A class compares
 // strategies on one hidden function: every strategy's run starts from the same context, and
 // observation k carries the same noise draw (and a random place the same place) in every run
@@ -36,6 +36,12 @@ ObserveStrategy strategy_from_id(const QString& id);
 /// What the user reads ("Model's suggestion", "GP uncertainty sampling", …).
 QString strategy_name(ObserveStrategy strategy);
 
+/// One strategy's part of a scripted episode (np-explorer --observe): `count` observations.
+struct EpisodeStep {
+  ObserveStrategy strategy = ObserveStrategy::random_place;
+  int count = 0;
+};
+
 /// One model's held-out score after some number of observations.
 struct EpisodeScore {
   double rmse = std::numeric_limits<double>::quiet_NaN();
@@ -45,7 +51,9 @@ struct EpisodeScore {
 /// One strategy's run from the episode's start.
 struct EpisodeRun {
   ObserveStrategy strategy = ObserveStrategy::random_place;
-  /// The observations in the order made, in base coordinates (x before the shift).
+  /// The observations in the order made: in the 1-D tab (x, y) in base coordinates (x before
+  /// the shift); in the Maps tab the station's cell (column, row of the target window), whose
+  /// readings the tab makes from the data and noise().
   std::vector<QPointF> observations;
   /// Per model id: the score after scores[id][n] observations (NaN where none was recorded).
   std::map<QString, std::vector<EpisodeScore>> scores;
@@ -54,7 +62,8 @@ struct EpisodeRun {
 class TruthEpisode {
  public:
   TruthEpisode() = default;
-  /// `start` is the context every run starts from (base coordinates).
+  /// `start` is the context every run starts from (base coordinates; the Maps tab's station
+  /// cells).
   TruthEpisode(std::vector<QPointF> start, uint64_t seed, double noise_std);
 
   const std::vector<QPointF>& start() const { return m_start; }
@@ -74,6 +83,9 @@ class TruthEpisode {
   /// Observes at base_x where the truth is `truth_value`: appends (base_x, truth + noise of the
   /// run's next index) to the strategy's run and returns it.
   QPointF observe(ObserveStrategy strategy, double base_x, double truth_value);
+  /// Observes at a place whose value the tab reads itself (the Maps tab's cell): appends it to
+  /// the strategy's run as it is.
+  void observePlace(ObserveStrategy strategy, QPointF place);
   /// Forgets a strategy's run (it replays from the start).
   void restart(ObserveStrategy strategy);
   /// Records a model's score after `count` observations of the strategy's run (a later record

@@ -1,4 +1,4 @@
-#include "function1d/truth_episode.h"
+#include "common/truth_episode.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 namespace npe::widgets {
 namespace {
 
-[[noreturn]] void fail(const QString& message) {
+[[noreturn]] void fail_episode(const QString& message) {
   throw DataError(("session: episode: " + message).toStdString());
 }
 
@@ -33,7 +33,8 @@ constexpr uint64_t kNoiseStream = 1;
 constexpr uint64_t kPlaceStream = 2;
 
 double finite(const QJsonValue& value, const QString& what) {
-  if (!value.isDouble() || !std::isfinite(value.toDouble())) fail(what + " must be a number");
+  if (!value.isDouble() || !std::isfinite(value.toDouble()))
+    fail_episode(what + " must be a number");
   return value.toDouble();
 }
 
@@ -44,11 +45,11 @@ QJsonArray points_json(const std::vector<QPointF>& points) {
 }
 
 std::vector<QPointF> points_from_json(const QJsonValue& value, const QString& what) {
-  if (!value.isArray()) fail(what + " must be a list of [x, y]");
+  if (!value.isArray()) fail_episode(what + " must be a list of [x, y]");
   std::vector<QPointF> points;
   for (const auto& item : value.toArray()) {
     const auto pair = item.toArray();
-    if (pair.size() != 2) fail(what + " must be a list of [x, y]");
+    if (pair.size() != 2) fail_episode(what + " must be a list of [x, y]");
     points.emplace_back(finite(pair[0], what), finite(pair[1], what));
   }
   return points;
@@ -82,7 +83,8 @@ ObserveStrategy strategy_from_id(const QString& id) {
   for (const auto strategy : kObserveStrategies) {
     if (strategy_id(strategy) == id) return strategy;
   }
-  fail(QString("unknown strategy '%1' (suggestion, gp-uncertainty, random or click)").arg(id));
+  fail_episode(
+      QString("unknown strategy '%1' (suggestion, gp-uncertainty, random or click)").arg(id));
 }
 
 QString strategy_name(ObserveStrategy strategy) {
@@ -139,6 +141,10 @@ QPointF TruthEpisode::observe(ObserveStrategy strategy, double base_x, double tr
   return point;
 }
 
+void TruthEpisode::observePlace(ObserveStrategy strategy, QPointF place) {
+  runOf(strategy).observations.push_back(place);
+}
+
 void TruthEpisode::restart(ObserveStrategy strategy) {
   m_runs.erase(std::remove_if(m_runs.begin(), m_runs.end(),
                               [strategy](const EpisodeRun& r) { return r.strategy == strategy; }),
@@ -178,21 +184,21 @@ QJsonObject TruthEpisode::to_json() const {
 TruthEpisode TruthEpisode::from_json(const QJsonObject& json) {
   bool ok = true;
   const auto seed = json.value("seed").toString().toULongLong(&ok);
-  if (!ok) fail("'seed' must be an unsigned integer");
+  if (!ok) fail_episode("'seed' must be an unsigned integer");
   const double noise_std = finite(json.value("noise_std"), "'noise_std'");
-  if (noise_std < 0) fail("'noise_std' must not be negative");
+  if (noise_std < 0) fail_episode("'noise_std' must not be negative");
   TruthEpisode episode(points_from_json(json.value("start"), "'start'"), seed, noise_std);
   for (const auto& item : json.value("runs").toArray()) {
     const auto object = item.toObject();
     const auto strategy = strategy_from_id(object.value("strategy").toString());
-    if (episode.run(strategy)) fail("two runs of " + strategy_id(strategy));
+    if (episode.run(strategy)) fail_episode("two runs of " + strategy_id(strategy));
     auto& run = episode.runOf(strategy);
     run.observations = points_from_json(object.value("observations"), "a run's 'observations'");
     const auto scores = object.value("scores").toObject();
     for (auto it = scores.begin(); it != scores.end(); ++it) {
       const auto rmse = it->toObject().value("rmse").toArray();
       const auto ll = it->toObject().value("ll").toArray();
-      if (rmse.size() != ll.size()) fail("the scores of " + it.key() + " differ in length");
+      if (rmse.size() != ll.size()) fail_episode("the scores of " + it.key() + " differ in length");
       auto& list = run.scores[it.key()];
       for (qsizetype i = 0; i < rmse.size(); ++i) {
         list.push_back({number_from_json(rmse[i]), number_from_json(ll[i])});
