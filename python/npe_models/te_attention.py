@@ -4,7 +4,7 @@ heads' dot products and the inputs' difference x_q - x_k, never of the inputs th
 the locations may be updated as in eq. 10."""
 
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import nn
@@ -14,7 +14,8 @@ from .common import Mlp
 
 class TeMultiHeadAttention(nn.Module):
     def __init__(self, dim_model: int, num_heads: int, head_dim: int, dim_x: int,
-                 pairwise_width: int, distance_frequencies: int, update_locations: bool):
+                 pairwise_width: int, distance_frequencies: int, update_locations: bool,
+                 context_frequencies: int = 0):
         super().__init__()
         inner = num_heads * head_dim
         self.heads = num_heads
@@ -38,13 +39,21 @@ class TeMultiHeadAttention(nn.Module):
         else:
             self.rho_fourier = nn.Identity()
             self.register_buffer("rho_frequencies", torch.zeros([0]), persistent=False)
+        # The context's own peaks (context_frequencies > 0; context_spectrum.py), weighted.
+        self.spectrum = context_frequencies > 0
+        if self.spectrum:
+            self.rho_spectrum = nn.Linear(2 * dim_x * context_frequencies, pairwise_width,
+                                          bias=False)
+        else:
+            self.rho_spectrum = nn.Identity()
         if update_locations:
             self.phi = Mlp(num_heads, [pairwise_width, pairwise_width], 1)
         else:
             self.phi = nn.Identity()
 
-    def forward(self, zq: torch.Tensor, xq: torch.Tensor, zk: torch.Tensor,
-                xk: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, zq: torch.Tensor, xq: torch.Tensor, zk: torch.Tensor, xk: torch.Tensor,
+                spectrum: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
+                ) -> Tuple[torch.Tensor, torch.Tensor]:
         b, nq, nk = zq.shape[0], zq.shape[1], zk.shape[1]
         if nk == 0:
             return torch.zeros_like(zq), xq
@@ -60,6 +69,13 @@ class TeMultiHeadAttention(nn.Module):
             phase = diff.unsqueeze(-1) * self.rho_frequencies  # [B,Nq,Nk,Dx,F]
             hidden = hidden + self.rho_fourier(
                 torch.cat([phase.cos(), phase.sin()], -1).flatten(-2))
+        if self.spectrum and spectrum is not None:
+            frequencies, weights = spectrum
+            shape = [b, 1, 1, diff.shape[3], frequencies.shape[2]]
+            phase = diff.unsqueeze(-1) * frequencies.view(shape)  # [B,Nq,Nk,Dx,J]
+            weight = weights.view(shape)
+            hidden = hidden + self.rho_spectrum(
+                torch.cat([phase.cos() * weight, phase.sin() * weight], -1).flatten(-2))
         hidden = torch.relu(self.rho_hidden(torch.relu(hidden)))
         alpha = torch.softmax(self.rho_out(hidden), 2)
         weights = alpha.permute(0, 3, 1, 2)
@@ -76,18 +92,20 @@ class TeAttentionBlock(nn.Module):
     feed-forward MLP of one hidden layer (modules.cpp: TeAttentionBlockImpl)."""
 
     def __init__(self, dim_model: int, num_heads: int, head_dim: int, dim_x: int,
-                 pairwise_width: int, distance_frequencies: int, update_locations: bool):
+                 pairwise_width: int, distance_frequencies: int, update_locations: bool,
+                 context_frequencies: int = 0):
         super().__init__()
         self.norm_q = nn.LayerNorm(dim_model)
         self.norm_k = nn.LayerNorm(dim_model)
         self.norm_ff = nn.LayerNorm(dim_model)
         self.attention = TeMultiHeadAttention(dim_model, num_heads, head_dim, dim_x,
                                               pairwise_width, distance_frequencies,
-                                              update_locations)
+                                              update_locations, context_frequencies)
         self.feed_forward = Mlp(dim_model, [dim_model], dim_model)
 
-    def forward(self, zq: torch.Tensor, xq: torch.Tensor, zk: torch.Tensor,
-                xk: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        attended, x = self.attention(self.norm_q(zq), xq, self.norm_k(zk), xk)
+    def forward(self, zq: torch.Tensor, xq: torch.Tensor, zk: torch.Tensor, xk: torch.Tensor,
+                spectrum: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
+                ) -> Tuple[torch.Tensor, torch.Tensor]:
+        attended, x = self.attention(self.norm_q(zq), xq, self.norm_k(zk), xk, spectrum)
         z = zq + attended
         return z + self.feed_forward(self.norm_ff(z)), x

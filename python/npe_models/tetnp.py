@@ -3,16 +3,18 @@ the outputs only (context MLP([y, 0]), every target MLP([0, 1]); with place feat
 tokens, MLP([y, f, 0]) and MLP([0, f, 1])); per layer, TE self-attention among the context and
 TE cross-attention from the targets, the locations updated by eq. 10 where the model does."""
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import nn
 
 from .common import gaussian_head, model_inputs, output_only_token_inputs, token_embedder
+from .context_spectrum import context_spectrum
 from .te_attention import TeAttentionBlock
 
 OPTIONS = ("dim_x", "dim_y", "dim_features", "dim_model", "num_layers", "num_heads", "head_dim",
-           "pairwise_width", "distance_frequencies", "update_locations", "share_layer_weights",
+           "pairwise_width", "distance_frequencies", "context_frequencies", "update_locations",
+           "share_layer_weights",
            "place_features", "heteroscedastic", "min_stddev", "input_scale")
 
 
@@ -24,10 +26,11 @@ class TeTnpLayer(nn.Module):
         self.self_block = self_block
         self.cross_block = cross_block
 
-    def forward(self, zc: torch.Tensor, xc: torch.Tensor, zt: torch.Tensor,
-                xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        zc, xc = self.self_block(zc, xc, zc, xc)
-        zt, xt = self.cross_block(zt, xt, zc, xc)
+    def forward(self, zc: torch.Tensor, xc: torch.Tensor, zt: torch.Tensor, xt: torch.Tensor,
+                spectrum: Optional[Tuple[torch.Tensor, torch.Tensor]]
+                ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        zc, xc = self.self_block(zc, xc, zc, xc, spectrum)
+        zt, xt = self.cross_block(zt, xt, zc, xc, spectrum)
         return zc, xc, zt, xt
 
 
@@ -39,10 +42,11 @@ class TeTnpSharedLayer(nn.Module):
         super().__init__()
         self.cross_block = block
 
-    def forward(self, zc: torch.Tensor, xc: torch.Tensor, zt: torch.Tensor,
-                xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        zc, xc = self.cross_block(zc, xc, zc, xc)
-        zt, xt = self.cross_block(zt, xt, zc, xc)
+    def forward(self, zc: torch.Tensor, xc: torch.Tensor, zt: torch.Tensor, xt: torch.Tensor,
+                spectrum: Optional[Tuple[torch.Tensor, torch.Tensor]]
+                ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        zc, xc = self.cross_block(zc, xc, zc, xc, spectrum)
+        zt, xt = self.cross_block(zt, xt, zc, xc, spectrum)
         return zc, xc, zt, xt
 
 
@@ -73,13 +77,15 @@ class TeTnpBase(nn.Module):
             def block(update_locations):
                 return TeAttentionBlock(dz, options["num_heads"], options["head_dim"],
                                         pairwise_dims, options["pairwise_width"],
-                                        options["distance_frequencies"], update_locations)
+                                        options["distance_frequencies"], update_locations,
+                                        options["context_frequencies"])
             # The last cross-attention skips its unused location update unless the caller needs
             # the target locations or the block is shared with the self-attention.
             last = l + 1 == num_layers
             cross = block(update and (not last or target_locations or shared))
             layers.append(TeTnpSharedLayer(cross) if shared else TeTnpLayer(block(update), cross))
         self.layers = nn.ModuleList(layers)
+        self.context_frequencies = int(options["context_frequencies"])
 
     def encode(self, xc: torch.Tensor, yc: torch.Tensor,
                xt: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -90,8 +96,11 @@ class TeTnpBase(nn.Module):
         zt = self.embed(targets)
         if self.token_features == 0:
             zt = zt.expand(b, nt, self.dim_model)  # every target the same token
+        spectrum: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
+        if self.context_frequencies > 0:
+            spectrum = context_spectrum(xc, yc, self.context_frequencies)
         for layer in self.layers:
-            zc, xc, zt, xt = layer(zc, xc, zt, xt)
+            zc, xc, zt, xt = layer(zc, xc, zt, xt, spectrum)
         return zt, xt
 
 

@@ -116,6 +116,36 @@ TEST(EquivariantModel, HoldsWithDistanceFrequencies) {
   }
 }
 
+// The context's periodogram peaks (context_frequencies, issue 105) are read from the context
+// itself, whose spectrum's magnitude does not move with it: TE-TNP and TE-TNP-ND stay exact,
+// in 1-D and 2-D, and at a shift of 10^6 with float64 inputs.
+TEST(EquivariantModel, HoldsWithContextFrequencies) {
+  torch::manual_seed(9);
+  for (const std::string kind : {"tetnp", "tetnpnd"}) {
+    for (int64_t dim_x : {1, 2}) {
+      auto config = tiny_config(kind, dim_x, 1);
+      config.options<TeAttentionOptions>().context_frequencies = 3;
+      auto model = make_model(config);
+      model->eval();
+      auto task = random_task(2, 12, 10, dim_x, 1);
+      for (const auto& tau : shifts(dim_x)) {
+        EXPECT_LT(relative_equivariance_error(model, task, tau), 1e-4)
+            << kind << " D_x=" << dim_x << " tau=" << describe_translation(tau);
+      }
+    }
+  }
+  auto config = tiny_config("tetnp");
+  config.options<TeAttentionOptions>().context_frequencies = 2;
+  auto model = make_model(config);
+  model->eval();
+  auto task = random_task(2, 12, 10).to(torch::kCPU, torch::kFloat64);
+  for (double tau : {1e6, -1e6 + 0.37}) {
+    EXPECT_LT(relative_equivariance_error(model, task, {tau}), 1e-4) << tau;
+  }
+  config.kind = "tepttnp";
+  EXPECT_THROW(make_model(config), ConfigError);
+}
+
 TEST(EquivariantModel, ExactAtHugeShiftsWithFloat64Inputs) {
   torch::manual_seed(11);
   auto task = random_task(2, 12, 10).to(torch::kCPU, torch::kFloat64);

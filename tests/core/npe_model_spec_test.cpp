@@ -226,11 +226,12 @@ TEST(ModelSpecs, MetadataListingEveryKindsFieldsStillLoads) {
   const auto recorded = config.to_json();
   EXPECT_FALSE(recorded.contains("conv_channels"));
   EXPECT_FALSE(recorded.contains("num_pseudo_tokens"));
-  // Written before distance_frequencies and place_features existed: it loads as the paper's
-  // rho, with place features (if any) in the tokens.
+  // Written before distance_frequencies, context_frequencies and place_features existed: it
+  // loads as the paper's rho, with place features (if any) in the tokens.
   EXPECT_EQ(config.options<TeAttentionOptions>().distance_frequencies, 0);
+  EXPECT_EQ(config.options<TeAttentionOptions>().context_frequencies, 0);
   EXPECT_EQ(config.options<TeAttentionOptions>().place_features, "tokens");
-  EXPECT_EQ(recorded.size(), 8u + 9u);   // the common fields and TE-TNP's nine options
+  EXPECT_EQ(recorded.size(), 8u + 10u);  // the common fields and TE-TNP's ten options
   EXPECT_FALSE(config.centre_per_task);  // written before it existed: off
   EXPECT_EQ(ModelConfig::from_json(recorded).to_json(), recorded);
 }

@@ -118,11 +118,9 @@ torch::Tensor AttentionBlockImpl::forward(const torch::Tensor& zq, const torch::
   return z + m_feed_forward->forward(m_norm_ff->forward(z));
 }
 
-TeMultiHeadAttentionImpl::TeMultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads,
-                                                   int64_t head_dim, int64_t dim_x,
-                                                   int64_t pairwise_width,
-                                                   int64_t distance_frequencies,
-                                                   bool update_locations)
+TeMultiHeadAttentionImpl::TeMultiHeadAttentionImpl(
+    int64_t dim_model, int64_t num_heads, int64_t head_dim, int64_t dim_x, int64_t pairwise_width,
+    int64_t distance_frequencies, bool update_locations, int64_t context_frequencies)
     : m_heads(num_heads), m_head_dim(head_dim), m_update_locations(update_locations) {
   const auto inner = num_heads * head_dim;
   using torch::nn::Linear;
@@ -145,6 +143,11 @@ TeMultiHeadAttentionImpl::TeMultiHeadAttentionImpl(int64_t dim_model, int64_t nu
             ? torch::ones({1})
             : torch::logspace(std::log2(0.125), std::log2(16.0), distance_frequencies, 2.0);
     m_frequencies = register_parameter("rho_frequencies", (2.0 * M_PI) / periods);
+  }
+  if (context_frequencies > 0) {
+    m_rho_spectrum = register_module(
+        "rho_spectrum",
+        Linear(LinearOptions(2 * dim_x * context_frequencies, pairwise_width).bias(false)));
   }
   if (update_locations) {
     m_phi = register_module(
@@ -195,7 +198,8 @@ int64_t TeMultiHeadAttentionImpl::pair_bytes(const torch::Tensor& q, bool fused)
   // The plain path while it is differentiated, counted from its operations: rho's five
   // width-wide tensors (phi's four more with the location update), the logits, weights and
   // their gradients, the differences and Fourier features.
-  const int64_t fourier = m_rho_fourier ? m_rho_fourier->options.in_features() : 0;
+  const int64_t fourier = (m_rho_fourier ? m_rho_fourier->options.in_features() : 0) +
+                          (m_rho_spectrum ? m_rho_spectrum->options.in_features() : 0);
   const int64_t floats =
       (m_update_locations ? 12 : 8) * width + 8 * m_heads + 4 * dim_x + 3 * fourier;
   return floats * static_cast<int64_t>(q.element_size());
@@ -206,7 +210,8 @@ TeMultiHeadAttentionImpl::Pairwise TeMultiHeadAttentionImpl::pairwise_part_in_bl
     const torch::Tensor& xk, bool return_weights) {
   const auto b = q.size(0), nq = q.size(1), nk = k.size(2);
   // The fused kernel's first layer sees the dot products and the raw difference only.
-  const bool fused_applies = pairwise_kernel_attention_applies(q) && !m_rho_fourier;
+  const bool fused_applies =
+      pairwise_kernel_attention_applies(q) && !m_rho_fourier && !m_rho_spectrum;
   const auto implementation = attention_implementation();
   const bool cuda = q.device().is_cuda();
   const int64_t budget = attention_block_bytes(cuda);
@@ -292,6 +297,16 @@ TeMultiHeadAttentionImpl::Pairwise TeMultiHeadAttentionImpl::pairwise_part(
       const auto phase = diff.unsqueeze(-1) * m_frequencies;  // [B,Nq,Nk,Dx,F]
       hidden.add_(m_rho_fourier->forward(torch::cat({phase.cos(), phase.sin()}, -1).flatten(-2)));
     }
+    if (m_rho_spectrum) {
+      TORCH_CHECK(m_spectrum.frequencies.defined() && m_spectrum.frequencies.size(0) == b,
+                  "TE attention with context frequencies needs the context's spectrum");
+      const auto shape =
+          std::vector<int64_t>{b, 1, 1, diff.size(3), m_spectrum.frequencies.size(2)};
+      const auto phase = diff.unsqueeze(-1) * m_spectrum.frequencies.view(shape);  // [B,Nq,Nk,Dx,J]
+      const auto weight = m_spectrum.weights.view(shape);
+      hidden.add_(m_rho_spectrum->forward(
+          torch::cat({phase.cos() * weight, phase.sin() * weight}, -1).flatten(-2)));
+    }
     hidden = torch::relu(m_rho_hidden->forward(torch::relu(hidden)));
     alpha = torch::softmax(m_rho_out->forward(hidden), 2);
     weights = alpha.permute({0, 3, 1, 2});
@@ -319,16 +334,18 @@ TeMultiHeadAttentionImpl::Pairwise TeMultiHeadAttentionImpl::pairwise_part(
 
 TeAttentionBlockImpl::TeAttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim,
                                            int64_t dim_x, int64_t pairwise_width,
-                                           int64_t distance_frequencies, bool update_locations) {
+                                           int64_t distance_frequencies, bool update_locations,
+                                           int64_t context_frequencies) {
   m_norm_q =
       register_module("norm_q", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
   m_norm_k =
       register_module("norm_k", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
   m_norm_ff =
       register_module("norm_ff", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_model})));
-  m_attention = register_module(
-      "attention", TeMultiHeadAttention(dim_model, num_heads, head_dim, dim_x, pairwise_width,
-                                        distance_frequencies, update_locations));
+  m_attention =
+      register_module("attention", TeMultiHeadAttention(dim_model, num_heads, head_dim, dim_x,
+                                                        pairwise_width, distance_frequencies,
+                                                        update_locations, context_frequencies));
   m_feed_forward =
       register_module("feed_forward", Mlp(dim_model, std::vector<int64_t>{dim_model}, dim_model));
 }

@@ -31,7 +31,8 @@ torch::Tensor TnpdEncoder::encode(const Task& task) {
 
 TeTnpEncoder::TeTnpEncoder(torch::nn::Module& owner, const ModelConfig& c, bool target_locations)
     : m_dim_model(c.options<TransformerOptions>().dim_model),
-      m_token_features(place_feature_route(c).token_features) {
+      m_token_features(place_feature_route(c).token_features),
+      m_context_frequencies(c.options<TeAttentionOptions>().context_frequencies) {
   const auto& sharing = c.options<LayerSharingOptions>();
   const auto& te = c.options<TeAttentionOptions>();
   const auto& transformer = c.options<TransformerOptions>();
@@ -41,7 +42,8 @@ TeTnpEncoder::TeTnpEncoder(torch::nn::Module& owner, const ModelConfig& c, bool 
   for (int64_t l = 0; l < transformer.num_layers; ++l) {
     auto block = [&](bool update_locations) {
       return TeAttentionBlock(dz, transformer.num_heads, transformer.head_dim, pairwise_dims,
-                              te.pairwise_width, te.distance_frequencies, update_locations);
+                              te.pairwise_width, te.distance_frequencies, update_locations,
+                              te.context_frequencies);
     };
     // Unless the caller needs them, the target locations leave the last layer unused, so its
     // cross-attention skips their update, unless it is shared with the self-attention, which
@@ -63,6 +65,13 @@ TeTnpEncoder::Output TeTnpEncoder::encode(const Task& task, bool record_attentio
   const auto located = coordinates_only(task, m_token_features);
   auto xc = located.xc;
   auto xt = located.xt;
+  if (m_context_frequencies > 0) {
+    auto spectrum = context_spectrum(located.xc, task.yc, m_context_frequencies);
+    for (size_t l = 0; l < m_self.size(); ++l) {
+      m_self[l]->set_context_spectrum(spectrum);
+      m_cross[l]->set_context_spectrum(spectrum);
+    }
+  }
   Output out;
   for (size_t l = 0; l < m_self.size(); ++l) {
     auto self = m_self[l]->forward(zc, xc, zc, xc);

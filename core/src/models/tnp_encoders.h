@@ -49,6 +49,7 @@ class TeTnpEncoder {
   std::vector<TeAttentionBlock> m_self, m_cross;
   int64_t m_dim_model;
   int64_t m_token_features;
+  int64_t m_context_frequencies;
 };
 
 }  // namespace npe

@@ -37,6 +37,7 @@ struct TransformerOptions {
 struct TeAttentionOptions {
   int64_t pairwise_width = 128;
   int64_t distance_frequencies = 0;
+  int64_t context_frequencies = 0;
   bool update_locations = true;
   std::string place_features = "tokens";
   void fields(OptionVisitor& v) {
@@ -48,6 +49,12 @@ struct TeAttentionOptions {
     v.field("distance_frequencies", distance_frequencies, 0, 1024,
             "rho also sees cos and sin of F learnt frequencies of each location difference "
             "(initial periods log-spaced from 1/8 to 16 input units; 0: the paper's rho)");
+    // Not in the paper either: distance_frequencies' bank is the same for every task; a
+    // periodic task's own period has to be read off its context (context_spectrum.h).
+    v.field("context_frequencies", context_frequencies, 0, 16,
+            "rho also sees cos and sin of the context's J strongest frequencies per input "
+            "dimension (its periodogram's peaks, periods 1/8 to 16 input units), weighted by "
+            "their power; translation invariant (0: none; TE-TNP and TE-TNP-ND)");
     // On by default, as in the paper's 1-D models (Appendix F.1; its Table 7 ablates it).
     v.field("update_locations", update_locations,
             "update the input locations after each attention (paper eq. 10)");

@@ -9,6 +9,7 @@
 #include <torch/nn/pimpl.h>
 
 #include "npe/ground/prediction.h"
+#include "npe/models/context_spectrum.h"
 
 namespace npe {
 
@@ -82,9 +83,14 @@ TORCH_MODULE(AttentionBlock);
 /// translation equivariant.
 class TeMultiHeadAttentionImpl : public torch::nn::Module {
  public:
+  /// context_frequencies J > 0: rho also sees cos and sin of the context's J strongest
+  /// frequencies per dimension (set_context_spectrum), weighted by their power.
   TeMultiHeadAttentionImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim, int64_t dim_x,
                            int64_t pairwise_width, int64_t distance_frequencies,
-                           bool update_locations);
+                           bool update_locations, int64_t context_frequencies = 0);
+  /// The context's spectrum for the next forward calls (a layer with context_frequencies).
+  void set_context_spectrum(ContextSpectrum spectrum) { m_spectrum = std::move(spectrum); }
+  bool uses_context_spectrum() const { return !m_rho_spectrum.is_empty(); }
 
   struct Output {
     torch::Tensor z;        ///< [B,Nq,D]
@@ -122,6 +128,10 @@ class TeMultiHeadAttentionImpl : public torch::nn::Module {
   // omega_f (x_n - x_m)_d, F learnt angular frequencies shared by the D_x dimensions.
   torch::nn::Linear m_rho_fourier{nullptr};
   torch::Tensor m_frequencies;
+  // With context_frequencies J > 0: rho's first layer also acts on w_j cos(omega_j (x_n -
+  // x_m)_d) and w_j sin(...), the context's peaks (context_spectrum.h).
+  torch::nn::Linear m_rho_spectrum{nullptr};
+  ContextSpectrum m_spectrum;
   Mlp m_phi{nullptr};
   int64_t m_heads, m_head_dim;
   bool m_update_locations;
@@ -132,7 +142,11 @@ TORCH_MODULE(TeMultiHeadAttention);
 class TeAttentionBlockImpl : public torch::nn::Module {
  public:
   TeAttentionBlockImpl(int64_t dim_model, int64_t num_heads, int64_t head_dim, int64_t dim_x,
-                       int64_t pairwise_width, int64_t distance_frequencies, bool update_locations);
+                       int64_t pairwise_width, int64_t distance_frequencies, bool update_locations,
+                       int64_t context_frequencies = 0);
+  void set_context_spectrum(ContextSpectrum spectrum) {
+    m_attention->set_context_spectrum(std::move(spectrum));
+  }
   TeMultiHeadAttentionImpl::Output forward(const torch::Tensor& zq, const torch::Tensor& xq,
                                            const torch::Tensor& zk, const torch::Tensor& xk,
                                            bool return_weights = false);

@@ -7,6 +7,7 @@
 #include "models/flop_terms.h"
 #include "models/parameter_terms.h"
 #include "models/tokens.h"
+#include "npe/errors.h"
 
 namespace npe {
 
@@ -43,6 +44,11 @@ Prediction PtTnpImpl::forward_impl(const Task& task) {
 
 TePtTnpImpl::TePtTnpImpl(const ModelConfig& c) : NeuralProcessImpl(c) {
   const auto& te = c.options<TeAttentionOptions>();
+  if (te.context_frequencies > 0) {
+    // Its attention between pseudo-tokens and data would need the spectrum in every direction;
+    // the experiments of issue 105 ran on TE-TNP.
+    throw ConfigError("TE-PT-TNP does not take context_frequencies (TE-TNP and TE-TNP-ND do)");
+  }
   const auto& transformer = c.options<TransformerOptions>();
   const auto dz = transformer.dim_model;
   const auto route = place_feature_route(c);
