@@ -96,6 +96,11 @@ TEST(ModelSpecs, TheParameterCountIsTheModelsForEverySizeAndOption) {
     }
     if (auto* bias = changed.find_options<AttentionBiasOptions>()) bias->time_bias_features = 2;
     if (info.kind != "convcnp") configs.push_back(changed);
+    if (info.kind == "tetnp" || info.kind == "tetnpnd") {
+      auto spectral = tiny_config(info.kind, dim_x + 1);
+      spectral.options<TeAttentionOptions>().context_frequencies = 3;
+      configs.push_back(spectral);
+    }
     if (info.place_features && info.kind != "convcnp") {
       auto differences = tiny_config(info.kind, dim_x + 2);
       differences.dim_features = 2;

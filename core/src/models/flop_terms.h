@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/tokens.h"
+#include "npe/models/context_spectrum.h"
 #include "npe/models/model_config.h"
 #include "npe/models/model_option_groups.h"
 
@@ -60,16 +61,29 @@ inline double block(const ModelConfig& c, double nq, double nk) {
 
 /// A translation-equivariant attention block: the pairwise MLPs rho (logits) and, with the
 /// location update, phi.
-inline double te_block(const ModelConfig& c, double nq, double nk, bool update_locations) {
+/// `context_spectrum` as parameter_terms::te_attention_block's.
+inline double te_block(const ModelConfig& c, double nq, double nk, bool update_locations,
+                       bool context_spectrum = true) {
   const double pairs = nq * nk, h = double(transformer(c).num_heads),
                w = double(c.options<TeAttentionOptions>().pairwise_width);
   const double dc = double(place_feature_route(c).pairwise_dims);
   const double f = double(c.options<TeAttentionOptions>().distance_frequencies);
+  const double j =
+      context_spectrum ? double(c.options<TeAttentionOptions>().context_frequencies) : 0.0;
   double rho =
       linear(pairs, h, w) + linear(pairs, dc, w) + linear(pairs, w, w) + linear(pairs, w, h);
   if (f > 0) rho += linear(pairs, 2.0 * dc * f, w) + pairs * dc * f * 3.0;  // + phases, cos, sin
+  if (j > 0) rho += linear(pairs, 2.0 * dc * j, w) + pairs * dc * j * 5.0;  // + weighted cos, sin
   double phi = update_locations ? mlp(pairs, h, {w, w}, 1.0) + 3.0 * pairs * dc : 0.0;
   return attention_core(c, nq, nk) + rho + phi + feed_forward(c, nq);
+}
+
+/// The context's periodogram (context_spectrum.h): per context point, input dimension and
+/// frequency of the bank, the phase, cos and sin of it and of its double, and four products.
+inline double context_spectrum(const ModelConfig& c, double nc) {
+  if (c.options<TeAttentionOptions>().context_frequencies == 0) return 0.0;
+  return nc * double(place_feature_route(c).pairwise_dims) * double(kSpectrumBankSize) *
+         (12.0 + 4.0 * double(c.dim_y));
 }
 
 /// The token embedder: two hidden layers of width D_z.

@@ -71,13 +71,18 @@ inline double attention_block(const ModelConfig& c) {
 /// TeAttentionBlock: the attention block plus the pairwise MLPs rho (logits from the dot
 /// products and the differences, optionally their Fourier features) and, with the location
 /// update, phi.
-inline double te_attention_block(const ModelConfig& c, bool update_locations) {
+/// `context_spectrum`: the block sees the context's peaks (the encoder's blocks with
+/// context_frequencies; not the TE-TNP-ND's covariance layers).
+inline double te_attention_block(const ModelConfig& c, bool update_locations,
+                                 bool context_spectrum = true) {
   const auto& te = c.options<TeAttentionOptions>();
   const double h = double(c.options<TransformerOptions>().num_heads), w = double(te.pairwise_width),
                f = double(te.distance_frequencies),
+               j = context_spectrum ? double(te.context_frequencies) : 0.0,
                dc = double(place_feature_route(c).pairwise_dims);
   double rho = linear(h, w) + linear(dc, w, false) + linear(w, w) + linear(w, h);
   if (f > 0) rho += linear(2.0 * dc * f, w, false) + f;  // + the frequencies themselves
+  if (j > 0) rho += linear(2.0 * dc * j, w, false);
   const double phi = update_locations ? mlp(h, {w, w}, 1.0) : 0.0;
   return attention_block(c) + rho + phi;
 }
@@ -112,8 +117,10 @@ inline double nd_head(const ModelConfig& c, bool translation_equivariant) {
   double count = mlp(dz, {dz, dz}, dy);
   for (int64_t l = 0; l < cov.covariance_layers; ++l) {
     count += translation_equivariant
-                 ? te_attention_block(c, c.options<TeAttentionOptions>().update_locations &&
-                                             l + 1 < cov.covariance_layers)
+                 ? te_attention_block(c,
+                                      c.options<TeAttentionOptions>().update_locations &&
+                                          l + 1 < cov.covariance_layers,
+                                      /*context_spectrum=*/false)
                  : attention_block(c);
   }
   const double per_value = double(cov.projection_dim) + (cov.covariance == "lowrank" ? 1.0 : 0.0);

@@ -96,7 +96,7 @@ ModelSpec tetnp_spec() {
     const double layers = double(transformer.num_layers);
     // The last cross-attention skips the unused target location update unless it is shared.
     const bool u = c.options<TeAttentionOptions>().update_locations;
-    return te_tokens(c, nc, nt) + layers * te_block(c, nc, nc, u) +
+    return te_tokens(c, nc, nt) + context_spectrum(c, nc) + layers * te_block(c, nc, nc, u) +
            (layers - 1) * te_block(c, nt, nc, u) +
            te_block(c, nt, nc, u && c.options<LayerSharingOptions>().share_layer_weights) +
            head(c, nt, double(transformer.dim_model));

@@ -27,7 +27,7 @@ double nd_head_flops(const ModelConfig& c, double nt, bool translation_equivaria
     if (translation_equivariant) {
       const bool update =
           c.options<TeAttentionOptions>().update_locations && l + 1 < cov.covariance_layers;
-      flops += te_block(c, nt, nt, update);
+      flops += te_block(c, nt, nt, update, /*context_spectrum=*/false);
     } else {
       flops += block(c, nt, nt);
     }
@@ -205,8 +205,8 @@ ModelSpec tetnpnd_spec() {
     const double nc = double(s.num_context), nt = double(s.num_targets);
     const double layers = double(c.options<TransformerOptions>().num_layers);
     const bool u = c.options<TeAttentionOptions>().update_locations;
-    return te_tokens(c, nc, nt) + layers * (te_block(c, nc, nc, u) + te_block(c, nt, nc, u)) +
-           nd_head_flops(c, nt, true);
+    return te_tokens(c, nc, nt) + context_spectrum(c, nc) +
+           layers * (te_block(c, nc, nc, u) + te_block(c, nt, nc, u)) + nd_head_flops(c, nt, true);
   };
   return spec;
 }
