@@ -43,6 +43,10 @@ ModelEntry checkpoint_entry(const QString& checkpoint_path, const QColor& colour
   if (meta.size == "medium" || meta.size == "paper") {
     entry.name += QObject::tr(" · %1 size").arg(QString::fromStdString(meta.size));
   }
+  // A TE model that reads the context's own frequencies (issue 105) is told apart from the
+  // plain one of its kind and size.
+  const auto* te = meta.model.find_options<TeAttentionOptions>();
+  if (te && te->context_frequencies > 0) entry.name += QObject::tr(" · spectral");
   // A checkpoint written while its job trains says how far it has come (the best model of a
   // finished run is not one); a shipped snapshot of an unfinished run says so in its tooltip.
   const bool unfinished = meta.planned_steps > meta.steps && !meta.best_of_run;
@@ -76,6 +80,12 @@ ModelEntry checkpoint_entry(const QString& checkpoint_path, const QColor& colour
   }
   if (std::isfinite(meta.validation_ll)) {
     tooltip += QObject::tr(", validation log-likelihood %1").arg(meta.validation_ll, 0, 'f', 3);
+  }
+  if (te && te->context_frequencies > 0) {
+    tooltip += "\n" + QObject::tr("Spectral: its attention also sees the context's %1 strongest "
+                                  "frequencies (its periodogram's peaks), so it can continue an "
+                                  "oscillation beyond the data")
+                          .arg(te->context_frequencies);
   }
   tooltip += "\n" + checkpoint_path;
   entry.tooltip = tooltip;
