@@ -82,9 +82,10 @@ ModelEntry checkpoint_entry(const QString& checkpoint_path, const QColor& colour
     tooltip += QObject::tr(", validation log-likelihood %1").arg(meta.validation_ll, 0, 'f', 3);
   }
   if (te && te->context_frequencies > 0) {
-    tooltip += "\n" + QObject::tr("Spectral: its attention also sees the context's %1 strongest "
-                                  "frequencies (its periodogram's peaks), so it can continue an "
-                                  "oscillation beyond the data")
+    tooltip += "\n" + QObject::tr(
+                          "Spectral: its attention also sees the context's %1 strongest "
+                          "frequencies (its periodogram's peaks), so it can continue an "
+                          "oscillation beyond the data")
                           .arg(te->context_frequencies);
   }
   tooltip += "\n" + checkpoint_path;

@@ -28,11 +28,9 @@ const QString kUncertaintyGp = "gp-oracle";
 EpisodeRunner::EpisodeRunner(EpisodeBox* box, ContextEditor* context, GroundTruthBox* truth,
                              ExplorerController* controller, ObservationSuggester* suggester,
                              SuggestionBox* suggestion_box, QObject* parent)
-    : QObject(parent),
-      m_box(box),
+    : EpisodeRunnerBase(box, controller, parent),
       m_context(context),
       m_truth(truth),
-      m_controller(controller),
       m_suggester(suggester),
       m_suggestion_box(suggestion_box) {
   connect(m_box, &EpisodeBox::observeRequested, this, &EpisodeRunner::observe);
@@ -58,47 +56,14 @@ EpisodeRunner::EpisodeRunner(EpisodeBox* box, ContextEditor* context, GroundTrut
   refreshBox();
 }
 
-int EpisodeRunner::pending() const {
-  int count = m_pending;
-  for (const auto& step : m_script) count += step.count;
-  return count;
-}
-
-void EpisodeRunner::runScript(std::vector<EpisodeStep> steps) {
-  for (const auto& step : steps) {
-    if (step.strategy == ObserveStrategy::click) {
-      Q_EMIT statusMessage(tr("A script cannot click: choose another strategy."));
-      return;
-    }
-  }
-  m_script = std::move(steps);
-  nextStep();
-}
-
-void EpisodeRunner::nextStep() {
-  if (m_script.empty() || m_pending > 0) return;
-  const auto step = m_script.front();
-  m_script.erase(m_script.begin());
-  if (m_episode) {
-    m_box->setStrategy(step.strategy);  // its run's context: the start
-  } else {
-    const QSignalBlocker block(m_box);
-    m_box->setStrategy(step.strategy);
-  }
-  observe(step.count);
-}
-
-ObserveStrategy EpisodeRunner::strategy() const {
-  return m_box->strategy();
-}
-
 void EpisodeRunner::start() {
   const auto& spec = m_truth->truth().spec();
   m_episode.emplace(m_context->points()->points(), spec.seed, spec.noise_std);
   m_truth->setShowTruth(false);
   // The models' predictions for the start context are the runs' first scores.
   const auto& last = m_controller->lastCompleteRound();
-  if (last.serial == m_controller->serial()) record(last);
+  if (last.serial == m_controller->serial()) record(last, 1.0);
+  refreshBox();
   Q_EMIT started();
 }
 
@@ -204,7 +169,8 @@ void EpisodeRunner::observeAt(double shown_x) {
 
 void EpisodeRunner::onRoundComplete(const PredictionResult& result) {
   if (!m_episode || result.serial != m_controller->serial()) return;
-  record(result);
+  record(result, 1.0);
+  refreshBox();
   // A script's next strategy once this one's last observation is scored.
   if (m_pending == 0 && !m_script.empty()) {
     QTimer::singleShot(0, this, &EpisodeRunner::nextStep);
@@ -214,23 +180,6 @@ void EpisodeRunner::onRoundComplete(const PredictionResult& result) {
   if (strategy() != ObserveStrategy::suggestion) {
     QTimer::singleShot(0, this, &EpisodeRunner::tryObserve);
   }
-}
-
-void EpisodeRunner::record(const PredictionResult& result) {
-  if (!m_episode || !result.held_out_y.defined() || result.held_out_y.numel() == 0) return;
-  const auto truth = result.held_out_y.select(1, 0).to(torch::kFloat64);
-  const int count = m_episode->observed(strategy());
-  for (const auto& prediction : result.models) {
-    if (prediction.updating || !prediction.error.isEmpty() || !prediction.held_out_mean.defined()) {
-      continue;
-    }
-    const auto mean = prediction.held_out_mean.select(1, 0).to(torch::kFloat64);
-    EpisodeScore score;
-    score.rmse = (mean - truth).square().mean().sqrt().item<double>();
-    score.ll = prediction.held_out_ll;
-    m_episode->record(strategy(), count, prediction.id, score);
-  }
-  refreshBox();
 }
 
 void EpisodeRunner::replay() {
@@ -280,10 +229,7 @@ void EpisodeRunner::refreshBox() {
            "until End (or Show truth)."));
     return;
   }
-  const int count = m_episode->observed(strategy());
-  QString text = count == 1 ? tr("%1: 1 observation").arg(strategy_name(strategy()))
-                            : tr("%1: %2 observations").arg(strategy_name(strategy())).arg(count);
-  if (m_pending > 0) text += tr(" · %1 to go").arg(m_pending);
+  QString text = progressText();
   if (strategy() == ObserveStrategy::click) text += tr(" · click on the plot to observe");
   text += tr(" · noise σ = %1").arg(m_episode->noiseStd(), 0, 'g', 3);
   m_box->setStatus(text);

@@ -19,10 +19,8 @@ namespace npe::widgets {
 MapEpisodeRunner::MapEpisodeRunner(EpisodeBox* box, StationSet* stations,
                                    ExplorerController* controller, StationSuggestions* suggestions,
                                    MapEpisodeHooks hooks, QObject* parent)
-    : QObject(parent),
-      m_box(box),
+    : EpisodeRunnerBase(box, controller, parent),
       m_stations(stations),
-      m_controller(controller),
       m_suggestions(suggestions),
       m_hooks(std::move(hooks)) {
   connect(m_box, &EpisodeBox::observeRequested, this, &MapEpisodeRunner::observe);
@@ -48,40 +46,6 @@ MapEpisodeRunner::MapEpisodeRunner(EpisodeBox* box, StationSet* stations,
   refreshBox();
 }
 
-int MapEpisodeRunner::pending() const {
-  int count = m_pending;
-  for (const auto& step : m_script) count += step.count;
-  return count;
-}
-
-ObserveStrategy MapEpisodeRunner::strategy() const {
-  return m_box->strategy();
-}
-
-void MapEpisodeRunner::runScript(std::vector<EpisodeStep> steps) {
-  for (const auto& step : steps) {
-    if (step.strategy == ObserveStrategy::click) {
-      Q_EMIT statusMessage(tr("A script cannot click: choose another strategy."));
-      return;
-    }
-  }
-  m_script = std::move(steps);
-  nextStep();
-}
-
-void MapEpisodeRunner::nextStep() {
-  if (m_script.empty() || m_pending > 0 || m_suggesting) return;
-  const auto step = m_script.front();
-  m_script.erase(m_script.begin());
-  if (m_episode) {
-    m_box->setStrategy(step.strategy);  // its run's stations: the start
-  } else {
-    const QSignalBlocker block(m_box);
-    m_box->setStrategy(step.strategy);
-  }
-  observe(step.count);
-}
-
 void MapEpisodeRunner::start() {
   std::vector<QPointF> start;
   for (const auto& cell : m_stations->cells()) start.emplace_back(cell);
@@ -91,7 +55,8 @@ void MapEpisodeRunner::start() {
   m_hooks.hide_truth(true);
   // The models' predictions for the start stations are every run's first scores.
   const auto& last = m_controller->lastCompleteRound();
-  if (last.serial == m_controller->serial()) record(last);
+  if (last.serial == m_controller->serial()) record(last, m_hooks.data_stddev());
+  refreshBox();
   Q_EMIT started();
 }
 
@@ -233,30 +198,13 @@ std::vector<std::vector<double>> MapEpisodeRunner::stationNoise(
 
 void MapEpisodeRunner::onRoundComplete(const PredictionResult& result) {
   if (!m_episode || result.serial != m_controller->serial()) return;
-  record(result);
+  record(result, m_hooks.data_stddev());  // RMSE in kelvin
+  refreshBox();
   if (m_pending == 0 && !m_suggesting && !m_script.empty()) {
-    QTimer::singleShot(0, this, &MapEpisodeRunner::nextStep);
+    QTimer::singleShot(0, this, [this] { nextStep(); });
     return;
   }
   QTimer::singleShot(0, this, &MapEpisodeRunner::tryObserve);
-}
-
-void MapEpisodeRunner::record(const PredictionResult& result) {
-  if (!m_episode || !result.held_out_y.defined() || result.held_out_y.numel() == 0) return;
-  const auto truth = result.held_out_y.select(1, 0).to(torch::kFloat64);
-  const double stddev = m_hooks.data_stddev();
-  const int count = m_episode->observed(strategy());
-  for (const auto& prediction : result.models) {
-    if (prediction.updating || !prediction.error.isEmpty() || !prediction.held_out_mean.defined()) {
-      continue;
-    }
-    const auto mean = prediction.held_out_mean.select(1, 0).to(torch::kFloat64);
-    EpisodeScore score;
-    score.rmse = stddev * (mean - truth).square().mean().sqrt().item<double>();  // kelvin
-    score.ll = prediction.held_out_ll;
-    m_episode->record(strategy(), count, prediction.id, score);
-  }
-  refreshBox();
 }
 
 void MapEpisodeRunner::replay() {
@@ -315,9 +263,7 @@ void MapEpisodeRunner::refreshBox() {
            "until End."));
     return;
   }
-  const int count = m_episode->observed(strategy());
-  QString text = tr("%1: %n observation(s)", nullptr, count).arg(strategy_name(strategy()));
-  if (m_pending > 0) text += tr(" · %1 to go").arg(m_pending);
+  QString text = progressText();
   if (strategy() == ObserveStrategy::click) text += tr(" · click a cell to observe");
   text += tr(" · noise σ = %1 K").arg(m_episode->noiseStd(), 0, 'g', 2);
   m_box->setStatus(text);

@@ -12,16 +12,13 @@
 #include <optional>
 #include <vector>
 
-#include <QObject>
 #include <QPoint>
 #include <QRect>
 
-#include "common/truth_episode.h"
+#include "common/episode_runner_base.h"
 
 namespace npe::widgets {
 
-class EpisodeBox;
-class ExplorerController;
 class StationSet;
 class StationSuggestions;
 struct PredictionResult;
@@ -41,7 +38,7 @@ struct MapEpisodeHooks {
   std::function<void(bool hidden)> hide_truth;
 };
 
-class MapEpisodeRunner final : public QObject {
+class MapEpisodeRunner final : public EpisodeRunnerBase {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(MapEpisodeRunner)
 
@@ -56,17 +53,11 @@ class MapEpisodeRunner final : public QObject {
                    StationSuggestions* suggestions, MapEpisodeHooks hooks,
                    QObject* parent = nullptr);
 
-  const std::optional<TruthEpisode>& episode() const { return m_episode; }
-  /// Observations asked for and not made yet, those of a script's later steps included.
-  int pending() const;
-
   /// Observes `count` times with the box's strategy, one prediction round apart; starts an
   /// episode from the stations shown first when none runs.
-  void observe(int count);
+  void observe(int count) override;
   /// Back to the start stations; the box's strategy observes again from there.
   void replay();
-  /// Runs the steps one after another from the episode's start (np-explorer --observe).
-  void runScript(std::vector<EpisodeStep> steps);
   /// Ends the episode and shows the truth.
   void end();
   /// A click on a window cell: observed there (true) while an episode runs with the click
@@ -81,31 +72,20 @@ class MapEpisodeRunner final : public QObject {
   /// The hour, window or data changed: the hidden truth is another one, the episode ends.
   void sceneChanged();
 
- Q_SIGNALS:
-  void statusMessage(const QString& text);
-  void started();
-
  private:
   void start();
-  void nextStep();
+  bool waiting() const override { return m_suggesting; }
   void onRoundComplete(const PredictionResult& result);
-  void record(const PredictionResult& result);
   void tryObserve();
   void observeAt(const QPoint& cell);
   void showRun();
   void refreshBox();
   void stop(const QString& why);
-  ObserveStrategy strategy() const;
 
-  EpisodeBox* m_box;
   StationSet* m_stations;
-  ExplorerController* m_controller;
   StationSuggestions* m_suggestions;
   MapEpisodeHooks m_hooks;
-  std::optional<TruthEpisode> m_episode;
-  int m_pending = 0;
   bool m_suggesting = false;  ///< a search for the suggestion strategy's next cell runs
-  std::vector<EpisodeStep> m_script;
 };
 
 }  // namespace npe::widgets
