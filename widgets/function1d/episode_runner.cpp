@@ -119,7 +119,14 @@ void EpisodeRunner::tryObserve() {
     }
     case ObserveStrategy::gp_uncertainty: {
       for (const auto& prediction : last.models) {
-        if (prediction.id != kUncertaintyGp || prediction.updating || !prediction.error.isEmpty() ||
+        if (prediction.id == kUncertaintyGp && !prediction.error.isEmpty()) {
+          m_pending = 0;
+          m_script.clear();
+          Q_EMIT statusMessage(tr("The GP oracle could not predict: %1").arg(prediction.error));
+          refreshBox();
+          return;
+        }
+        if (prediction.id != kUncertaintyGp || prediction.updating ||
             !prediction.stddev.defined() || !last.xt.defined()) {
           continue;
         }

@@ -117,7 +117,10 @@ void MapEpisodeRunner::tryObserve() {
     }
     case ObserveStrategy::gp_uncertainty: {
       for (const auto& prediction : last.models) {
-        if (prediction.id != kUncertaintyGp || prediction.updating || !prediction.error.isEmpty() ||
+        if (prediction.id == kUncertaintyGp && !prediction.error.isEmpty()) {
+          return stop(tr("The fitted GP could not predict: %1").arg(prediction.error));
+        }
+        if (prediction.id != kUncertaintyGp || prediction.updating ||
             !prediction.stddev.defined() || prediction.stddev.size(0) != int64_t(w) * w) {
           continue;
         }
