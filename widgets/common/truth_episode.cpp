@@ -208,4 +208,20 @@ TruthEpisode TruthEpisode::from_json(const QJsonObject& json) {
   return episode;
 }
 
+QJsonObject EpisodeSessionPart::to_json() const {
+  QJsonObject json{{"strategy", strategy}, {"plot", plots_ll ? "ll" : "rmse"}};
+  if (episode) json["episode"] = episode->to_json();
+  return json;
+}
+
+EpisodeSessionPart EpisodeSessionPart::from_json(const QJsonObject& json) {
+  EpisodeSessionPart part;
+  part.strategy = json.value("strategy").toString("gp-uncertainty");
+  strategy_from_id(part.strategy);  // throws for an unknown one
+  part.plots_ll = json.value("plot").toString("rmse") == "ll";
+  if (json.contains("episode"))
+    part.episode = TruthEpisode::from_json(json.value("episode").toObject());
+  return part;
+}
+
 }  // namespace npe::widgets

@@ -105,4 +105,16 @@ class TruthEpisode {
   std::vector<EpisodeRun> m_runs;
 };
 
+/// The "observe_the_truth" part of a tab's session: the episode (none: nullopt), the strategy
+/// chosen and whether the plot shows log-likelihoods.
+struct EpisodeSessionPart {
+  std::optional<TruthEpisode> episode;
+  QString strategy = "gp-uncertainty";
+  bool plots_ll = false;
+
+  QJsonObject to_json() const;
+  /// Throws npe::DataError for an unknown strategy or a malformed episode.
+  static EpisodeSessionPart from_json(const QJsonObject& json);
+};
+
 }  // namespace npe::widgets

@@ -53,10 +53,8 @@ QJsonObject Session::to_json() const {
   if (!suggestion_model.isEmpty()) {
     json["suggestion"] = QJsonObject{{"model", suggestion_model}, {"score", suggestion_score}};
   }
-  QJsonObject episode_json{{"strategy", episode_strategy},
-                           {"plot", episode_plots_ll ? "ll" : "rmse"}};
-  if (episode) episode_json["episode"] = episode->to_json();
-  json["observe_the_truth"] = episode_json;
+  json["observe_the_truth"] =
+      EpisodeSessionPart{episode, episode_strategy, episode_plots_ll}.to_json();
   if (has_view) {
     json["view"] = QJsonObject{{"x", QJsonArray{view_x_low, view_x_high}},
                                {"y", QJsonArray{view_y_low, view_y_high}}};
@@ -131,13 +129,10 @@ Session Session::from_json(const QJsonObject& json) {
     }
   }
   if (json.contains("observe_the_truth")) {
-    const auto observe = json.value("observe_the_truth").toObject();
-    s.episode_strategy = observe.value("strategy").toString("gp-uncertainty");
-    strategy_from_id(s.episode_strategy);  // throws for an unknown one
-    s.episode_plots_ll = observe.value("plot").toString("rmse") == "ll";
-    if (observe.contains("episode")) {
-      s.episode = TruthEpisode::from_json(observe.value("episode").toObject());
-    }
+    auto part = EpisodeSessionPart::from_json(json.value("observe_the_truth").toObject());
+    s.episode = std::move(part.episode);
+    s.episode_strategy = part.strategy;
+    s.episode_plots_ll = part.plots_ll;
   }
   if (json.contains("view")) {
     const auto view = json.value("view").toObject();

@@ -23,9 +23,8 @@ QJsonObject MapSession::to_json() const {
   if (!suggestion_model.isEmpty()) {
     section["suggestion"] = QJsonObject{{"model", suggestion_model}, {"count", suggestion_count}};
   }
-  QJsonObject observe{{"strategy", episode_strategy}, {"plot", episode_plots_ll ? "ll" : "rmse"}};
-  if (episode) observe["episode"] = episode->to_json();
-  section["observe_the_truth"] = observe;
+  section["observe_the_truth"] =
+      EpisodeSessionPart{episode, episode_strategy, episode_plots_ll}.to_json();
   if (!data.isEmpty()) {
     section["data"] = data;
     if (!variable.isEmpty()) section["variable"] = variable;
@@ -63,13 +62,10 @@ MapSession MapSession::from_json(const QJsonObject& json) {
     }
   }
   if (json.contains("observe_the_truth")) {
-    const auto observe = json.value("observe_the_truth").toObject();
-    s.episode_strategy = observe.value("strategy").toString("gp-uncertainty");
-    strategy_from_id(s.episode_strategy);  // throws for an unknown one
-    s.episode_plots_ll = observe.value("plot").toString("rmse") == "ll";
-    if (observe.contains("episode")) {
-      s.episode = TruthEpisode::from_json(observe.value("episode").toObject());
-    }
+    auto part = EpisodeSessionPart::from_json(json.value("observe_the_truth").toObject());
+    s.episode = std::move(part.episode);
+    s.episode_strategy = part.strategy;
+    s.episode_plots_ll = part.plots_ll;
   }
   return s;
 }
